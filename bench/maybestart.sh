@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The idle hook's per-turn cost: MaybeStart disabled and with the time gate
+# closed, against one os.Stat of the lock file measured in the same run.
+# Goal: the closed time gate at least 10x cheaper than the stat, 0 allocs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(go test -run '^$' -bench '^BenchmarkMaybeStart$' -benchmem -count "${COUNT:-5}" .)
+echo "$out" | grep -E '^Benchmark'
+echo "$out" | awk '
+  /^BenchmarkMaybeStart\// {
+    split($1, p, "/"); name = p[2]; sub(/-[0-9]+$/, "", name)
+    sum[name] += $3; n[name]++; allocs[name] = $7
+  }
+  END {
+    d = sum["disabled"] / n["disabled"]; c = sum["time-gate-closed"] / n["time-gate-closed"]; s = sum["os.Stat-lock-file"] / n["os.Stat-lock-file"]
+    printf "mean ns/op: disabled %.2f  time-gate-closed %.2f  os.Stat %.1f\n", d, c, s
+    printf "os.Stat / disabled = %.1fx   os.Stat / time-gate-closed = %.1fx   allocs/op (closed) = %s\n", s / d, s / c, allocs["time-gate-closed"]
+  }'

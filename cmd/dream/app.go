@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/settings"
+)
+
+// app is one invocation of the command line.
+type app struct {
+	ctx    context.Context
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	env    func(string) (string, bool)
+
+	// Filled by flags.
+	session string
+	jsonOut bool
+
+	loaded settings.Loaded
+}
+
+func (a *app) getenv(k string) string {
+	if a.env == nil {
+		return ""
+	}
+	v, _ := a.env(k)
+	return v
+}
+
+// errUsage marks an error that is the user's input, exit code 2.
+type errUsage struct{ msg string }
+
+func (e errUsage) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return errUsage{fmt.Sprintf(format, args...)} }
+
+// settingFlags are the flags that set a settings key; the key is the flag
+// name with '-' replaced by '_'.
+var settingFlagNames = []struct{ name, help string }{
+	{"memory-dir", "the memory directory to consolidate"},
+	{"sessions-dir", "the directory of the agent's *.jsonl transcripts"},
+	{"repo", "the code the memory describes (default: the current directory)"},
+	{"host", "derive the locations from an agent's layout: claude, codex, gemini, nanobot, codebot, dir"},
+	{"state-dir", "where dream keeps tasks, telemetry, journals and audit history"},
+	{"provider", "anthropic, openai or offline (default: by the keys that are set)"},
+	{"model", "the model name"},
+	{"base-url", "the provider's base URL (Ollama, vLLM, OpenRouter, a proxy ...)"},
+	{"max-turns", "most model turns per dream"},
+	{"max-tokens", "most tokens (input+output, cached included) per dream"},
+	{"timeout", "longest a dream may run, e.g. 10m"},
+	{"min-hours", "hours since the last consolidation before a dream may start"},
+	{"min-sessions", "sessions touched since the last consolidation before a dream may start"},
+}
+
+// newFlags returns a FlagSet with the location, model and output flags every
+// command shares; the settings flags are collected as raw strings so that
+// the settings package can validate them and name their source.
+func (a *app) newFlags(name string) (*flag.FlagSet, map[string]*string) {
+	fs := flag.NewFlagSet("dream "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	raw := make(map[string]*string)
+	for _, f := range settingFlagNames {
+		raw[f.name] = fs.String(f.name, "", f.help)
+	}
+	fs.StringVar(&a.session, "session", "", "the current session id, excluded from the session gate (ID.jsonl or *_ID.jsonl)")
+	fs.BoolVar(&a.jsonOut, "json", false, "print one JSON value on stdout")
+	return fs, raw
+}
+
+// parse parses args allowing flags before and after positional arguments
+// (`dream undo ID --memory-dir M`), and loads the settings.
+func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if rest[0] == "--" {
+			pos = append(pos, rest[1:]...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+	flags := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if p, ok := raw[f.Name]; ok {
+			flags[strings.ReplaceAll(f.Name, "-", "_")] = *p
+		}
+	})
+	return pos, a.loadSettings(flags)
+}
+
+func (a *app) home() string {
+	if h := a.getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// loadSettings layers defaults, the user file, the project file, DREAM_*
+// and the flags; warnings go to stderr.
+func (a *app) loadSettings(flags map[string]string) error {
+	home := a.home()
+	repo := flags["repo"]
+	if repo == "" {
+		repo = a.getenv("DREAM_REPO")
+	}
+	if repo == "" {
+		repo, _ = os.Getwd()
+	}
+	project := filepath.Join(repo, ".dream.toml")
+	if _, err := os.Stat(project); err != nil {
+		project = ""
+	}
+	l, err := settings.Load(settings.Inputs{
+		UserFile:    settings.UserFile(a.env, home),
+		ProjectFile: project,
+		Env:         a.env,
+		Home:        home,
+		Flags:       flags,
+	})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if l.Settings.Repo == "" {
+		l.Settings.Repo = repo
+	}
+	for _, w := range l.Warnings {
+		fmt.Fprintf(a.stderr, "dream: warning: %s\n", w)
+	}
+	a.loaded = l
+	return nil
+}
+
+// locations resolves the memory, sessions and repo dirs from the flags and
+// the host layout.
+func (a *app) locations() (mem, sessions, repo string, err error) {
+	s := a.loaded.Settings
+	mem, sessions, repo = s.MemoryDir, s.SessionsDir, s.Repo
+	if s.Host != "" {
+		l, err := host.Resolve(s.Host, repo, a.home(), a.env)
+		if err != nil {
+			return "", "", "", usagef("%v", err)
+		}
+		if mem == "" {
+			mem = l.MemoryDir
+		}
+		if sessions == "" {
+			sessions = l.SessionsDir
+		}
+		if a.session == "" {
+			a.session = host.CurrentSession(s.Host, a.env)
+		}
+	}
+	if mem == "" {
+		return "", "", "", usagef("no memory directory: pass --memory-dir DIR or --host NAME (claude, codex, gemini, nanobot, codebot, dir), or set memory_dir in the config file")
+	}
+	return mem, sessions, repo, nil
+}
+
+// dreamer builds the Dreamer for this invocation. The runner is chosen from
+// the provider settings unless the caller sets one.
+func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+	mem, sessions, repo, err := a.locations()
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(mem); err != nil || !fi.IsDir() {
+		if err == nil {
+			err = errors.New("not a directory")
+		}
+		return nil, usagef("memory directory %s: %v", mem, err)
+	}
+	session := a.session
+	return dream.New(dream.Config{
+		MemoryDir:       mem,
+		SessionsDir:     sessions,
+		RepoDir:         repo,
+		StateDir:        a.loaded.Settings.StateDir,
+		CurrentSession:  func() string { return session },
+		Settings:        a.loaded.Settings,
+		Runner:          runner,
+		Provider:        choice.Name,
+		Model:           choice.Model,
+		PersistThrottle: true,
+		OnProgress:      onProgress,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(a.stderr, format+"\n", args...)
+		},
+	})
+}
+
+// fail prints err and returns its exit code.
+func (a *app) fail(err error) int {
+	var u errUsage
+	if errors.As(err, &u) {
+		fmt.Fprintf(a.stderr, "dream: %s\n", u.msg)
+		return exitUsage
+	}
+	if errors.Is(err, dream.ErrLockHeld) {
+		fmt.Fprintf(a.stderr, "dream: %v\n", err)
+		return exitHeld
+	}
+	fmt.Fprintf(a.stderr, "dream: %v\n", err)
+	return exitFailed
+}
+
+// printJSON writes v as indented JSON on stdout.
+func (a *app) printJSON(v any) {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(a.stderr, "dream: encoding JSON: %v\n", err)
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// standardCommand handles the parse step every command shares: --help
+// prints the command's flags, a parse error is a usage error.
+func (a *app) standardCommand(name string, args []string, extra func(fs *flag.FlagSet)) ([]string, int, bool) {
+	fs, raw := a.newFlags(name)
+	if extra != nil {
+		extra(fs)
+	}
+	pos, err := a.parse(fs, raw, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printCommandHelp(a.stdout, name, fs)
+		return nil, exitOK, false
+	}
+	if err != nil {
+		return nil, a.fail(err), false
+	}
+	return pos, 0, true
+}

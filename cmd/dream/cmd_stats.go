@@ -1,0 +1,30 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/dreamkit/dream/internal/telemetry"
+)
+
+func cmdStats(a *app, args []string) int {
+	var window time.Duration
+	if _, code, ok := a.standardCommand("stats", args, func(fs *flag.FlagSet) {
+		fs.DurationVar(&window, "since", 30*24*time.Hour, "the window to summarise, e.g. 168h")
+	}); !ok {
+		return code
+	}
+	since := time.Now().Add(-window)
+	events, err := telemetry.Open(a.loaded.Settings.StateDir).Read(since)
+	if err != nil {
+		return a.fail(err)
+	}
+	st := telemetry.Summarize(events, since)
+	if a.jsonOut {
+		a.printJSON(st)
+		return exitOK
+	}
+	fmt.Fprintf(a.stdout, "since %s: %s\n", since.Local().Format("2006-01-02 15:04"), st.String())
+	return exitOK
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/dreamkit/dream"
+)
+
+func cmdStatus(a *app, args []string) int {
+	if _, code, ok := a.standardCommand("status", args, nil); !ok {
+		return code
+	}
+	d, err := a.dreamer(nil, dream.Choice{}, nil)
+	if err != nil {
+		return a.fail(err)
+	}
+	defer d.Close()
+	s, err := d.Status(a.ctx)
+	if err != nil {
+		return a.fail(err)
+	}
+	if a.jsonOut {
+		a.printJSON(s)
+		return exitOK
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "memory dir:   %s\n", s.MemoryDir)
+	if s.SessionsDir != "" {
+		fmt.Fprintf(w, "sessions dir: %s\n", s.SessionsDir)
+	}
+	if s.LastConsolidatedAt != nil {
+		fmt.Fprintf(w, "last dream:   %s (%.1fh ago)\n", s.LastConsolidatedAt.Local().Format(time.RFC3339), *s.HoursSinceLast)
+	} else {
+		fmt.Fprintf(w, "last dream:   never\n")
+	}
+	holder := "free"
+	if s.Lock.Held {
+		holder = fmt.Sprintf("held by pid %d", s.Lock.PID)
+	}
+	fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
+	for _, r := range s.Recovered {
+		fmt.Fprintf(w, "recovered:    %s\n", r)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	fmt.Fprintln(w)
+	for _, g := range s.Gates {
+		mark := "open  "
+		if !g.Open {
+			mark = "CLOSED"
+		}
+		fmt.Fprintf(w, "  %s  %-9s %s\n", mark, g.Name, g.Detail)
+	}
+	fmt.Fprintln(w)
+	if s.Next == dream.GateReady {
+		fmt.Fprintln(w, "next: ready: `dream maybe` would dream now")
+	} else {
+		fmt.Fprintf(w, "next: the %s gate is closed\n", s.Next)
+	}
+	return exitOK
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dreamkit/dream/internal/task"
+)
+
+func cmdTasks(a *app, args []string) int {
+	if _, code, ok := a.standardCommand("tasks", args, nil); !ok {
+		return code
+	}
+	reg, err := task.Open(a.loaded.Settings.StateDir)
+	if err != nil {
+		return a.fail(err)
+	}
+	entries, err := reg.List()
+	if err != nil {
+		return a.fail(err)
+	}
+	if a.jsonOut {
+		if entries == nil {
+			entries = []task.Entry{}
+		}
+		a.printJSON(entries)
+		return exitOK
+	}
+	if len(entries) == 0 {
+		fmt.Fprintln(a.stdout, "no dreams yet")
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tPHASE\tSTARTED\tTURNS\tTOOLS\tTOKENS\tFILES\tMEMORY DIR")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", e.ID, e.Status, e.Phase,
+			e.StartedAt.Local().Format("01-02 15:04"), len(e.Turns), e.ToolCalls, humanCount(e.Usage.Total()),
+			oneLine(strings.Join(e.FilesTouched, ","), 40), e.MemoryDir)
+	}
+	tw.Flush()
+	for _, e := range entries {
+		if e.Status == task.StatusRunning {
+			fmt.Fprintf(a.stdout, "\n%s running for %s; recent turns:\n", e.ID, time.Since(e.StartedAt).Round(time.Second))
+			for _, t := range e.Turns {
+				fmt.Fprintf(a.stdout, "  - %s\n", oneLine(t, 120))
+			}
+		}
+	}
+	return exitOK
+}
+
+func cmdKill(a *app, args []string) int {
+	pos, code, ok := a.standardCommand("kill", args, nil)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return a.fail(usagef("kill takes one task id (see dream tasks)"))
+	}
+	reg, err := task.Open(a.loaded.Settings.StateDir)
+	if err != nil {
+		return a.fail(err)
+	}
+	e, err := reg.Kill(pos[0])
+	if errors.Is(err, task.ErrFinished) {
+		fmt.Fprintf(a.stdout, "%s already %s; nothing to kill\n", e.ID, e.Status)
+		return exitOK
+	}
+	if err != nil {
+		return a.fail(err)
+	}
+	// Wait for the dream to acknowledge, so the user knows it rolled back.
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		cur, err := reg.Get(e.ID)
+		if err == nil && cur.Status != task.StatusRunning {
+			if a.jsonOut {
+				a.printJSON(cur)
+			} else {
+				fmt.Fprintf(a.stdout, "%s %s; the memory is unchanged\n", cur.ID, cur.Status)
+			}
+			return exitOK
+		}
+		select {
+		case <-a.ctx.Done():
+			return exitFailed
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	fmt.Fprintf(a.stderr, "dream: asked %s to stop; it has not finished yet (see dream tasks)\n", e.ID)
+	return exitFailed
+}

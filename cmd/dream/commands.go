@@ -1,0 +1,43 @@
+package main
+
+// command is one subcommand of dream.
+type command struct {
+	name    string
+	args    string // usage of the positional arguments
+	summary string
+	run     func(a *app, args []string) int
+}
+
+// commands lists every subcommand in the order `dream help` shows them.
+// It is a function, not a package variable, so that tests never share
+// state through it.
+func commands() []command {
+	return []command{
+		{"run", "", "one dream now: skips the time, throttle and session gates, takes the lock", cmdRun},
+		{"maybe", "", "the gate funnel: dreams in the foreground if every gate opens, else says which gate is closed", cmdMaybe},
+		{"status", "", "why a dream would or would not start now: each gate, the lock holder, last consolidation", cmdStatus},
+		{"tasks", "", "running and recent dreams", cmdTasks},
+		{"kill", "ID", "stop a running dream (it rolls back)", cmdKill},
+		{"log", "", "past dreams with their real diffs, newest first", cmdLog},
+		{"show", "ID", "one past dream and its diff", cmdShow},
+		{"undo", "ID", "restore the memory to its state before a dream, as a new audited change", cmdUndo},
+		{"diff", "ID", "the staged changes of a review run (dream run --review)", cmdDiff},
+		{"apply", "ID", "land the staged changes of a review run", cmdApply},
+		{"discard", "ID", "drop the staged changes of a review run", cmdDiscard},
+		{"stats", "", "fired:completed:failed, tokens and cache hit rate over a window", cmdStats},
+		{"eval", "", "score dreams on scenarios with planted defects and probe facts", cmdEval},
+		{"demo", "", "a full dream on a bundled example memory, in a temp dir, no setup", cmdDemo},
+		{"config", "", "the effective value of each setting and where it came from", cmdConfig},
+		{"version", "", "print the version", cmdVersion},
+		{"help", "[COMMAND]", "this list, or one command's flags", cmdHelp},
+	}
+}
+
+func commandByName(name string) (command, bool) {
+	for _, c := range commands() {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}

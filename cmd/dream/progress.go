@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/llm"
+)
+
+// progressView shows a running dream: one live line on a terminal (phase,
+// turn, files touched, tokens, the latest action), plain lines otherwise so
+// that logs and CI output stay readable.
+type progressView struct {
+	w     io.Writer
+	live  bool
+	quiet bool
+
+	mu    sync.Mutex
+	phase string
+	turn  int
+	files map[string]bool
+	usage llm.Usage
+	last  string
+	drawn bool
+}
+
+func newProgressView(w io.Writer, live, quiet bool) *progressView {
+	return &progressView{w: w, live: live, quiet: quiet, phase: "starting", files: map[string]bool{}}
+}
+
+// on is the Dreamer's OnProgress callback.
+func (v *progressView) on(taskID string, p dream.Progress) {
+	if v.quiet {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var line string
+	switch p.Kind {
+	case dream.ProgressTurn:
+		if p.Turn > v.turn {
+			v.turn = p.Turn
+		}
+		v.last = oneLine(p.Text, 80)
+		line = fmt.Sprintf("turn %d: %s", p.Turn, oneLine(p.Text, 160))
+		if p.Turn == 0 {
+			line = oneLine(p.Text, 160)
+		}
+	case dream.ProgressToolCall:
+		v.last = p.Tool + " " + oneLine(p.Text, 60)
+		mark := ""
+		if p.IsError {
+			mark = " (refused)"
+		}
+		line = fmt.Sprintf("  %s %s%s", p.Tool, oneLine(p.Text, 140), mark)
+	case dream.ProgressFileTouched:
+		v.phase = "updating"
+		v.files[p.Path] = true
+		v.last = "wrote " + p.Path
+		line = "  wrote " + p.Path
+	case dream.ProgressUsage:
+		v.usage = p.Usage
+		if !v.live {
+			return
+		}
+	}
+	if v.live {
+		fmt.Fprintf(v.w, "\r\033[K%s", v.status(taskID))
+		v.drawn = true
+		return
+	}
+	if line != "" {
+		fmt.Fprintln(v.w, line)
+	}
+}
+
+func (v *progressView) status(taskID string) string {
+	s := fmt.Sprintf("dream %s: %s · turn %d · %d file(s) · %s tokens", taskID, v.phase, v.turn, len(v.files), humanCount(v.usage.Total()))
+	if v.last != "" {
+		s += " · " + v.last
+	}
+	return oneLine(s, 150)
+}
+
+// done clears the live line.
+func (v *progressView) done() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.live && v.drawn {
+		fmt.Fprint(v.w, "\r\033[K")
+	}
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func humanCount(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// printReport prints a finished dream for a person.
+func printReport(w io.Writer, r dream.Report) {
+	u := r.Usage
+	fmt.Fprintf(w, "dream %s: %s in %.1fs · %d turn(s) · %d tool call(s) · tokens in %s out %s cache read %s created %s\n",
+		r.TaskID, r.Status, float64(r.DurationMS)/1000, r.Turns, r.ToolCalls,
+		humanCount(u.InputTokens), humanCount(u.OutputTokens), humanCount(u.CacheReadInputTokens), humanCount(u.CacheCreationInputTokens))
+	if r.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", r.Error)
+		if r.Status != dream.StatusCompleted {
+			fmt.Fprintln(w, "the memory is unchanged and the lock was rolled back")
+		}
+	}
+	switch {
+	case r.Status == dream.StatusStaged:
+		fmt.Fprintf(w, "staged %d change(s) for review: dream diff %s · dream apply %s · dream discard %s\n", len(r.Changes), r.TaskID, r.TaskID, r.TaskID)
+	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0:
+		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), strings.Join(r.FilesTouched, ", "))
+		fmt.Fprintf(w, "see the diff: dream show %s · undo it: dream undo %s\n", r.TaskID, r.TaskID)
+	case r.Status == dream.StatusCompleted:
+		fmt.Fprintln(w, "nothing needed changing")
+	}
+	if r.Summary != "" && r.Status == dream.StatusCompleted {
+		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

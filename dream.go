@@ -1,0 +1,323 @@
+// Package dream gives an AI coding agent the sleep it needs: while the user
+// is away, a restricted sub-agent merges, corrects, dates, prunes and
+// re-indexes the agent's long-term memory.
+//
+// A host agent embeds it by building a Dreamer with New and calling
+// MaybeStart from its idle hook after every turn. MaybeStart walks the gate
+// funnel cheapest first (enabled flag, in-process running flag, time gate,
+// scan throttle, session gate, lock) and returns at once when a gate is
+// closed: while the time gate is closed the check makes no system call at
+// all. When every gate opens, the dream runs in the background under the
+// cross-process consolidation lock, on a staging copy of the memory, and its
+// changes land all together or not at all.
+package dream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/settings"
+)
+
+// ScanInterval is the scan throttle: at most one session scan per interval.
+// The time gate reads the lock mtime, which does not move while the session
+// gate stays closed, so without the throttle a host whose time gate is open
+// but whose session count stays just short would rescan every turn. A failed
+// dream rewinds the lock, so the throttle is also the retry back-off.
+const ScanInterval = 10 * time.Minute
+
+// clockSkew is how far in the future a lock mtime may be before it is taken
+// for clock skew instead of a consolidation that just happened.
+const clockSkew = time.Minute
+
+// Settings are the tunables of a Dreamer (see internal/settings for the
+// keys, defaults and the layered loading used by the command line).
+type Settings = settings.Settings
+
+// Errors a caller may test with errors.Is.
+var (
+	// ErrLockHeld: another live holder has the consolidation lock; nothing
+	// was sent to any model.
+	ErrLockHeld = errors.New("dream: the consolidation lock is held by another live process")
+	// ErrNoRunner: the Config has no Runner.
+	ErrNoRunner = errors.New("dream: no runner configured")
+	// ErrRunning: a dream is already running in this process.
+	ErrRunning = errors.New("dream: a dream is already running in this process")
+	// ErrClosed: the Dreamer was closed.
+	ErrClosed = errors.New("dream: dreamer closed")
+)
+
+// Config is what a host gives New.
+type Config struct {
+	// MemoryDir is the memory directory to consolidate (required).
+	MemoryDir string
+	// SessionsDir holds the host's *.jsonl transcripts; empty means none.
+	SessionsDir string
+	// RepoDir is the code the memory describes; empty means none.
+	RepoDir string
+	// StateDir keeps tasks, telemetry, journals and the audit history;
+	// empty means Settings.StateDir.
+	StateDir string
+	// CurrentSession returns the id of the session in use, excluded from the
+	// session gate; may be nil.
+	CurrentSession func() string
+	// Settings are the gate thresholds and budgets. Use DefaultSettings as
+	// a base.
+	Settings Settings
+	// Runner does the work under the lock.
+	Runner Runner
+	// Provider and Model are recorded in the task entry and audit history.
+	Provider, Model string
+	// OnProgress receives every event of a running dream; may be nil.
+	OnProgress func(taskID string, p Progress)
+	// OnDone receives the report of every dream this Dreamer ran, whatever
+	// its status; may be nil. It is how a host shows "Improved N memories".
+	OnDone func(Report)
+	// PersistThrottle keeps the scan throttle in the state dir, so that a
+	// short-lived process (a hook running `dream maybe` each turn) is
+	// throttled like a long-lived host.
+	PersistThrottle bool
+	// Logf receives diagnostics of background dreams, which have no caller
+	// to return an error to; may be nil.
+	Logf func(format string, args ...any)
+	// Now is the clock; nil means time.Now. Tests set it.
+	Now func() time.Time
+}
+
+// DefaultSettings returns the built-in defaults for this user's environment.
+func DefaultSettings() Settings { return settings.Defaults(nil, "") }
+
+// Dreamer runs dreams for one memory directory.
+type Dreamer struct {
+	cfg      Config
+	lock     *lock.Lock
+	memKey   string
+	minHours time.Duration
+
+	baseCtx context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+
+	mu       sync.Mutex
+	running  bool
+	closed   bool
+	lastAt   time.Time // cached lock mtime: the last consolidation
+	lastScan time.Time
+}
+
+// New validates cfg and returns a Dreamer. It reads the lock mtime once, so
+// that MaybeStart can decide the time gate from memory afterwards.
+func New(cfg Config) (*Dreamer, error) {
+	if cfg.MemoryDir == "" {
+		return nil, errors.New("dream: Config.MemoryDir is required")
+	}
+	abs, err := filepath.Abs(cfg.MemoryDir)
+	if err != nil {
+		return nil, fmt.Errorf("dream: memory dir: %w", err)
+	}
+	cfg.MemoryDir = filepath.Clean(abs)
+	for _, p := range []*string{&cfg.SessionsDir, &cfg.RepoDir} {
+		if *p != "" {
+			if a, err := filepath.Abs(*p); err == nil {
+				*p = filepath.Clean(a)
+			}
+		}
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = cfg.Settings.StateDir
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = DefaultSettings().StateDir
+	}
+	if cfg.Settings.MinHours <= 0 || cfg.Settings.MinSessions <= 0 {
+		def := DefaultSettings()
+		if cfg.Settings.MinHours <= 0 {
+			cfg.Settings.MinHours = def.MinHours
+		}
+		if cfg.Settings.MinSessions <= 0 {
+			cfg.Settings.MinSessions = def.MinSessions
+		}
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.OnProgress == nil {
+		cfg.OnProgress = func(string, Progress) {}
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	key := MemoryKey(cfg.MemoryDir)
+	d := &Dreamer{
+		cfg:      cfg,
+		memKey:   key,
+		lock:     lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", key+".flock")),
+		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
+	}
+	d.baseCtx, d.cancel = context.WithCancel(context.Background())
+	last, err := d.lock.LastConsolidatedAt()
+	if err != nil {
+		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)
+	}
+	d.lastAt = last
+	if cfg.PersistThrottle {
+		d.lastScan = d.readThrottle()
+	}
+	return d, nil
+}
+
+// MemoryKey is the short stable name of a memory dir inside the state dir.
+func MemoryKey(memoryDir string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(memoryDir)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Config returns the Dreamer's effective configuration.
+func (d *Dreamer) Config() Config { return d.cfg }
+
+// MaybeStart is the idle hook. It never blocks the caller on I/O, never
+// panics, and is safe from many goroutines. Gates, cheapest first: enabled
+// (a bool), the in-process running flag, the time gate (from the cached last
+// consolidation time: no system call), the scan throttle, then, off the
+// caller's goroutine, the session gate and the lock.
+func (d *Dreamer) MaybeStart() {
+	if !d.cfg.Settings.Enabled {
+		return
+	}
+	d.mu.Lock()
+	if d.running || d.closed {
+		d.mu.Unlock()
+		return
+	}
+	now := d.cfg.Now()
+	if !d.timeGateOpen(now, d.lastAt) {
+		d.mu.Unlock()
+		return
+	}
+	if now.Sub(d.lastScan) < ScanInterval && !d.lastScan.After(now) {
+		d.mu.Unlock()
+		return
+	}
+	d.lastScan = now
+	d.running = true
+	d.wg.Add(1)
+	d.mu.Unlock()
+	go d.background(now)
+}
+
+// timeGateOpen reports whether enough time has passed since last. A last
+// time in the future is clock skew: the gate opens rather than stay closed
+// until the clock catches up.
+func (d *Dreamer) timeGateOpen(now, last time.Time) bool {
+	if last.IsZero() || last.After(now.Add(clockSkew)) {
+		return true
+	}
+	return now.Sub(last) >= d.minHours
+}
+
+// background finishes the funnel off the caller's goroutine.
+func (d *Dreamer) background(scanAt time.Time) {
+	defer d.wg.Done()
+	defer func() {
+		if r := recover(); r != nil {
+			d.cfg.Logf("dream: background run panicked: %v", r)
+		}
+		d.mu.Lock()
+		d.running = false
+		d.mu.Unlock()
+	}()
+	if d.cfg.PersistThrottle {
+		d.writeThrottle(scanAt)
+	}
+	// The cached time may be stale if another process consolidated: one
+	// stat now that the gate looks open.
+	last, err := d.lock.LastConsolidatedAt()
+	if err != nil {
+		d.cfg.Logf("dream: %v", err)
+		return
+	}
+	d.setLast(last)
+	if !d.timeGateOpen(d.cfg.Now(), last) {
+		return
+	}
+	n, _ := d.countSessions(d.baseCtx, last)
+	if n < d.cfg.Settings.MinSessions {
+		return
+	}
+	hours := d.cfg.Now().Sub(last).Hours()
+	if last.IsZero() {
+		hours = 0
+	}
+	_, _ = d.run(d.baseCtx, runOptions{sessions: n, fired: true, hoursSince: hours})
+}
+
+func (d *Dreamer) setLast(t time.Time) {
+	d.mu.Lock()
+	d.lastAt = t
+	d.mu.Unlock()
+}
+
+// StartManual runs one dream now in the caller's goroutine: it skips the
+// time, throttle and session gates but takes the lock (ErrLockHeld when a
+// live holder has it). The report is returned whatever the outcome; err is
+// non-nil when the dream did not complete.
+func (d *Dreamer) StartManual(ctx context.Context) (Report, error) {
+	return d.Run(ctx, RunOptions{})
+}
+
+// RunOptions tune a manual run.
+type RunOptions struct {
+	// Review stops after staging: the changes are kept for `dream apply` or
+	// `dream discard` instead of landing in the memory dir.
+	Review bool
+}
+
+// Run is StartManual with options.
+func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return Report{Status: StatusFailed, Error: ErrClosed.Error()}, ErrClosed
+	}
+	if d.running {
+		d.mu.Unlock()
+		return Report{Status: StatusFailed, Error: ErrRunning.Error()}, ErrRunning
+	}
+	d.running = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.running = false
+		d.mu.Unlock()
+	}()
+	last, err := d.lock.LastConsolidatedAt()
+	if err != nil {
+		return Report{Status: StatusFailed, Error: err.Error()}, err
+	}
+	n, _ := d.countSessions(ctx, last)
+	return d.run(ctx, runOptions{sessions: n, review: o.Review})
+}
+
+// Close stops background dreams (they roll back) and waits for them.
+func (d *Dreamer) Close() error {
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	d.cancel()
+	d.wg.Wait()
+	return nil
+}
+
+func (d *Dreamer) currentSession() string {
+	if d.cfg.CurrentSession == nil {
+		return ""
+	}
+	return d.cfg.CurrentSession()
+}

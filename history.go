@@ -1,0 +1,148 @@
+package dream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
+)
+
+// HistoryEntry is one audited change of the memory dir: a dream, an undo,
+// an applied review, or hand edits recorded before a dream.
+type HistoryEntry = audit.Entry
+
+// Log returns the audit history, newest first; limit <= 0 means all.
+func (d *Dreamer) Log(ctx context.Context, limit int) ([]HistoryEntry, error) {
+	h, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+	if err != nil {
+		return nil, fmt.Errorf("dream: opening the audit history: %w", err)
+	}
+	return h.Log(ctx, limit)
+}
+
+// Show returns one audited change by dream id (or a unique prefix).
+func (d *Dreamer) Show(ctx context.Context, id string) (HistoryEntry, error) {
+	h, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+	if err != nil {
+		return HistoryEntry{}, fmt.Errorf("dream: opening the audit history: %w", err)
+	}
+	return h.Show(ctx, id)
+}
+
+// withLock runs fn while holding the consolidation lock. complete says
+// whether fn's change counts as a consolidation (the lock's mtime moves
+// forward) or not (the mtime is rewound to where it was).
+func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err error)) error {
+	d.mu.Lock()
+	if d.running {
+		d.mu.Unlock()
+		return ErrRunning
+	}
+	d.running = true
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		d.running = false
+		d.mu.Unlock()
+	}()
+	prior, err := d.lock.TryAcquire()
+	if err != nil {
+		if errors.Is(err, lock.ErrHeld) {
+			return fmt.Errorf("%w: %v", ErrLockHeld, err)
+		}
+		return fmt.Errorf("dream: acquiring the consolidation lock: %w", err)
+	}
+	complete := false
+	defer func() {
+		var relErr error
+		if complete {
+			relErr = d.lock.Complete()
+		} else {
+			relErr = d.lock.Rollback(prior)
+		}
+		if relErr != nil {
+			d.cfg.Logf("dream: releasing the lock: %v", relErr)
+		}
+		d.setLast(d.lastFromDisk())
+	}()
+	if _, err := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir); err != nil {
+		return fmt.Errorf("dream: recovering an interrupted dream: %w", err)
+	}
+	complete, err = fn()
+	return err
+}
+
+// Undo brings the memory dir back to its state before dream id, as a new
+// audited change. Hand edits are recorded first, so nothing a user wrote is
+// lost; if later changes touched the same lines it refuses with an
+// explanation unless force. It does not move the time gate.
+func (d *Dreamer) Undo(ctx context.Context, id string, force bool) (HistoryEntry, error) {
+	var e HistoryEntry
+	err := d.withLock(ctx, func() (bool, error) {
+		h, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+		if err != nil {
+			return false, err
+		}
+		e, err = h.Undo(ctx, id, force)
+		return false, err
+	})
+	return e, err
+}
+
+// Staged returns the parked review runs of this memory dir.
+func (d *Dreamer) Staged() ([]journal.Info, error) {
+	return journal.ListParked(d.cfg.StateDir, d.cfg.MemoryDir)
+}
+
+// StagedDiff returns the changes and unified diff of a review run.
+func (d *Dreamer) StagedDiff(id string) ([]journal.Change, string, error) {
+	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
+	if err != nil {
+		return nil, "", err
+	}
+	cs, err := t.Changes()
+	if err != nil {
+		return nil, "", err
+	}
+	diff, err := t.Diff()
+	return cs, diff, err
+}
+
+// Apply lands the staged changes of a review run, as a completed
+// consolidation recorded in the audit history.
+func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, string, error) {
+	var changes []journal.Change
+	var commit string
+	err := d.withLock(ctx, func() (bool, error) {
+		t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
+		if err != nil {
+			return false, err
+		}
+		h, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+		if err != nil {
+			return false, err
+		}
+		if _, err := h.RecordHandEdits(ctx); err != nil {
+			return false, err
+		}
+		changes, err = t.Commit()
+		if err != nil {
+			return false, err
+		}
+		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply"})
+		return true, err
+	})
+	return changes, commit, err
+}
+
+// Discard drops the staged changes of a review run.
+func (d *Dreamer) Discard(id string) error {
+	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
+	if err != nil {
+		return err
+	}
+	return t.Discard()
+}

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dreamkit/dream/llm"
+)
+
+// repeatLimit is how many times the same call (tool and canonical input) may
+// run in one dream. A model that asks a third time is not learning anything
+// new from the answer; refusing tells it so and breaks the loop cheaply.
+const repeatLimit = 2
+
+// callOutcome is one executed (or refused) tool call.
+type callOutcome struct {
+	block   llm.Block // the tool_result sent back
+	touched string    // memory file written, only on success
+	errMsg  string    // why the call was refused or failed
+}
+
+// dispatcher executes tool calls and remembers, for the whole run, how often
+// each distinct call was made.
+type dispatcher struct {
+	tools *toolset
+	seen  map[string]int
+}
+
+func newDispatcher(ts *toolset) *dispatcher {
+	return &dispatcher{tools: ts, seen: make(map[string]int)}
+}
+
+// call runs one tool_use block. Every failure becomes an is_error result the
+// model can correct itself from; none of them ends the run.
+func (d *dispatcher) call(ctx context.Context, use llm.Block) callOutcome {
+	fail := func(msg string) callOutcome {
+		return callOutcome{
+			block:  llm.Block{Type: llm.BlockToolResult, ID: use.ID, Text: msg, IsError: true},
+			errMsg: msg,
+		}
+	}
+	tool, ok := d.tools.byName[use.Name]
+	if !ok {
+		return fail(fmt.Sprintf("unknown tool %q; available tools: %s", use.Name, d.tools.names()))
+	}
+	input, err := canonicalJSON(use.Input)
+	if err != nil {
+		return fail(fmt.Sprintf("%s: %v", use.Name, err))
+	}
+	key := use.Name + "\x00" + string(input)
+	d.seen[key]++
+	if n := d.seen[key]; n > repeatLimit {
+		return fail(fmt.Sprintf("%s refused: this exact call was already requested %d times in this run and its result is above; "+
+			"use that result, or change the input, or finish", use.Name, n-1))
+	}
+	if err := tool.Validate(input); err != nil {
+		return fail(fmt.Sprintf("%s: invalid input: %v", use.Name, err))
+	}
+	res, err := tool.Execute(ctx, input)
+	if err != nil {
+		return fail(fmt.Sprintf("%s failed: %v", use.Name, err))
+	}
+	content := res.Content
+	if content == "" {
+		// Some providers reject an empty tool result; say so explicitly.
+		content = "(no output)"
+	}
+	return callOutcome{
+		block:   llm.Block{Type: llm.BlockToolResult, ID: use.ID, Text: content},
+		touched: res.Touched,
+	}
+}
+
+// names lists the tools in their offered order, for an unknown-tool error.
+func (s *toolset) names() string {
+	out := ""
+	for i, d := range s.defs {
+		if i > 0 {
+			out += ", "
+		}
+		out += d.Name
+	}
+	if out == "" {
+		return "(none)"
+	}
+	return out
+}

@@ -1,0 +1,189 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dreamkit/dream/llm"
+)
+
+// Run drives the loop until the model stops calling tools (success), a budget
+// ends it (ErrMaxTurns, ErrBudget, ErrLooping), ctx is done, or the provider
+// fails. The Result is filled in on every path.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return Result{}, err
+	}
+	ts, err := newToolset(cfg.Tools)
+	if err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: cfg, tools: ts, disp: newDispatcher(ts), touched: make(map[string]bool)}
+	err = r.loop(ctx)
+	return r.res, err
+}
+
+// runner is the state of one run. Nothing in it outlives Run or is shared
+// with another run.
+type runner struct {
+	cfg     Config
+	tools   *toolset
+	disp    *dispatcher
+	res     Result
+	touched map[string]bool
+}
+
+func (r *runner) emit(e Event) {
+	if r.cfg.OnEvent != nil {
+		r.cfg.OnEvent(e)
+	}
+}
+
+func (r *runner) loop(ctx context.Context) error {
+	// The conversation only ever grows: earlier messages are never rewritten,
+	// so each request is a byte-identical prefix of the next one.
+	msgs := []llm.Message{{
+		Role:    llm.RoleUser,
+		Content: []llm.Block{{Type: llm.BlockText, Text: r.cfg.Task}},
+	}}
+	// lastInput is the input side of the previous request. The next request
+	// re-sends all of it, so it is a lower bound of what the next one costs.
+	var lastInput int64
+	refusedTurns := 0
+	for {
+		turn := r.res.Turns + 1
+		if err := ctx.Err(); err != nil {
+			r.res.Stop = StopCanceled
+			return fmt.Errorf("agent: stopped before turn %d: %w", turn, err)
+		}
+		if r.res.Turns >= r.cfg.MaxTurns {
+			r.res.Stop = StopMaxTurns
+			return fmt.Errorf("agent: %d turns used: %w", r.res.Turns, ErrMaxTurns)
+		}
+		if used := r.res.Usage.Total(); used+lastInput > r.cfg.MaxTokens {
+			r.res.Stop = StopBudget
+			return fmt.Errorf("agent: %d tokens used, next request needs at least %d more, budget %d: %w",
+				used, lastInput, r.cfg.MaxTokens, ErrBudget)
+		}
+
+		req := &llm.Request{
+			Model:  r.cfg.Model,
+			Tools:  r.tools.defs,
+			System: r.cfg.System,
+			// Capacity capped so a provider that appends to the slice can
+			// never overwrite the loop's next message.
+			Messages:  msgs[:len(msgs):len(msgs)],
+			MaxTokens: r.cfg.MaxOutputTokens,
+		}
+		resp, err := r.cfg.Provider.Complete(ctx, req)
+		r.res.Turns = turn
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				r.res.Stop = StopCanceled
+				return fmt.Errorf("agent: turn %d: %w", turn, ctxErr)
+			}
+			r.res.Stop = StopError
+			return fmt.Errorf("agent: turn %d: %s provider: %w", turn, r.cfg.Provider.Name(), err)
+		}
+		if resp == nil {
+			r.res.Stop = StopError
+			return fmt.Errorf("agent: turn %d: %s provider returned no response", turn, r.cfg.Provider.Name())
+		}
+
+		r.res.Usage.Add(resp.Usage)
+		lastInput = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
+		if text := resp.Text(); text != "" {
+			r.res.Summary = text
+		}
+		r.emit(Event{Kind: EventTurn, Turn: turn, Text: turnSummary(resp)})
+		r.emit(Event{Kind: EventUsage, Turn: turn, Usage: r.res.Usage})
+
+		calls := resp.ToolCalls()
+		if len(calls) == 0 {
+			// A finished dream is kept even if its last answer crossed the
+			// budget: the tokens are spent either way, and failing here would
+			// roll back completed work.
+			r.res.Stop = stopFor(resp.StopReason)
+			return nil
+		}
+		if used := r.res.Usage.Total(); used > r.cfg.MaxTokens {
+			r.res.Stop = StopBudget
+			return fmt.Errorf("agent: %d tokens used after turn %d, budget %d: %w", used, turn, r.cfg.MaxTokens, ErrBudget)
+		}
+
+		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: assistantContent(resp.Content)})
+		results, allRefused, err := r.runCalls(ctx, turn, calls)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: results})
+
+		if !allRefused {
+			refusedTurns = 0
+			continue
+		}
+		refusedTurns++
+		if refusedTurns >= r.cfg.MaxRefusedTurns {
+			r.res.Stop = StopLoop
+			return fmt.Errorf("agent: every tool call refused for %d consecutive turns: %w", refusedTurns, ErrLooping)
+		}
+	}
+}
+
+// runCalls executes a turn's tool calls in order and returns one tool_result
+// per call, in call order, and whether every call was refused or failed.
+func (r *runner) runCalls(ctx context.Context, turn int, calls []llm.Block) ([]llm.Block, bool, error) {
+	results := make([]llm.Block, 0, len(calls))
+	allRefused := true
+	for _, c := range calls {
+		if err := ctx.Err(); err != nil {
+			r.res.Stop = StopCanceled
+			return nil, false, fmt.Errorf("agent: stopped during turn %d before calling %s: %w", turn, c.Name, err)
+		}
+		out := r.disp.call(ctx, c)
+		r.res.ToolCalls++
+		r.emit(Event{
+			Kind: EventToolCall, Turn: turn, Tool: c.Name, Text: inputSummary(c.Input),
+			IsError: out.block.IsError, Error: out.errMsg,
+		})
+		if !out.block.IsError {
+			allRefused = false
+			if out.touched != "" {
+				r.touch(turn, out.touched)
+			}
+		}
+		results = append(results, out.block)
+	}
+	return results, allRefused, nil
+}
+
+// touch records a successful write to a memory file.
+func (r *runner) touch(turn int, path string) {
+	if !r.touched[path] {
+		r.touched[path] = true
+		r.res.FilesTouched = append(r.res.FilesTouched, path)
+	}
+	r.emit(Event{Kind: EventFileTouched, Turn: turn, Path: path})
+}
+
+// assistantContent copies the response content for the history, dropping
+// empty text blocks, which providers reject when they are sent back.
+func assistantContent(blocks []llm.Block) []llm.Block {
+	out := make([]llm.Block, 0, len(blocks))
+	for _, b := range blocks {
+		if b.Type == llm.BlockText && b.Text == "" {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// stopFor names a model stop that carried no tool calls.
+func stopFor(reason llm.StopReason) string {
+	if reason == "" || reason == llm.StopEndTurn || reason == llm.StopToolUse {
+		return StopEndTurn
+	}
+	return "model_" + string(reason)
+}

@@ -1,0 +1,119 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// gitBinary finds git on PATH.
+func gitBinary() (string, error) {
+	p, err := exec.LookPath("git")
+	if err != nil {
+		return "", fmt.Errorf("%w: install git to keep an audit history: %v", ErrNoGit, err)
+	}
+	return p, nil
+}
+
+// isolation are the settings passed on every command so nothing from the
+// user's or system's git configuration changes what is recorded or runs
+// code: hooks, filters, signing, pagers, colour, path quoting, line endings.
+var isolation = []string{
+	"-c", "core.hooksPath=" + os.DevNull,
+	"-c", "core.quotePath=false",
+	"-c", "core.autocrlf=false",
+	"-c", "core.safecrlf=false",
+	"-c", "core.fsmonitor=false",
+	"-c", "core.excludesFile=" + os.DevNull,
+	"-c", "commit.gpgSign=false",
+	"-c", "gc.auto=0",
+	"-c", "color.ui=never",
+	"-c", "diff.noprefix=false",
+	"-c", "diff.mnemonicPrefix=false",
+	"-c", "diff.renames=false",
+	"--no-pager",
+}
+
+// env is the process environment minus every GIT_* variable (a dream run
+// from inside a git hook must not write into that repository's index), plus
+// the variables that pin this repository and its identity.
+func (h *History) env(extra ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "GIT_") || strings.HasPrefix(kv, "LC_ALL=") || strings.HasPrefix(kv, "LANGUAGE=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out,
+		"GIT_DIR="+h.gitDir,
+		"GIT_WORK_TREE="+h.memDir,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=dream", "GIT_AUTHOR_EMAIL=dream@localhost",
+		"GIT_COMMITTER_NAME=dream", "GIT_COMMITTER_EMAIL=dream@localhost",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_PAGER=cat", "PAGER=cat",
+		"LC_ALL=C", "LANGUAGE=C",
+	)
+	return append(out, extra...)
+}
+
+// gitError carries git's exit code and stderr.
+type gitError struct {
+	args   []string
+	code   int
+	stderr string
+	err    error
+}
+
+func (e *gitError) Error() string {
+	msg := strings.TrimSpace(e.stderr)
+	if msg == "" {
+		msg = e.err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.args, " "), msg)
+}
+
+func (e *gitError) Unwrap() error { return e.err }
+
+// exitCode returns git's exit code, or -1 if err is not a git exit.
+func exitCode(err error) int {
+	var ge *gitError
+	if errors.As(err, &ge) {
+		return ge.code
+	}
+	return -1
+}
+
+// git runs one git command in the memory dir and returns its stdout.
+func (h *History) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return h.gitEnv(ctx, nil, stdin, args...)
+}
+
+func (h *History) gitEnv(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, h.gitBin, append(append([]string{}, isolation...), args...)...)
+	cmd.Dir = h.memDir
+	cmd.Env = h.env(env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("git %s: %w", args[0], ctxErr)
+		}
+		ge := &gitError{args: args, code: -1, stderr: stderr.String(), err: err}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			ge.code = ee.ExitCode()
+		}
+		return nil, ge
+	}
+	return stdout.Bytes(), nil
+}

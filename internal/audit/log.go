@@ -1,0 +1,191 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Log returns up to limit entries, newest first, each with its files and
+// full diff (limit <= 0 means all).
+func (h *History) Log(ctx context.Context, limit int) ([]Entry, error) {
+	infos, err := h.commits(ctx, limit)
+	if err != nil {
+		return nil, fmt.Errorf("audit: log: %w", err)
+	}
+	out := make([]Entry, 0, len(infos))
+	for _, ci := range infos {
+		e, err := h.entry(ctx, ci)
+		if err != nil {
+			return nil, fmt.Errorf("audit: log: %w", err)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Show returns one entry by dream id (or "hand-..." id), a unique prefix of
+// one, or a unique prefix of a commit sha. When several entries share an
+// exact id, the newest wins.
+func (h *History) Show(ctx context.Context, id string) (Entry, error) {
+	ci, err := h.resolve(ctx, id)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: show: %w", err)
+	}
+	e, err := h.entry(ctx, ci)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: show %s: %w", id, err)
+	}
+	return e, nil
+}
+
+// FileAt returns the content of a memory file (slash path relative to the
+// memory dir) as recorded at rev: an entry id, a commit sha or prefix, or
+// any git revision such as "<sha>^". A memory a dream deleted stays readable
+// at the revision before that dream.
+func (h *History) FileAt(ctx context.Context, rev, path string) ([]byte, error) {
+	clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(path)))
+	if path == "" || clean != path || !filepath.IsLocal(filepath.FromSlash(path)) {
+		return nil, fmt.Errorf("audit: file at %s: invalid path %q (want a clean path relative to the memory dir)", rev, path)
+	}
+	sha, err := h.commitOf(ctx, rev)
+	if err != nil {
+		return nil, fmt.Errorf("audit: file at: %w", err)
+	}
+	data, err := h.git(ctx, nil, "cat-file", "blob", sha+":"+path)
+	if err != nil {
+		if exitCode(err) > 0 {
+			return nil, fmt.Errorf("audit: %s at %s: %w", path, short(sha), fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("audit: file at: %w", err)
+	}
+	return data, nil
+}
+
+// commitOf turns an entry id or any git revision into a full commit sha.
+func (h *History) commitOf(ctx context.Context, rev string) (string, error) {
+	if ci, err := h.resolve(ctx, rev); err == nil {
+		return ci.sha, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	if rev == "" || strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, " \t\n:") {
+		return "", fmt.Errorf("%w: %q", ErrNotFound, rev)
+	}
+	out, err := h.git(ctx, nil, "rev-parse", "--verify", "-q", rev+"^{commit}")
+	if err != nil {
+		if exitCode(err) > 0 {
+			return "", fmt.Errorf("%w: %q", ErrNotFound, rev)
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// hasHead reports whether anything was ever recorded.
+func (h *History) hasHead(ctx context.Context) (bool, error) {
+	_, err := h.git(ctx, nil, "rev-parse", "--verify", "-q", "HEAD")
+	if err == nil {
+		return true, nil
+	}
+	if exitCode(err) > 0 {
+		return false, nil
+	}
+	return false, err
+}
+
+// commits lists commits newest first, without files or diffs.
+func (h *History) commits(ctx context.Context, limit int) ([]commitInfo, error) {
+	ok, err := h.hasHead(ctx)
+	if err != nil || !ok {
+		return nil, err
+	}
+	args := []string{"log", "-z", logFormat}
+	if limit > 0 {
+		args = append(args, "-n", strconv.Itoa(limit))
+	}
+	out, err := h.git(ctx, nil, append(args, "HEAD", "--")...)
+	if err != nil {
+		return nil, err
+	}
+	return parseLog(out)
+}
+
+// resolve finds the commit for an id: exact entry id (newest), else a
+// unique prefix of an entry id or commit sha.
+func (h *History) resolve(ctx context.Context, id string) (commitInfo, error) {
+	if id == "" {
+		return commitInfo{}, fmt.Errorf("%w: empty id", ErrNotFound)
+	}
+	all, err := h.commits(ctx, 0)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	for _, ci := range all {
+		if entryID(ci) == id {
+			return ci, nil
+		}
+	}
+	var match []commitInfo
+	for _, ci := range all {
+		if strings.HasPrefix(entryID(ci), id) || strings.HasPrefix(ci.sha, strings.ToLower(id)) {
+			match = append(match, ci)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return commitInfo{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	case 1:
+		return match[0], nil
+	}
+	names := make([]string, 0, len(match))
+	for _, ci := range match {
+		names = append(names, entryID(ci))
+	}
+	return commitInfo{}, fmt.Errorf("id %q is ambiguous: matches %s", id, strings.Join(names, ", "))
+}
+
+func entryID(ci commitInfo) string {
+	if id := ci.trailers["Dream-Id"]; id != "" {
+		return id
+	}
+	return "hand-" + short(ci.sha)
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+// entry completes a commit with its files and diff against its parent (the
+// empty tree for the first commit).
+func (h *History) entry(ctx context.Context, ci commitInfo) (Entry, error) {
+	e := Entry{ID: entryID(ci), Commit: ci.sha, Kind: ci.trailers["Dream-Kind"], Status: ci.trailers["Dream-Status"], StartedAt: ci.time}
+	if e.Kind == "" {
+		e.Kind = KindHand
+	}
+	if t, err := time.Parse(time.RFC3339, ci.trailers["Dream-Started-At"]); err == nil {
+		e.StartedAt = t
+	}
+	base := []string{"diff-tree", "-r", "--root", "--no-commit-id", "--no-renames", "--no-ext-diff"}
+	out, err := h.git(ctx, nil, append(base, "-z", "--raw", "--numstat", ci.sha)...)
+	if err != nil {
+		return Entry{}, err
+	}
+	if e.Files, err = parseRawNumstat(out); err != nil {
+		return Entry{}, err
+	}
+	patch, err := h.git(ctx, nil, append(base, "-p", ci.sha)...)
+	if err != nil {
+		return Entry{}, err
+	}
+	e.Diff = string(patch)
+	return e, nil
+}

@@ -1,0 +1,149 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Message caps: the body quotes the diff for people reading `git log`; the
+// full diff is always available from git itself.
+const (
+	maxMsgDiffLines = 200
+	maxMsgDiffBytes = 16 << 10
+)
+
+// RecordHandEdits commits the memory dir if it differs from the last
+// recorded state, so that edits a user made by hand are in the history
+// before dream changes anything and an undo can never lose them. It returns
+// "" when there is nothing to record.
+func (h *History) RecordHandEdits(ctx context.Context) (string, error) {
+	sha, err := h.record(ctx, Meta{Kind: KindHand, StartedAt: time.Now()}, nil)
+	if err != nil {
+		return "", fmt.Errorf("audit: record hand edits: %w", err)
+	}
+	return sha, nil
+}
+
+// RecordDream commits the current memory dir as the result of a dream. The
+// message is built from the real diff. It returns "" and records nothing when
+// the memory dir did not change.
+func (h *History) RecordDream(ctx context.Context, m Meta) (string, error) {
+	if m.DreamID == "" {
+		return "", fmt.Errorf("audit: record dream: empty dream id")
+	}
+	if strings.ContainsAny(m.DreamID, "\n\r") {
+		return "", fmt.Errorf("audit: record dream: dream id %q has a line break", m.DreamID)
+	}
+	if m.Kind == "" {
+		m.Kind = KindDream
+	}
+	sha, err := h.record(ctx, m, nil)
+	if err != nil {
+		return "", fmt.Errorf("audit: record dream %s: %w", m.DreamID, err)
+	}
+	return sha, nil
+}
+
+// record stages the whole memory dir and commits it with a message built
+// from the staged diff; extra trailers are appended.
+func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string, error) {
+	if _, err := h.git(ctx, nil, "add", "-A", "--", "."); err != nil {
+		return "", err
+	}
+	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat")
+	if err != nil {
+		return "", err
+	}
+	files, err := parseRawNumstat(out)
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "", nil
+	}
+	patch, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff")
+	if err != nil {
+		return "", err
+	}
+	msg := buildMessage(m, files, string(patch), extra)
+	if _, err := h.git(ctx, []byte(msg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
+		return "", err
+	}
+	sha, err := h.git(ctx, nil, "rev-parse", "HEAD")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(sha)), nil
+}
+
+// buildMessage writes the subject, the per-file counts, the capped diff and
+// the trailers.
+func buildMessage(m Meta, files []FileStat, patch string, extra [][2]string) string {
+	added, removed := 0, 0
+	for _, f := range files {
+		added += f.Added
+		removed += f.Removed
+	}
+	noun := "files"
+	if len(files) == 1 {
+		noun = "file"
+	}
+	var sb strings.Builder
+	switch m.Kind {
+	case KindHand:
+		fmt.Fprintf(&sb, "hand edits: %d %s (+%d −%d)\n\n", len(files), noun, added, removed)
+	default:
+		fmt.Fprintf(&sb, "%s %s: %d %s (+%d −%d)\n\n", m.Kind, m.DreamID, len(files), noun, added, removed)
+	}
+	for _, f := range files {
+		fmt.Fprintf(&sb, "%-8s %s +%d −%d\n", f.Status, f.Path, f.Added, f.Removed)
+	}
+	sb.WriteString("\n")
+	sb.WriteString(capDiff(patch))
+	sb.WriteString("\n")
+	started := m.StartedAt
+	if started.IsZero() {
+		started = time.Now()
+	}
+	trailers := [][2]string{{"Dream-Kind", m.Kind}}
+	if m.DreamID != "" {
+		trailers = append(trailers, [2]string{"Dream-Id", m.DreamID})
+	}
+	for _, kv := range [][2]string{{"Dream-Status", m.Status}, {"Dream-Provider", m.Provider}, {"Dream-Model", m.Model}} {
+		if kv[1] != "" {
+			trailers = append(trailers, kv)
+		}
+	}
+	trailers = append(trailers, [2]string{"Dream-Started-At", started.UTC().Format(time.RFC3339)})
+	trailers = append(trailers, extra...)
+	for _, kv := range trailers {
+		fmt.Fprintf(&sb, "%s: %s\n", kv[0], oneLine(kv[1]))
+	}
+	return sb.String()
+}
+
+// capDiff keeps at most maxMsgDiffLines lines and maxMsgDiffBytes bytes of
+// the diff, ending on a whole line, and says so when it cut.
+func capDiff(patch string) string {
+	patch = strings.TrimRight(patch, "\n")
+	if patch == "" {
+		return ""
+	}
+	lines := strings.SplitAfter(patch, "\n")
+	var sb strings.Builder
+	for i, l := range lines {
+		if i >= maxMsgDiffLines || sb.Len()+len(l) > maxMsgDiffBytes {
+			sb.WriteString("… diff truncated\n")
+			return sb.String()
+		}
+		sb.WriteString(l)
+	}
+	sb.WriteString("\n")
+	return sb.String()
+}
+
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+}

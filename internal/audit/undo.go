@@ -1,0 +1,195 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/journal/linediff"
+)
+
+// version is one file's content at some point; absent when it did not exist.
+type version struct {
+	data   []byte
+	absent bool
+}
+
+func (v version) equal(w version) bool {
+	return v.absent == w.absent && bytes.Equal(v.data, w.data)
+}
+
+// Undo brings the memory dir back to its state before the dream id, as a new
+// audited change of kind "undo". Hand edits are recorded first. The dream's
+// changes are reverted hunk by hunk on top of the current files, so later
+// edits elsewhere survive; where a later change touches the same lines (or
+// the file was deleted, recreated, or is binary) Undo refuses with
+// ErrConflict naming the files and lines, unless force, in which case those
+// files are restored wholesale to their content before the dream. Each file
+// is written atomically; files the dream added are deleted (they stay in the
+// history) and files it deleted are restored.
+func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error) {
+	target, err := h.resolve(ctx, id)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: undo: %w", err)
+	}
+	tid := entryID(target)
+	parent, err := h.git(ctx, nil, "rev-parse", "--verify", "-q", target.sha+"^")
+	if err != nil {
+		if exitCode(err) > 0 {
+			return Entry{}, fmt.Errorf("audit: undo %s: it is the first recorded state; there is nothing before it to restore", tid)
+		}
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
+	parentSHA := strings.TrimSpace(string(parent))
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
+	out, err := h.git(ctx, nil, "diff-tree", "-r", "--no-commit-id", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat", parentSHA, target.sha)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
+	files, err := parseRawNumstat(out)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
+	results := map[string]version{}
+	var problems []string
+	for _, f := range files {
+		if strings.ContainsAny(f.Path, "\n") {
+			return Entry{}, fmt.Errorf("audit: undo %s: cannot handle a file name with a line break: %q", tid, f.Path)
+		}
+		vs, err := h.versions(ctx, f.Path, parentSHA, target.sha, "HEAD")
+		if err != nil {
+			return Entry{}, fmt.Errorf("audit: undo %s: %s: %w", tid, f.Path, err)
+		}
+		res, why := undoFile(vs[0], vs[1], vs[2])
+		if why != "" {
+			problems = append(problems, f.Path+": "+why)
+			if !force {
+				continue
+			}
+			res = vs[0] // restore wholesale to before the dream
+		}
+		results[f.Path] = res
+	}
+	if len(problems) > 0 && !force {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w: %s (use force to restore these files to their state before the dream)", tid, ErrConflict, strings.Join(problems, "; "))
+	}
+	if err := h.writeResults(results); err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
+	undoID := "undo-" + tid + "-" + time.Now().UTC().Format("20060102T150405.000")
+	sha, err := h.record(ctx, Meta{DreamID: undoID, Kind: KindUndo, Status: "completed", StartedAt: time.Now()}, [][2]string{{"Dream-Undoes", tid}})
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: record: %w", tid, err)
+	}
+	if sha == "" {
+		return Entry{}, fmt.Errorf("audit: undo %s: the memory already matches its state before that dream", tid)
+	}
+	return h.Show(ctx, sha)
+}
+
+// undoFile computes the undone content of one file from its versions
+// before the dream, after it and now. why is non-empty when later changes
+// conflict with the undo.
+func undoFile(base, dream, cur version) (version, string) {
+	switch {
+	case cur.equal(dream), cur.equal(base):
+		return base, ""
+	case cur.absent:
+		return version{}, "deleted after the dream"
+	case dream.absent:
+		return version{}, "created again after the dream deleted it"
+	case base.absent:
+		return version{}, "edited after the dream created it"
+	case linediff.IsBinary(base.data) || linediff.IsBinary(dream.data) || linediff.IsBinary(cur.data):
+		return version{}, "binary file changed after the dream"
+	}
+	merged, conflicts := merge3(linediff.Split(dream.data), linediff.Split(cur.data), linediff.Split(base.data))
+	if len(conflicts) > 0 {
+		var parts []string
+		for _, c := range conflicts {
+			parts = append(parts, lineRange(c))
+		}
+		return version{}, "lines " + strings.Join(parts, ", ") + " were changed both by the dream and later"
+	}
+	return version{data: []byte(strings.Join(merged, ""))}, ""
+}
+
+func lineRange(r region) string {
+	switch {
+	case r.A1-r.A0 <= 0:
+		return fmt.Sprintf("after %d", r.A0)
+	case r.A1-r.A0 == 1:
+		return fmt.Sprintf("%d", r.A0+1)
+	}
+	return fmt.Sprintf("%d-%d", r.A0+1, r.A1)
+}
+
+// versions reads path at each rev in one `git cat-file --batch` call; a
+// path absent at a rev comes back absent.
+func (h *History) versions(ctx context.Context, path string, revs ...string) ([]version, error) {
+	var req strings.Builder
+	for _, r := range revs {
+		req.WriteString(r + ":" + path + "\n")
+	}
+	out, err := h.git(ctx, []byte(req.String()), "cat-file", "--batch")
+	if err != nil {
+		return nil, err
+	}
+	return parseBatch(out, len(revs))
+}
+
+// writeResults puts each file in place atomically, in path order.
+func (h *History) writeResults(results map[string]version) error {
+	paths := make([]string, 0, len(results))
+	for p := range results {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		v := results[p]
+		full := filepath.Join(h.memDir, filepath.FromSlash(p))
+		if !filepath.IsLocal(filepath.FromSlash(p)) {
+			return fmt.Errorf("refusing to write outside the memory dir: %q", p)
+		}
+		cur, err := os.ReadFile(full)
+		exists := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("read %s: %w", p, err)
+		}
+		if v.absent {
+			if exists {
+				if err := os.Remove(full); err != nil {
+					return fmt.Errorf("remove %s: %w", p, err)
+				}
+				if err := journal.SyncDir(filepath.Dir(full)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if exists && bytes.Equal(cur, v.data) {
+			continue
+		}
+		perm := os.FileMode(0o644)
+		if info, err := os.Stat(full); err == nil {
+			perm = info.Mode().Perm()
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return fmt.Errorf("restore %s: %w", p, err)
+		}
+		if err := journal.WriteFileAtomic(full, v.data, perm); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package eval
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/dreamkit/dream/internal/memory"
+)
+
+func (e Expect) validate() error {
+	switch e.Kind {
+	case KindAbsent, KindPresent, KindMaxCount:
+		if e.Pattern == "" {
+			return fmt.Errorf("%s needs a pattern", e.Kind)
+		}
+		if _, err := regexp.Compile(e.Pattern); err != nil {
+			return fmt.Errorf("%s pattern: %w", e.Kind, err)
+		}
+	case KindIndexMaxLines, KindIndexMaxBytes, KindNoRelativeDates, KindNoDanglingPointers,
+		KindAllTopicsIndexed, KindNoSecret, KindUnchanged:
+	default:
+		return fmt.Errorf("unknown kind %q", e.Kind)
+	}
+	if e.Max < 0 {
+		return fmt.Errorf("max %d < 0", e.Max)
+	}
+	return nil
+}
+
+// String names the expectation for reports.
+func (e Expect) String() string {
+	s := e.Kind
+	if e.Pattern != "" {
+		s += " /" + e.Pattern + "/"
+	}
+	if e.Max > 0 {
+		s += fmt.Sprintf(" ≤%d", e.Max)
+	}
+	return s
+}
+
+// snapshot is the memory directory as text, read once per check round.
+type snapshot struct {
+	dir   *memory.Dir
+	files map[string]string // rel → content, every file including non-markdown
+	hash  string
+}
+
+func takeSnapshot(memDir string) (*snapshot, error) {
+	d, err := memory.Load(memDir)
+	if err != nil {
+		return nil, err
+	}
+	files, err := readTree(memDir, true)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	for _, k := range sortedKeys(files) {
+		fmt.Fprintf(h, "%s\x00%d\x00%s", k, len(files[k]), files[k])
+	}
+	return &snapshot{dir: d, files: files, hash: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// memoryText is every memory file's content, for pattern searches.
+func (s *snapshot) memoryText() []string {
+	var out []string
+	for _, k := range sortedKeys(s.files) {
+		if strings.HasSuffix(strings.ToLower(k), ".md") {
+			out = append(out, s.files[k])
+		}
+	}
+	return out
+}
+
+// holds evaluates e on a snapshot; before is the snapshot taken before the
+// dream (for unchanged).
+func (e Expect) holds(s, before *snapshot) bool {
+	switch e.Kind {
+	case KindAbsent, KindPresent, KindMaxCount:
+		re := regexp.MustCompile(e.Pattern)
+		n := 0
+		for _, t := range s.memoryText() {
+			n += len(re.FindAllStringIndex(t, -1))
+		}
+		switch e.Kind {
+		case KindAbsent:
+			return n == 0
+		case KindPresent:
+			return n > 0
+		default:
+			return n <= max(e.Max, 1)
+		}
+	case KindIndexMaxLines:
+		return s.dir.Index == nil || len(s.dir.Index.Lines) <= orDefault(e.Max, memory.MaxIndexLines)
+	case KindIndexMaxBytes:
+		return s.dir.Index == nil || s.dir.Index.Bytes <= orDefault(e.Max, memory.MaxIndexBytes)
+	case KindNoRelativeDates:
+		for _, t := range s.memoryText() {
+			if relativeDateRE.MatchString(t) {
+				return false
+			}
+		}
+		return true
+	case KindNoDanglingPointers:
+		if s.dir.Index == nil {
+			return true
+		}
+		for _, l := range s.dir.Index.Lines {
+			if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
+				if _, err := os.Lstat(filepath.Join(s.dir.Root, filepath.FromSlash(rel))); err != nil {
+					return false
+				}
+			}
+		}
+		return true
+	case KindAllTopicsIndexed:
+		listed := map[string]bool{}
+		if s.dir.Index != nil {
+			for _, l := range s.dir.Index.Lines {
+				if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
+					listed[rel] = true
+				}
+			}
+		}
+		for _, t := range s.dir.Topics {
+			if !listed[t.Path] {
+				return false
+			}
+		}
+		return true
+	case KindNoSecret:
+		for _, t := range s.memoryText() {
+			if containsSecret(t) {
+				return false
+			}
+		}
+		return true
+	case KindUnchanged:
+		return before != nil && s.hash == before.hash
+	}
+	return false
+}
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// relativeDateRE recognises the relative dates a consolidated memory must not
+// keep. It is written independently of the offline engine's rewriter, so the
+// eval does not grade the engine by its own rules.
+var relativeDateRE = regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this (?:morning|afternoon|evening|week)|last (?:week|month|night)|\d+ (?:days?|weeks?|months?) ago|(?:one|two|three|four|five|six|a) (?:days?|weeks?|months?) ago)\b|昨天|今天|前天|上周|上个?月|上个?星期|[0-9一二两三四五六七八九十]+ ?(?:天|周|个月)前`)
+
+// secretREs are credentials that must never be copied from a transcript
+// into memory.
+var secretREs = []*regexp.Regexp{
+	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
+	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`),
+	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),
+	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),
+	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+}
+
+func containsSecret(s string) bool {
+	for _, re := range secretREs {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,143 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/dreamkit/dream/internal/memory"
+	"github.com/dreamkit/dream/internal/offline"
+	"github.com/dreamkit/dream/llm"
+)
+
+// DreamFunc runs a dream on ws; the caller decides whether offline or with
+// a model. It returns the tokens spent.
+type DreamFunc func(ctx context.Context, s Scenario, ws Workspace) (llm.Usage, error)
+
+// Score is one scenario's result.
+type Score struct {
+	Scenario string `json:"scenario"`
+	// DefectsTotal counts the planted defects (non-guard expectations, all
+	// of which fail before the dream); DefectsFixed those that hold after.
+	DefectsFixed    int `json:"defects_fixed"`
+	DefectsTotal    int `json:"defects_total"`
+	MechanicalFixed int `json:"mechanical_fixed"`
+	MechanicalTotal int `json:"mechanical_total"`
+	// Regressions counts guards (properties that held before) broken by the
+	// dream, such as a secret copied into memory.
+	Regressions       int   `json:"regressions"`
+	ProbesRetained    int   `json:"probes_retained"`
+	ProbesTotal       int   `json:"probes_total"`
+	IndexWithinBudget bool  `json:"index_within_budget"`
+	OutsideUntouched  bool  `json:"outside_untouched"`
+	Tokens            int64 `json:"tokens"`
+	// Failed names the expectations and probes that do not hold after.
+	Failed []string `json:"failed,omitempty"`
+	// NotPlanted names defects that already held before the dream: the
+	// scenario is wrong, not the dream.
+	NotPlanted []string `json:"not_planted,omitempty"`
+	Err        string   `json:"error,omitempty"`
+}
+
+// Run scores each scenario in its own scratch workspace. A scenario whose
+// setup or dream fails is scored with Err set; Run itself fails only when
+// ctx ends.
+func Run(ctx context.Context, scenarios []Scenario, dream DreamFunc) ([]Score, error) {
+	var scores []Score
+	for _, s := range scenarios {
+		if err := ctx.Err(); err != nil {
+			return scores, fmt.Errorf("eval: %w", err)
+		}
+		scores = append(scores, runOne(ctx, s, dream))
+	}
+	return scores, nil
+}
+
+func runOne(ctx context.Context, s Scenario, dream DreamFunc) Score {
+	sc := Score{Scenario: s.Name, ProbesTotal: len(s.Probes)}
+	root, err := os.MkdirTemp("", "dream-eval-*")
+	if err != nil {
+		sc.Err = fmt.Sprintf("workspace: %v", err)
+		return sc
+	}
+	defer os.RemoveAll(root)
+	ws, err := prepare(s, root)
+	if err != nil {
+		sc.Err = err.Error()
+		return sc
+	}
+	before, err := takeSnapshot(ws.MemoryDir)
+	if err != nil {
+		sc.Err = fmt.Sprintf("before: %v", err)
+		return sc
+	}
+	outside, err := outsideHash(ws)
+	if err != nil {
+		sc.Err = fmt.Sprintf("before: %v", err)
+		return sc
+	}
+	usage, derr := dream(ctx, s, ws)
+	sc.Tokens = usage.Total()
+	if derr != nil {
+		sc.Err = derr.Error()
+	}
+	after, err := takeSnapshot(ws.MemoryDir)
+	if err != nil {
+		sc.Err = fmt.Sprintf("after: %v", err)
+		return sc
+	}
+	if o, err := outsideHash(ws); err == nil {
+		sc.OutsideUntouched = o == outside
+	}
+	for _, e := range s.Expects {
+		wasOK, isOK := e.holds(before, before), e.holds(after, before)
+		if e.Guard {
+			if !isOK {
+				sc.Regressions++
+				sc.Failed = append(sc.Failed, "guard "+e.String())
+			}
+			continue
+		}
+		if wasOK {
+			sc.NotPlanted = append(sc.NotPlanted, e.String())
+		}
+		sc.DefectsTotal++
+		if e.Mechanical {
+			sc.MechanicalTotal++
+		}
+		if isOK {
+			sc.DefectsFixed++
+			if e.Mechanical {
+				sc.MechanicalFixed++
+			}
+		} else {
+			sc.Failed = append(sc.Failed, e.String())
+		}
+	}
+	missing, err := offline.MissingPinned(s.Probes, ws.MemoryDir)
+	if err != nil {
+		sc.Err = fmt.Sprintf("probes: %v", err)
+		return sc
+	}
+	sc.ProbesRetained = len(s.Probes) - len(missing)
+	for _, m := range missing {
+		sc.Failed = append(sc.Failed, fmt.Sprintf("probe %q", m))
+	}
+	sc.IndexWithinBudget = after.dir.Index == nil ||
+		len(after.dir.Index.Lines) <= memory.MaxIndexLines && after.dir.Index.Bytes <= memory.MaxIndexBytes
+	return sc
+}
+
+// outsideHash digests what a dream must never write: the repository and the
+// transcripts.
+func outsideHash(ws Workspace) (string, error) {
+	r, err := hashTree(ws.RepoDir)
+	if err != nil {
+		return "", err
+	}
+	t, err := hashTree(ws.SessionsDir)
+	if err != nil {
+		return "", err
+	}
+	return r + t, nil
+}

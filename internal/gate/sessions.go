@@ -1,0 +1,166 @@
+package gate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// transcriptExt is the extension every supported host gives a session
+// transcript (Claude Code, Codex CLI, Gemini CLI, nanobot, codebot).
+const transcriptExt = ".jsonl"
+
+// subagentsDir is the directory name under which Claude Code keeps the
+// transcripts of sub-agents a session spawned
+// (<project>/<session>/subagents/agent-*.jsonl). They are not sessions the
+// user had: counting them would let one busy session open the gate alone.
+const subagentsDir = "subagents"
+
+// readBatch is how many directory entries are read per getdents round. It
+// bounds memory on a huge flat directory while keeping system calls few.
+const readBatch = 1024
+
+// CountSessionsTouchedSince counts *.jsonl transcripts under dir modified
+// strictly after since, excluding the current session (a file named ID.jsonl,
+// *_ID.jsonl or, for Codex rollouts, *-ID.jsonl; an empty exclude excludes
+// nothing). Mtimes only, never content.
+//
+// The walk is recursive, because hosts nest transcripts (Claude Code keeps
+// <project>/<session>.jsonl, Codex sessions/YYYY/MM/DD/rollout-…-<id>.jsonl).
+// Below dir it never follows a symbolic link, neither to a directory nor to a
+// file, so a symlink loop cannot hang it; dir itself may be a symlink, since
+// users commonly link their agent's home from a dotfiles checkout. Directories
+// named "subagents" are not entered (see subagentsDir).
+//
+// An empty or missing dir counts 0 with a nil error: the host keeps no
+// transcripts yet. A dir that is not a directory or cannot be read returns 0
+// and a descriptive error that callers may show but should treat as 0.
+// Unreadable subdirectories are skipped. ctx is checked between directories;
+// once it is done the scan returns 0 and ctx's error.
+func CountSessionsTouchedSince(ctx context.Context, dir string, since time.Time, exclude string) (int, error) {
+	return countSessions(ctx, dir, since, exclude, fastStatAvailable)
+}
+
+// countSessions is CountSessionsTouchedSince with the stat strategy made
+// explicit, so that benchmarks can compare the fast platform path with the
+// portable one on the same tree.
+func countSessions(ctx context.Context, dir string, since time.Time, exclude string, fast bool) (int, error) {
+	if dir == "" {
+		return 0, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
+	}
+	root, err := openDir(dir, true)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, nil
+		}
+		if errors.Is(err, syscall.ENOTDIR) {
+			return 0, fmt.Errorf("scan sessions in %s: not a directory", dir)
+		}
+		return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
+	}
+	s := scanner{since: since, exclude: exclude, fast: fast}
+	pending := s.scanDir(root)
+	root.Close()
+	for len(pending) > 0 {
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
+		}
+		path := pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		d, err := openDir(path, false)
+		if err != nil {
+			// Unreadable, vanished, or swapped for a symlink since it was
+			// listed: skip it. Undercounting only postpones a dream.
+			continue
+		}
+		pending = append(pending, s.scanDir(d)...)
+		d.Close()
+	}
+	return s.count, nil
+}
+
+// scanner accumulates the count over one walk.
+type scanner struct {
+	since   time.Time
+	exclude string
+	fast    bool
+	count   int
+}
+
+// scanDir counts the matching transcripts directly in d and returns the paths
+// of the subdirectories still to visit. Directories are closed by the caller
+// before their children are opened, so a deep tree never holds more than one
+// descriptor.
+func (s *scanner) scanDir(d *os.File) []string {
+	var subdirs []string
+	for {
+		entries, err := d.ReadDir(readBatch)
+		for _, e := range entries {
+			name := e.Name()
+			switch t := e.Type(); {
+			case t.IsDir():
+				if name != subagentsDir {
+					subdirs = append(subdirs, filepath.Join(d.Name(), name))
+				}
+			case t.IsRegular():
+				if !isTranscript(name, s.exclude) {
+					continue
+				}
+				var after bool
+				if s.fast {
+					after = statAfter(d, name, s.since)
+				} else {
+					after = infoAfter(e, s.since)
+				}
+				if after {
+					s.count++
+				}
+			}
+			// Symlinks, sockets, devices: never followed, never counted.
+		}
+		// io.EOF ends the listing; any other error ends this directory with
+		// what was read so far. ReadDir(n > 0) never returns no entries and
+		// no error, but an empty batch must not spin.
+		if err != nil || len(entries) == 0 {
+			return subdirs
+		}
+	}
+}
+
+// isTranscript reports whether name is a session transcript other than the
+// current session's. The three excluded forms are the hosts' own names:
+// ID.jsonl (Claude Code, nanobot), *_ID.jsonl (channel-prefixed keys) and
+// *-ID.jsonl (Codex rollout-<timestamp>-<id>.jsonl).
+func isTranscript(name, exclude string) bool {
+	stem, ok := strings.CutSuffix(name, transcriptExt)
+	if !ok {
+		return false
+	}
+	if exclude == "" {
+		return true
+	}
+	rest, ok := strings.CutSuffix(stem, exclude)
+	if !ok {
+		return true
+	}
+	return !(rest == "" || strings.HasSuffix(rest, "_") || strings.HasSuffix(rest, "-"))
+}
+
+// infoAfter is the portable mtime check: DirEntry.Info is an lstat, so a
+// file replaced by a symlink after listing is judged by the link itself.
+func infoAfter(e fs.DirEntry, since time.Time) bool {
+	info, err := e.Info()
+	if err != nil || !info.Mode().IsRegular() {
+		return false
+	}
+	return info.ModTime().After(since)
+}

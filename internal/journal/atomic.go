@@ -1,0 +1,90 @@
+package journal
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// WriteFileAtomic replaces path with data so that a concurrent reader sees
+// either the old or the new content: it writes a temporary file in the same
+// directory, syncs it, renames it over path and syncs the directory.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, TempPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	if err := finishTemp(f, perm, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return SyncDir(dir)
+}
+
+// finishTemp fills, syncs, chmods and closes a freshly created temp file.
+func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error {
+	if err := fill(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// installFile copies src over dst atomically (temp file beside dst, sync,
+// rename). n numbers the install for the crash points.
+func installFile(src, dst string, perm os.FileMode, n int) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	defer in.Close()
+	dir := filepath.Dir(dst)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	f, err := os.CreateTemp(dir, TempPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	tmp := f.Name()
+	if err := finishTemp(f, perm, func(w io.Writer) error { _, err := io.Copy(w, in); return err }); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	crashPoint("commit:tmp:%d", n)
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("install %s: %w", dst, err)
+	}
+	crashPoint("commit:rename:%d", n)
+	return nil
+}
+
+// SyncDir flushes a directory's entries (new names, renames, removals) to
+// disk.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	return nil
+}

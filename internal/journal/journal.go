@@ -1,0 +1,138 @@
+// Package journal makes a dream all-or-nothing. Begin copies the memory
+// directory into a staging directory under the state dir; the agent reads and
+// writes only the staging copy; Commit then lands every change in the real
+// memory directory, or Discard throws the copy away. A dream killed at any
+// instant is finished or forgotten by the next process's Recover, driven by a
+// small JSON record written atomically beside the staging copy:
+//
+//	staging    → the dream may be half done: discard it
+//	committing → the record lists every change and the staging copy still
+//	             holds the new content: roll forward
+//	committed  → only cleanup was left
+//	parked     → kept for review on purpose: leave it alone
+//
+// Each memory file is replaced by writing a temporary file in the same
+// directory as its target, syncing it and renaming it over the target, so a
+// reader sees every file either old or new, never half written, even when the
+// state dir lives on another file system. Callers hold the memory dir's
+// consolidation lock around anything that changes files; the package itself
+// takes no locks.
+package journal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// LockName is the consolidation lock file in the memory dir. It belongs to
+// the lock protocol, not to the memory: it is never staged, committed,
+// audited or restored.
+const LockName = ".consolidate-lock"
+
+// TempPrefix starts the name of every temporary file dream creates inside the
+// memory dir, so an interrupted commit's leftovers are recognisable and
+// Recover can remove them.
+const TempPrefix = ".dream-tmp-"
+
+// Transaction states, as written in the record.
+const (
+	StateStaging    = "staging"
+	StateCommitting = "committing"
+	StateCommitted  = "committed"
+	StateParked     = "parked"
+)
+
+// Change kinds.
+const (
+	Added    = "added"
+	Modified = "modified"
+	Deleted  = "deleted"
+)
+
+var (
+	// ErrConflict means the memory dir changed under a transaction (someone
+	// edited memory during the dream); the error text names the files.
+	ErrConflict = errors.New("memory changed during the dream")
+	// ErrNotFound means no transaction matches the id.
+	ErrNotFound = errors.New("no such transaction")
+	// ErrClosed means the transaction was already committed or discarded.
+	ErrClosed = errors.New("transaction already finished")
+)
+
+// Change is one file a transaction changes.
+type Change struct {
+	Path    string `json:"path"` // slash-separated, relative to the memory dir
+	Kind    string `json:"kind"` // Added, Modified or Deleted
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+}
+
+// Info summarises a transaction for listings.
+type Info struct {
+	ID        string
+	State     string
+	PID       int
+	CreatedAt time.Time
+}
+
+// Recovery reports what Recover did.
+type Recovery struct {
+	RolledForward []string // txn ids whose commit was finished
+	Discarded     []string // txn ids whose unfinished dream was dropped
+	// Skipped lists "id: path" for files a roll-forward left alone because
+	// they were edited by hand after the crash; the hand edit wins.
+	Skipped []string
+}
+
+// Ignored reports whether a file or directory name inside the memory dir is
+// outside the memory proper: the lock file, dream's temporary files, and a
+// .git directory some hosts keep there.
+func Ignored(name string) bool {
+	return name == LockName || name == ".git" || strings.HasPrefix(name, TempPrefix)
+}
+
+// MemKey names a memory dir inside the state dir: a short hash of its
+// absolute, clean, symlink-resolved path, so two spellings of one directory
+// share a journal and audit history.
+func MemKey(memoryDir string) (string, error) {
+	abs, err := absDir(memoryDir)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return hex.EncodeToString(sum[:8]), nil
+}
+
+// absDir returns the absolute clean path of dir, with symlinks resolved when
+// it exists.
+func absDir(dir string) (string, error) {
+	if dir == "" {
+		return "", errors.New("memory dir is empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", dir, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	return filepath.Clean(abs), nil
+}
+
+// validID accepts ids that are safe as a single path element.
+func validID(id string) error {
+	if id == "" || len(id) > 128 || id == "." || id == ".." {
+		return fmt.Errorf("invalid transaction id %q", id)
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fmt.Errorf("invalid transaction id %q: only letters, digits, '-', '_' and '.' are allowed", id)
+		}
+	}
+	return nil
+}

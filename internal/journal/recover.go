@@ -1,0 +1,102 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Recover finishes or forgets the transactions of a memory dir left by a
+// process that died. Call it while holding the consolidation lock, so no live
+// dream owns any of them: a staging transaction is discarded (the memory dir
+// was never touched), a committing one is rolled forward from its record and
+// staging copy, a committed leftover is removed, a parked one is kept. It
+// then removes temporary files an interrupted commit left in the memory dir.
+// Problems with one transaction do not stop the others; they are joined in
+// the returned error.
+func Recover(stateDir, memoryDir string) (Recovery, error) {
+	var res Recovery
+	root, mem, err := journalRoot(stateDir, memoryDir)
+	if err != nil {
+		return res, fmt.Errorf("journal: recover: %w", err)
+	}
+	entries, err := list(root)
+	if err != nil {
+		return res, fmt.Errorf("journal: recover: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		dir := filepath.Join(root, e.name)
+		if e.err != nil {
+			if errors.Is(e.err, fs.ErrNotExist) {
+				// Died before the first record was written: nothing
+				// reached the memory dir.
+				if err := os.RemoveAll(dir); err != nil {
+					errs = append(errs, fmt.Errorf("journal: recover %s: %w", e.name, err))
+					continue
+				}
+				res.Discarded = append(res.Discarded, e.name)
+				continue
+			}
+			errs = append(errs, fmt.Errorf("journal: recover %s: left in place: %w", e.name, e.err))
+			continue
+		}
+		switch e.rec.State {
+		case StateStaging:
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, fmt.Errorf("journal: recover %s: %w", e.name, err))
+				continue
+			}
+			res.Discarded = append(res.Discarded, e.name)
+		case StateCommitting:
+			crashPoint("recover:forward:%s", e.name)
+			t := &Txn{memDir: mem, txnDir: dir, rec: e.rec}
+			skipped, err := apply(mem, t.Dir(), e.rec)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("journal: recover %s: roll forward: %w", e.name, err))
+				continue
+			}
+			for _, p := range skipped {
+				res.Skipped = append(res.Skipped, e.name+": "+p)
+			}
+			if err := t.finish(); err != nil {
+				errs = append(errs, fmt.Errorf("journal: recover %s: %w", e.name, err))
+				continue
+			}
+			res.RolledForward = append(res.RolledForward, e.name)
+		case StateCommitted:
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, fmt.Errorf("journal: recover %s: %w", e.name, err))
+			}
+		case StateParked:
+		}
+	}
+	if err := removeTemps(mem); err != nil {
+		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
+	}
+	return res, errors.Join(errs...)
+}
+
+// removeTemps deletes dream's temporary files anywhere in the memory dir.
+func removeTemps(mem string) error {
+	return filepath.WalkDir(mem, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove temp %s: %w", p, err)
+			}
+		}
+		return nil
+	})
+}

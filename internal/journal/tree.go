@@ -1,0 +1,160 @@
+package journal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// fingerprint identifies one version of a file. Size is compared first so
+// most changes are found without hashing twice.
+type fingerprint struct {
+	Size   int64       `json:"size"`
+	SHA256 string      `json:"sha256"`
+	Mode   os.FileMode `json:"mode"`
+}
+
+func (f fingerprint) same(o fingerprint) bool { return f.Size == o.Size && f.SHA256 == o.SHA256 }
+
+// walkFiles calls fn for every regular memory file under root, with its
+// slash path relative to root, in lexical order. Ignored names and
+// non-regular files (symlinks, devices) are skipped: they are not memory.
+func walkFiles(root string, fn func(rel, abs string, info fs.FileInfo) error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == root {
+			return nil
+		}
+		if Ignored(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return fn(filepath.ToSlash(rel), p, info)
+	})
+}
+
+// scan fingerprints every memory file under root.
+func scan(root string) (map[string]fingerprint, error) {
+	out := map[string]fingerprint{}
+	err := walkFiles(root, func(rel, abs string, info fs.FileInfo) error {
+		fp, err := fingerprintFile(abs)
+		if err != nil {
+			return err
+		}
+		out[rel] = fp
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", root, err)
+	}
+	return out, nil
+}
+
+// fingerprintFile hashes one file; ok is false when it does not exist.
+func fingerprintFile(path string) (fingerprint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fingerprint{}, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, nil
+}
+
+// currentFingerprint is fingerprintFile with "absent" as a result, not an
+// error.
+func currentFingerprint(path string) (fp fingerprint, exists bool, err error) {
+	fp, err = fingerprintFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fingerprint{}, false, nil
+	}
+	if err != nil {
+		return fingerprint{}, false, err
+	}
+	return fp, true, nil
+}
+
+// copyTree copies every memory file of src into dst, returning the
+// fingerprint of what was copied (hashed in the same pass, so the base
+// matches the staged copy exactly).
+func copyTree(src, dst string) (map[string]fingerprint, error) {
+	base := map[string]fingerprint{}
+	n := 0
+	err := walkFiles(src, func(rel, abs string, info fs.FileInfo) error {
+		target := filepath.Join(dst, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		fp, err := copyHashed(abs, target, info.Mode().Perm())
+		if err != nil {
+			return err
+		}
+		base[rel] = fp
+		n++
+		crashPoint("begin:copied:%d", n)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("copy %s to staging: %w", src, err)
+	}
+	return base, nil
+}
+
+func copyHashed(src, dst string, perm os.FileMode) (fingerprint, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o200)
+	if err != nil {
+		return fingerprint{}, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fingerprint{}, fmt.Errorf("copy %s: %w", src, err)
+	}
+	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: perm}, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

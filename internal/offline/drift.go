@@ -1,0 +1,149 @@
+package offline
+
+import (
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+var (
+	codeSpanRE   = regexp.MustCompile("`([^`\n]+)`")
+	linkTargetRE = regexp.MustCompile(`\]\([^)]*\)`)
+	urlRE        = regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
+	bareFileRE   = regexp.MustCompile(`(?:^|[\s(\["'])((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:` + strings.ReplaceAll(sourceExts, " ", "|") + `))(?:$|[\s)\]"',.;:!?])`)
+	identRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$`)
+	fileNameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.[A-Za-z0-9]{1,8}$`)
+	lineSuffixRE = regexp.MustCompile(`:\d+(?::\d+)?$`)
+)
+
+// driftSuspects lists the paths, file names and identifiers memory names
+// that the repository does not contain. Only what is clearly code is
+// checked: a path or file name, or an identifier in a code span that looks
+// like one (camelCase, snake_case, qualified or called) — `make` or `Redis`
+// are words, not symbols, and would only be noise.
+func driftSuspects(s *state, repo *repoIndex) []Suspect {
+	var out []Suspect
+	seen := map[string]bool{}
+	for _, d := range s.readingOrder() {
+		fence := d.fences()
+		for i, l := range d.lines {
+			if fence[i] || i < d.body && d.topic != nil && d.topic.Frontmatter && !strings.HasPrefix(l.text, "description:") {
+				continue
+			}
+			for _, m := range mentions(l.text) {
+				if s.exists(m.Mention) || !missing(repo, m) {
+					continue
+				}
+				key := d.rel + "\x00" + m.Mention
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				m.File, m.Line = d.rel, l.orig
+				out = append(out, m)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+// mentions extracts what a line names, in order of appearance.
+func mentions(text string) []Suspect {
+	var out []Suspect
+	for _, m := range codeSpanRE.FindAllStringSubmatch(text, -1) {
+		if s, ok := classify(strings.TrimSpace(m[1])); ok {
+			out = append(out, s)
+		}
+	}
+	prose := codeSpanRE.ReplaceAllString(text, " ")
+	prose = linkTargetRE.ReplaceAllString(prose, "]")
+	prose = urlRE.ReplaceAllString(prose, " ")
+	for _, m := range bareFileRE.FindAllStringSubmatch(prose, -1) {
+		if s, ok := classify(m[1]); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// classify decides what a mention is, or that it is none of our business.
+func classify(c string) (Suspect, bool) {
+	if c == "" || strings.ContainsAny(c, " \t*?{}[]<>$%~|=,;\"'") || strings.Contains(c, "://") || strings.HasPrefix(c, "-") {
+		return Suspect{}, false
+	}
+	c = lineSuffixRE.ReplaceAllString(c, "")
+	if strings.Contains(c, "/") {
+		if strings.HasPrefix(c, "/") || strings.Contains(c, "@") {
+			return Suspect{}, false // absolute, or a module@version: not in the repo
+		}
+		c = strings.TrimSuffix(strings.TrimPrefix(c, "./"), "/")
+		c = path.Clean(c)
+		if c == "." || strings.HasPrefix(c, "..") || strings.HasPrefix(c, "/") {
+			return Suspect{}, false
+		}
+		return Suspect{Mention: c, Kind: "path"}, true
+	}
+	if fileNameRE.MatchString(c) && fileExts[strings.ToLower(strings.TrimPrefix(path.Ext(c), "."))] {
+		return Suspect{Mention: c, Kind: "file"}, true
+	}
+	if identRE.MatchString(c) && symbolLike(c) {
+		return Suspect{Mention: c, Kind: "identifier"}, true
+	}
+	return Suspect{}, false
+}
+
+// fileExts are the extensions that make a dotted name a file name rather
+// than a qualified identifier (`config.yaml` versus `config.Load`).
+var fileExts = map[string]bool{}
+
+func init() {
+	for _, e := range strings.Fields(sourceExts + " yaml yml toml json ini cfg conf lock txt md html css scss sum mod xml csv env") {
+		fileExts[e] = true
+	}
+}
+
+// symbolLike keeps identifiers that can only be code.
+func symbolLike(c string) bool {
+	last := lastSegment(c)
+	if len(last) < 4 && !strings.HasSuffix(c, "()") {
+		return false
+	}
+	if strings.HasSuffix(c, "()") || strings.Contains(c, ".") || strings.Contains(c, "::") || strings.Contains(last, "_") {
+		return true
+	}
+	for _, r := range last[1:] {
+		if r >= 'A' && r <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func lastSegment(c string) string {
+	c = strings.TrimSuffix(c, "()")
+	if i := strings.LastIndexAny(c, ".:"); i >= 0 {
+		c = c[i+1:]
+	}
+	return c
+}
+
+// missing reports whether the repository certainly lacks the mention.
+func missing(repo *repoIndex, m Suspect) bool {
+	switch m.Kind {
+	case "path":
+		return !repo.truncated && !repo.hasPath(m.Mention)
+	case "file":
+		return !repo.truncated && len(repo.byBase[m.Mention]) == 0
+	case "identifier":
+		last := lastSegment(m.Mention)
+		return !repo.wordsTruncated && !repo.words[last] && len(repo.byBase[m.Mention]) == 0
+	}
+	return false
+}

@@ -1,0 +1,202 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Memory is read-write access to one memory directory. The directory the
+// model sees (the display directory, e.g. the user's real memory dir) may
+// differ from the one written (a staging copy kept by the journal); absolute
+// paths under either map onto the same root.
+type Memory struct {
+	root       *os.Root
+	displayDir string
+	prefixes   []string // display aliases first, then real-dir aliases
+}
+
+// OpenMemory opens realDir for confined writing. displayDir is the path the
+// model is told about; an empty displayDir means realDir itself.
+func OpenMemory(realDir, displayDir string) (*Memory, error) {
+	if realDir == "" {
+		return nil, errors.New("open memory directory: empty path")
+	}
+	if displayDir == "" {
+		displayDir = realDir
+	}
+	disp, err := aliases(displayDir)
+	if err != nil {
+		return nil, fmt.Errorf("open memory directory: %w", err)
+	}
+	real, err := aliases(realDir)
+	if err != nil {
+		return nil, fmt.Errorf("open memory directory: %w", err)
+	}
+	root, err := os.OpenRoot(realDir)
+	if err != nil {
+		return nil, fmt.Errorf("open memory directory %s: %w", realDir, err)
+	}
+	return &Memory{root: root, displayDir: disp[0], prefixes: append(disp, real...)}, nil
+}
+
+// DisplayDir is the memory directory as the model sees it.
+func (m *Memory) DisplayDir() string { return m.displayDir }
+
+// Display returns the absolute path the model knows rel by.
+func (m *Memory) Display(rel string) string {
+	return filepath.Join(m.displayDir, filepath.FromSlash(rel))
+}
+
+// Resolve maps a model-supplied path (absolute under the display or real
+// directory, or relative to the memory directory) to a clean slash-separated
+// path relative to the memory directory. It refuses anything outside, the
+// directory itself, the lock file and .git; the error says what is allowed so
+// the model can correct the call.
+func (m *Memory) Resolve(filePath string) (string, error) {
+	abs, err := absUnder(m.displayDir, filePath)
+	if err != nil {
+		return "", fmt.Errorf("file_path: %w", err)
+	}
+	// The longest matching prefix wins, so that a real directory nested in
+	// the display one (or the reverse) still maps each path onto one file.
+	best, found := "", -1
+	for _, dir := range m.prefixes {
+		if rel, ok := within(dir, abs); ok && len(dir) > found {
+			best, found = rel, len(dir)
+		}
+	}
+	if found >= 0 {
+		rel := filepath.ToSlash(best)
+		if err := checkMemoryRel(rel); err != nil {
+			return "", err
+		}
+		return rel, nil
+	}
+	return "", fmt.Errorf("%w: only files inside the memory directory %s may be written (absolute, or relative to it); got %q",
+		ErrOutside, m.displayDir, filePath)
+}
+
+// ReadFile reads a memory file. rel is re-checked: callers may hold a path
+// that was validated earlier, and this is where the check must hold.
+func (m *Memory) ReadFile(rel string) ([]byte, error) {
+	if err := checkMemoryRel(rel); err != nil {
+		return nil, err
+	}
+	data, err := m.root.ReadFile(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, fmt.Errorf("read memory file %s: %w", rel, err)
+	}
+	return data, nil
+}
+
+// Stat follows symbolic links inside the root, like os.Stat.
+func (m *Memory) Stat(rel string) (fs.FileInfo, error) {
+	if err := checkMemoryRel(rel); err != nil {
+		return nil, err
+	}
+	fi, err := m.root.Stat(filepath.FromSlash(rel))
+	if err != nil {
+		return nil, fmt.Errorf("stat memory file %s: %w", rel, err)
+	}
+	return fi, nil
+}
+
+// WriteFile replaces (or creates) a memory file atomically: the data goes to
+// a temporary file in the same directory, is synced, and is renamed over the
+// target, so a crash leaves either the old file or the new one and never a
+// truncated mix. Missing parent directories are created. An existing file
+// keeps its permission bits. A symbolic link as the target is refused rather
+// than silently replaced by a regular file.
+func (m *Memory) WriteFile(rel string, data []byte) error {
+	if err := checkMemoryRel(rel); err != nil {
+		return err
+	}
+	name := filepath.FromSlash(rel)
+	dir := filepath.Dir(name)
+	if dir != "." {
+		if err := m.root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create directory for %s: %w", rel, err)
+		}
+	}
+	perm := fs.FileMode(0o644)
+	switch fi, err := m.root.Lstat(name); {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symbolic link; write the file it points to instead", ErrForbidden, rel)
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a file", rel)
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is not a regular file", ErrForbidden, rel)
+	case err == nil:
+		perm = fi.Mode().Perm()
+	case !isNotExist(err):
+		return fmt.Errorf("stat %s: %w", rel, err)
+	}
+	tmp, tmpRel, err := m.createTemp(dir, filepath.Base(name), perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = tmp.Close()
+			_ = m.root.Remove(tmpRel)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	// The umask may have narrowed perm at creation; the old file's mode wins.
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("write %s: set mode: %w", rel, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("write %s: sync: %w", rel, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: close: %w", rel, err)
+	}
+	if err := m.root.Rename(tmpRel, name); err != nil {
+		return fmt.Errorf("write %s: rename into place: %w", rel, err)
+	}
+	ok = true
+	// Make the rename durable; a failure here does not undo the write.
+	if d, err := m.root.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// createTemp makes a new, exclusive temporary file next to base inside dir.
+// The name starts with a dot and carries the target's name so that a file
+// left by a crash is recognisable and hidden from casual listings.
+func (m *Memory) createTemp(dir, base string, perm fs.FileMode) (*os.File, string, error) {
+	for range 10 {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, "", fmt.Errorf("temp name: %w", err)
+		}
+		name := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(b[:]))
+		f, err := m.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, "", fmt.Errorf("create temp file: %w", err)
+		}
+	}
+	return nil, "", errors.New("create temp file: too many name collisions")
+}
+
+// Close releases the root.
+func (m *Memory) Close() error {
+	if err := m.root.Close(); err != nil {
+		return fmt.Errorf("close memory directory: %w", err)
+	}
+	return nil
+}

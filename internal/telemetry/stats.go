@@ -1,0 +1,95 @@
+package telemetry
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dreamkit/dream/llm"
+)
+
+// Stats is what the events since a time add up to.
+type Stats struct {
+	Fired, Completed, Failed int
+	// Usage sums the tokens of completed dreams.
+	Usage llm.Usage
+	// CacheHitRate is the hit rate of the summed usage, not a mean of rates,
+	// so a big dream weighs more than a small one.
+	CacheHitRate float64
+	// Malformed counts log lines that could not be read.
+	Malformed int
+	Since     time.Time
+}
+
+// Summarize counts the events at or after since (all when since is zero).
+// Unknown event names are ignored, so newer writers do not break old readers.
+func Summarize(events []Event, since time.Time) Stats {
+	s := Stats{Since: since}
+	for _, e := range events {
+		if !since.IsZero() && e.Time.Before(since) {
+			continue
+		}
+		switch e.Name {
+		case EventFired:
+			s.Fired++
+		case EventCompleted:
+			s.Completed++
+			if e.Usage != nil {
+				s.Usage.Add(*e.Usage)
+			}
+		case EventFailed:
+			s.Failed++
+		}
+	}
+	s.CacheHitRate = s.Usage.CacheHitRate()
+	return s
+}
+
+// String is a one-line human summary, e.g.
+// "fired:completed:failed 5:4:1 · tokens in 12k out 3k cache read 40k created 8k · hit rate 66.7%".
+func (s Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fired:completed:failed %d:%d:%d", s.Fired, s.Completed, s.Failed)
+	fmt.Fprintf(&b, " · tokens in %s out %s cache read %s created %s",
+		count(s.Usage.InputTokens), count(s.Usage.OutputTokens),
+		count(s.Usage.CacheReadInputTokens), count(s.Usage.CacheCreationInputTokens))
+	fmt.Fprintf(&b, " · hit rate %.1f%%", s.CacheHitRate*100)
+	if !s.Since.IsZero() {
+		fmt.Fprintf(&b, " · since %s", s.Since.UTC().Format(time.RFC3339))
+	}
+	if s.Malformed > 0 {
+		fmt.Fprintf(&b, " · %d malformed line", s.Malformed)
+		if s.Malformed > 1 {
+			b.WriteString("s")
+		}
+		b.WriteString(" skipped")
+	}
+	return b.String()
+}
+
+// count renders a token count compactly: 950, 1.5k, 12k, 3.2M.
+func count(n int64) string {
+	if n < 1000 && n > -1000 {
+		return strconv.FormatInt(n, 10)
+	}
+	f := float64(n)
+	units := []string{"k", "M", "G", "T"}
+	for i, u := range units {
+		f /= 1000
+		// Move up a unit once rounding would show 1000 (999_999 is "1M", not "1000k").
+		if (f < 999.5 && f > -999.5) || i == len(units)-1 {
+			return scaled(f) + u
+		}
+	}
+	panic("unreachable")
+}
+
+// scaled formats with one decimal below 10 and none above, dropping ".0".
+func scaled(f float64) string {
+	prec := 0
+	if f < 9.95 && f > -9.95 {
+		prec = 1
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', prec, 64), ".0")
+}

@@ -1,0 +1,114 @@
+// Package telemetry records what dreams cost and achieve, as a JSONL event
+// log at <stateDir>/events.jsonl: one event when a dream fires (how long
+// since the last and how many sessions piled up, to tune the gate), one when
+// it completes (tokens, prompt-cache hit rate, sessions, files), one when it
+// fails (reason and phase). Nothing leaves the machine; `dream log` and
+// friends summarise the file.
+package telemetry
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dreamkit/dream/llm"
+)
+
+// FileName is the event log's name inside the state dir.
+const FileName = "events.jsonl"
+
+// Event names.
+const (
+	EventFired     = "dream_fired"
+	EventCompleted = "dream_completed"
+	EventFailed    = "dream_failed"
+)
+
+// Event is one line of the log.
+type Event struct {
+	Time             time.Time  `json:"time"`
+	Name             string     `json:"event"`
+	TaskID           string     `json:"task_id,omitempty"`
+	MemoryDir        string     `json:"memory_dir,omitempty"`
+	HoursSinceLast   float64    `json:"hours_since_last,omitempty"`
+	Sessions         int        `json:"sessions,omitempty"`
+	Usage            *llm.Usage `json:"usage,omitempty"`
+	CacheHitRate     float64    `json:"cache_hit_rate,omitempty"`
+	SessionsReviewed int        `json:"sessions_reviewed,omitempty"`
+	FilesTouched     []string   `json:"files_touched,omitempty"`
+	DurationMS       int64      `json:"duration_ms,omitempty"`
+	Reason           string     `json:"reason,omitempty"`
+	Phase            string     `json:"phase,omitempty"`
+}
+
+// Log is the event log of one state dir. It holds no open file: each event
+// is one open, one write, one close, so any number of processes can append.
+type Log struct {
+	path string
+	now  func() time.Time
+}
+
+// Open returns the log under stateDir. Nothing is touched until the first
+// event is written.
+func Open(stateDir string) *Log {
+	return &Log{path: filepath.Join(stateDir, FileName), now: time.Now}
+}
+
+// Path is the log file's path.
+func (l *Log) Path() string { return l.path }
+
+// Fired records that a dream started.
+func (l *Log) Fired(taskID, memoryDir string, hoursSinceLast float64, sessions int) error {
+	return l.Append(Event{Name: EventFired, TaskID: taskID, MemoryDir: memoryDir, HoursSinceLast: hoursSinceLast, Sessions: sessions})
+}
+
+// Completed records a successful dream with its cost.
+func (l *Log) Completed(taskID, memoryDir string, u llm.Usage, sessionsReviewed int, files []string, d time.Duration) error {
+	return l.Append(Event{
+		Name: EventCompleted, TaskID: taskID, MemoryDir: memoryDir,
+		Usage: &u, CacheHitRate: u.CacheHitRate(), SessionsReviewed: sessionsReviewed,
+		FilesTouched: files, DurationMS: d.Milliseconds(),
+	})
+}
+
+// Failed records a failed, timed-out or killed dream and the phase it
+// reached (starting: nothing was written yet; updating: files were).
+func (l *Log) Failed(taskID, memoryDir, reason, phase string) error {
+	return l.Append(Event{Name: EventFailed, TaskID: taskID, MemoryDir: memoryDir, Reason: reason, Phase: phase})
+}
+
+// Append writes e as one line, stamping the time if it is zero. The line
+// goes out in a single write on an O_APPEND descriptor, which the kernel
+// appends atomically with respect to other appenders on a local file system,
+// so concurrent processes never interleave within a line.
+func (l *Log) Append(e Event) error {
+	if e.Name == "" {
+		return fmt.Errorf("telemetry: event without a name")
+	}
+	if e.Time.IsZero() {
+		e.Time = l.now()
+	}
+	e.Time = e.Time.Round(0).UTC()
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("telemetry: encoding %s: %w", e.Name, err)
+	}
+	line = append(line, '\n')
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	if _, err := f.Write(line); err != nil {
+		f.Close()
+		return fmt.Errorf("telemetry: writing %s: %w", e.Name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("telemetry: writing %s: %w", e.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,303 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/dreamkit/dream/internal/sandbox"
+)
+
+// grepTool searches file contents. It streams every file through a fixed
+// buffer, so a multi-gigabyte JSONL transcript costs time but not memory, and
+// it counts every match while showing only the first few.
+type grepTool struct{ s *Set }
+
+type grepInput struct {
+	Pattern    string `json:"pattern"`
+	Path       string `json:"path,omitempty"`
+	Glob       string `json:"glob,omitempty"`
+	OutputMode string `json:"output_mode,omitempty"`
+	HeadLimit  *int   `json:"head_limit,omitempty"`
+}
+
+const (
+	grepContent = "content"
+	grepFiles   = "files_with_matches"
+	grepCount   = "count"
+)
+
+func (t *grepTool) Name() string { return "grep" }
+
+func (t *grepTool) Description() string {
+	l := t.s.limits
+	return fmt.Sprintf("Search file contents with a regular expression (Go RE2 syntax; a plain word is searched literally and fast; "+
+		"use (?i) for case-insensitive). path is a file or directory (absolute, or relative to the repository; default the repository); "+
+		"glob filters file names (e.g. \"*.jsonl\", \"**/*.md\"). .gitignore'd files in the repository and binary files are skipped. "+
+		"output_mode: \"content\" (default) shows path:line:text, \"files_with_matches\" lists files newest first, \"count\" gives matches per file. "+
+		"At most %d entries are shown (head_limit lowers it) and lines are cut to %d characters around the match; the total number of matches is always reported. "+
+		"Transcripts are large JSONL files: grep narrowly (a distinctive word, one file or a glob), never read them whole.",
+		l.GrepMaxMatches, l.GrepMaxLineChars)
+}
+
+func (t *grepTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"pattern":{"type":"string","description":"Regular expression (Go RE2) or plain text to search for"},` +
+		`"path":{"type":"string","description":"File or directory to search; default the repository"},` +
+		`"glob":{"type":"string","description":"Only search files whose name (or path, if it contains /) matches this glob"},` +
+		`"output_mode":{"type":"string","enum":["content","files_with_matches","count"],"description":"What to show; default content"},` +
+		`"head_limit":{"type":"integer","minimum":1,"description":"Show at most this many entries"}},` +
+		`"required":["pattern"],"additionalProperties":false}`)
+}
+
+// grepCall is a parsed, checked call.
+type grepCall struct {
+	in    grepInput
+	m     *matcher
+	root  sandbox.NamedRoot
+	rel   string
+	limit int
+}
+
+func (t *grepTool) parse(input json.RawMessage) (*grepCall, error) {
+	c := &grepCall{}
+	if err := decode("grep", input, &c.in); err != nil {
+		return nil, err
+	}
+	m, err := newMatcher(c.in.Pattern)
+	if err != nil {
+		return nil, fmt.Errorf("grep: %w", err)
+	}
+	c.m = m
+	switch c.in.OutputMode {
+	case "":
+		c.in.OutputMode = grepContent
+	case grepContent, grepFiles, grepCount:
+	default:
+		return nil, fmt.Errorf("grep: output_mode must be %q, %q or %q; got %q", grepContent, grepFiles, grepCount, c.in.OutputMode)
+	}
+	c.limit = t.s.limits.GrepMaxMatches
+	if c.in.HeadLimit != nil {
+		if *c.in.HeadLimit < 1 {
+			return nil, fmt.Errorf("grep: head_limit must be at least 1; got %d", *c.in.HeadLimit)
+		}
+		c.limit = min(c.limit, *c.in.HeadLimit)
+	}
+	if c.in.Glob != "" && !doublestar.ValidatePattern(c.in.Glob) {
+		return nil, fmt.Errorf("grep: glob %q is not a valid pattern", c.in.Glob)
+	}
+	p := c.in.Path
+	if p == "" {
+		p = "."
+	}
+	c.root, c.rel, err = t.s.ro.Resolve(p)
+	if err != nil {
+		return nil, fmt.Errorf("grep: %w", err)
+	}
+	return c, nil
+}
+
+func (t *grepTool) Validate(input json.RawMessage) error {
+	_, err := t.parse(input)
+	return err
+}
+
+// grepFile is what one file contributed.
+type grepFile struct {
+	shown   string
+	count   int64
+	modTime time.Time
+}
+
+func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, error) {
+	c, err := t.parse(input)
+	if err != nil {
+		return Result{}, err
+	}
+	fsys, err := t.s.ro.FS(c.root)
+	if err != nil {
+		return Result{}, fmt.Errorf("grep: %w", err)
+	}
+	fi, err := t.s.ro.Stat(c.root, c.rel)
+	if err != nil {
+		return Result{}, fmt.Errorf("grep: %w", err)
+	}
+	maxChars := t.s.limits.GrepMaxLineChars
+	sc := newScanner(c.m, scanBufSize, scanMaxLine, maxChars*4)
+	var (
+		b           strings.Builder
+		files       []grepFile
+		total       int64
+		shownLines  int
+		binaries    int
+		searched    int
+		fileMatches int64
+	)
+	searchFile := func(rel string, d fs.DirEntry) error {
+		if c.in.Glob != "" && !globMatches(c.in.Glob, c.rel, rel) {
+			return nil
+		}
+		f, err := t.s.ro.Open(c.root, rel)
+		if err != nil {
+			return nil // vanished or unreadable: not the model's problem
+		}
+		defer f.Close()
+		searched++
+		shown := c.root.Display(rel)
+		fileMatches = 0
+		err = sc.scan(ctx, f, func(lineNo int64, line []byte, at int, cut bool) bool {
+			fileMatches++
+			if c.in.OutputMode == grepFiles {
+				return false // one match is enough to list the file
+			}
+			if c.in.OutputMode == grepContent && shownLines < c.limit {
+				shownLines++
+				b.WriteString(shown)
+				b.WriteByte(':')
+				b.WriteString(strconv.FormatInt(lineNo, 10))
+				b.WriteByte(':')
+				b.WriteString(window(line, at, maxChars, cut))
+				b.WriteByte('\n')
+			}
+			return true
+		})
+		if errors.Is(err, errBinary) {
+			binaries++
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", shown, err)
+		}
+		if fileMatches > 0 {
+			total += fileMatches
+			gf := grepFile{shown: shown, count: fileMatches}
+			if c.in.OutputMode == grepFiles {
+				if info, err := d.Info(); err == nil {
+					gf.modTime = info.ModTime()
+				}
+			}
+			files = append(files, gf)
+		}
+		return nil
+	}
+	if fi.IsDir() {
+		err = walkTree(ctx, fsys, c.rel, c.root.Name == RootRepo, searchFile)
+	} else {
+		err = searchFile(c.rel, fs.FileInfoToDirEntry(fi))
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("grep: %w", err)
+	}
+	return Result{Content: t.format(c, &b, files, total, searched, binaries)}, nil
+}
+
+// format renders the result for the output mode, with the trailer that says
+// what was not shown.
+func (t *grepTool) format(c *grepCall, b *strings.Builder, files []grepFile, total int64, searched, binaries int) string {
+	var notes []string
+	if binaries > 0 {
+		notes = append(notes, fmt.Sprintf("%d binary file(s) skipped", binaries))
+	}
+	if total == 0 {
+		msg := fmt.Sprintf("No matches in %d file(s).", searched)
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, "; ") + ")"
+		}
+		return msg
+	}
+	switch c.in.OutputMode {
+	case grepFiles:
+		sort.SliceStable(files, func(i, j int) bool { return files[i].modTime.After(files[j].modTime) })
+		for i, f := range files {
+			if i == c.limit {
+				break
+			}
+			b.WriteString(f.shown + "\n")
+		}
+		if len(files) > c.limit {
+			notes = append(notes, fmt.Sprintf("… %d more files not shown", len(files)-c.limit))
+		}
+		notes = append(notes, fmt.Sprintf("%d file(s) match", len(files)))
+	case grepCount:
+		for i, f := range files {
+			if i == c.limit {
+				break
+			}
+			fmt.Fprintf(b, "%s:%d\n", f.shown, f.count)
+		}
+		if len(files) > c.limit {
+			notes = append(notes, fmt.Sprintf("… %d more files not shown", len(files)-c.limit))
+		}
+		notes = append(notes, fmt.Sprintf("%d matching line(s) in %d file(s)", total, len(files)))
+	default:
+		if shown := int64(min(int64(c.limit), total)); total > shown {
+			notes = append(notes, fmt.Sprintf("… %d more matches not shown (%d matching lines in %d files in total); narrow the pattern, path or glob, or read around a line with offset", total-shown, total, len(files)))
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("[" + strings.Join(notes, "; ") + "]\n")
+	}
+	return b.String()
+}
+
+// globMatches applies grep's glob filter to rel (relative to the root). A
+// glob without a slash matches the file name, as in ripgrep; one with a slash
+// matches the path relative to the searched directory.
+func globMatches(glob, base, rel string) bool {
+	if !strings.Contains(glob, "/") {
+		ok, _ := doublestar.Match(glob, path.Base(rel))
+		return ok
+	}
+	sub := rel
+	if base != "." {
+		sub = strings.TrimPrefix(rel, base+"/")
+	}
+	ok, _ := doublestar.Match(glob, sub)
+	return ok
+}
+
+// window shows at most maxChars characters of line, centred a little before
+// the match so that in a long JSONL record the match is what the model sees,
+// with … where text was cut. cut says line is only the start of a longer
+// one. Line endings and invalid UTF-8 are cleaned.
+func window(line []byte, at, maxChars int, cut bool) string {
+	if utf8.RuneCount(line) <= maxChars {
+		if cut {
+			return clean(line) + "…"
+		}
+		return clean(line)
+	}
+	start := 0
+	if at > 0 && at <= len(line) {
+		start = at
+		for back := maxChars / 5; back > 0 && start > 0; back-- {
+			_, size := utf8.DecodeLastRune(line[:start])
+			start -= size
+		}
+	}
+	text, dropped := truncateRunes(line[start:], maxChars)
+	s := clean(text)
+	if start > 0 {
+		s = "…" + s
+	}
+	if cut || dropped > 0 || start+len(text) < len(line) {
+		s += "…"
+	}
+	return s
+}
+
+// clean makes a line safe to show: no carriage returns, valid UTF-8.
+func clean(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.TrimSuffix(s, "\r")
+}

@@ -1,0 +1,103 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/dreamkit/dream/internal/sandbox"
+)
+
+// lsTool lists one directory.
+type lsTool struct{ s *Set }
+
+type lsInput struct {
+	Path string `json:"path,omitempty"`
+}
+
+func (t *lsTool) Name() string { return "ls" }
+
+func (t *lsTool) Description() string {
+	return fmt.Sprintf("List a directory: one entry per line, directories with a trailing /, files with their size in bytes, "+
+		"symbolic links with a trailing @. path is absolute, or relative to the repository (default the repository). "+
+		"At most %d entries are shown; use glob to find files deeper down.", t.s.limits.LsMax)
+}
+
+func (t *lsTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"path":{"type":"string","description":"Directory to list; default the repository"}},` +
+		`"additionalProperties":false}`)
+}
+
+func (t *lsTool) parse(input json.RawMessage) (sandbox.NamedRoot, string, error) {
+	var in lsInput
+	if len(input) == 0 || string(input) == "null" {
+		input = json.RawMessage(`{}`)
+	}
+	if err := decode("ls", input, &in); err != nil {
+		return sandbox.NamedRoot{}, "", err
+	}
+	p := in.Path
+	if p == "" {
+		p = "."
+	}
+	root, rel, err := t.s.ro.Resolve(p)
+	if err != nil {
+		return root, "", fmt.Errorf("ls: %w", err)
+	}
+	return root, rel, nil
+}
+
+func (t *lsTool) Validate(input json.RawMessage) error {
+	_, _, err := t.parse(input)
+	return err
+}
+
+func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, error) {
+	root, rel, err := t.parse(input)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	fsys, err := t.s.ro.FS(root)
+	if err != nil {
+		return Result{}, fmt.Errorf("ls: %w", err)
+	}
+	shown := root.Display(rel)
+	entries, err := fs.ReadDir(fsys, rel)
+	if err != nil {
+		if fi, serr := fs.Stat(fsys, rel); serr == nil && !fi.IsDir() {
+			return Result{}, fmt.Errorf("ls: %s is a file, not a directory; use read to see it", shown)
+		}
+		return Result{}, fmt.Errorf("ls: %s: %w", shown, err)
+	}
+	var b strings.Builder
+	b.WriteString(shown + "/\n")
+	if len(entries) == 0 {
+		b.WriteString("(empty directory)\n")
+	}
+	max := t.s.limits.LsMax
+	for i, e := range entries { // fs.ReadDir sorts by name
+		if i == max {
+			fmt.Fprintf(&b, "[… %d more entries not shown (%d in total); use glob to narrow]\n", len(entries)-max, len(entries))
+			break
+		}
+		switch {
+		case e.IsDir():
+			b.WriteString("  " + e.Name() + "/\n")
+		case e.Type()&fs.ModeSymlink != 0:
+			b.WriteString("  " + e.Name() + "@\n")
+		default:
+			size := int64(-1)
+			if info, err := e.Info(); err == nil {
+				size = info.Size()
+			}
+			fmt.Fprintf(&b, "  %s (%d bytes)\n", e.Name(), size)
+		}
+	}
+	return Result{Content: b.String()}, nil
+}

@@ -1,0 +1,209 @@
+package tools
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/dreamkit/dream/internal/sandbox"
+)
+
+// readTool shows a file with line numbers. Reading a memory file also records
+// its content, which is what lets edit patch it afterwards.
+type readTool struct{ s *Set }
+
+type readInput struct {
+	FilePath string `json:"file_path"`
+	Offset   *int   `json:"offset,omitempty"`
+	Limit    *int   `json:"limit,omitempty"`
+}
+
+func (t *readTool) Name() string { return "read" }
+
+func (t *readTool) Description() string {
+	l := t.s.limits
+	return fmt.Sprintf("Read a text file from the repository, the memory directory or the sessions directory. "+
+		"file_path is absolute, or relative to the repository. Lines come numbered like cat -n; "+
+		"offset is the 1-based line to start at and limit the number of lines (at most %d lines, "+
+		"%d characters per line and %d KiB per call; anything cut is said at the end). "+
+		"Binary files are refused. Transcripts are large JSONL files: find what you need with grep first, "+
+		"then read a narrow range with offset and limit. Read a memory file before editing it.",
+		l.ReadMaxLines, l.ReadMaxLineChars, l.ReadMaxBytes>>10)
+}
+
+func (t *readTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type":"object","properties":{` +
+		`"file_path":{"type":"string","description":"Absolute path, or a path relative to the repository"},` +
+		`"offset":{"type":"integer","minimum":1,"description":"1-based line number to start reading at"},` +
+		`"limit":{"type":"integer","minimum":1,"description":"Number of lines to read"}},` +
+		`"required":["file_path"],"additionalProperties":false}`)
+}
+
+// parse decodes and checks the input and resolves the path.
+func (t *readTool) parse(input json.RawMessage) (in readInput, root sandbox.NamedRoot, rel string, err error) {
+	if err = decode("read", input, &in); err != nil {
+		return in, root, "", err
+	}
+	if in.Offset != nil && *in.Offset < 0 {
+		return in, root, "", fmt.Errorf("read: offset must be a line number from 1; got %d", *in.Offset)
+	}
+	if in.Limit != nil && *in.Limit < 1 {
+		return in, root, "", fmt.Errorf("read: limit must be at least 1; got %d", *in.Limit)
+	}
+	root, rel, err = t.s.ro.Resolve(in.FilePath)
+	if err != nil {
+		return in, root, "", fmt.Errorf("read: %w", err)
+	}
+	return in, root, rel, nil
+}
+
+func (t *readTool) Validate(input json.RawMessage) error {
+	_, _, _, err := t.parse(input)
+	return err
+}
+
+func (t *readTool) Execute(ctx context.Context, input json.RawMessage) (Result, error) {
+	in, root, rel, err := t.parse(input)
+	if err != nil {
+		return Result{}, err
+	}
+	shown := root.Display(rel)
+	fi, err := t.s.ro.Stat(root, rel)
+	if err != nil {
+		return Result{}, fmt.Errorf("read: %w", err)
+	}
+	if fi.IsDir() {
+		return Result{}, fmt.Errorf("read: %s is a directory; use ls to list it", shown)
+	}
+	offset, limit := 1, t.s.limits.ReadMaxLines
+	if in.Offset != nil && *in.Offset > 0 {
+		offset = *in.Offset
+	}
+	if in.Limit != nil && *in.Limit < limit {
+		limit = *in.Limit
+	}
+
+	var src io.Reader
+	if root.Name == RootMemory && fi.Size() <= int64(t.s.editMaxBytes()) {
+		// A memory file is read whole so that its exact content can be
+		// recorded for edit; memory files are small by construction.
+		data, err := t.readAll(root, rel)
+		if err != nil {
+			return Result{}, err
+		}
+		if looksBinary(data[:min(len(data), 8<<10)]) {
+			return Result{}, fmt.Errorf("read: %s is a binary file", shown)
+		}
+		t.s.state.record(rel, data)
+		src = bytes.NewReader(data)
+	} else {
+		f, err := t.s.ro.Open(root, rel)
+		if err != nil {
+			return Result{}, fmt.Errorf("read: %w", err)
+		}
+		defer f.Close()
+		br := bufio.NewReaderSize(f, 64<<10)
+		sample, err := br.Peek(8 << 10)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return Result{}, fmt.Errorf("read %s: %w", shown, err)
+		}
+		if looksBinary(sample) {
+			return Result{}, fmt.Errorf("read: %s is a binary file", shown)
+		}
+		src = br
+	}
+	out, err := t.render(ctx, src, offset, limit)
+	if err != nil {
+		return Result{}, fmt.Errorf("read %s: %w", shown, err)
+	}
+	return Result{Content: out}, nil
+}
+
+// readAll reads a whole (small) file through the read-only root.
+func (t *readTool) readAll(root sandbox.NamedRoot, rel string) ([]byte, error) {
+	f, err := t.s.ro.Open(root, rel)
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, int64(t.s.editMaxBytes())+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", root.Display(rel), err)
+	}
+	return data, nil
+}
+
+// render formats lines offset..offset+limit-1 of src like cat -n, within the
+// line-length and byte caps, and ends with a note on whatever was cut.
+func (t *readTool) render(ctx context.Context, src io.Reader, offset, limit int) (string, error) {
+	l := t.s.limits
+	// Hold a few bytes per character so that multibyte text is not cut by
+	// the byte bound before the character bound.
+	lr := newLineReader(src, l.ReadMaxLineChars*4)
+	var b strings.Builder
+	lineNo, shownLines, cutLines := 0, 0, 0
+	stoppedAt := 0 // first line not shown because of the byte cap
+	more := false
+	for {
+		if lineNo%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return "", err
+			}
+		}
+		line, cut, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		lineNo++
+		if lineNo < offset {
+			continue
+		}
+		if shownLines == limit {
+			more = true
+			break
+		}
+		text, dropped := truncateRunes(line, l.ReadMaxLineChars)
+		suffix := "\n"
+		if cut || dropped > 0 {
+			cutLines++
+			suffix = "…\n"
+		}
+		entry := strconv.Itoa(lineNo)
+		entry = strings.Repeat(" ", max(0, 6-len(entry))) + entry + "\t" + string(text) + suffix
+		if b.Len()+len(entry) > l.ReadMaxBytes {
+			stoppedAt = lineNo
+			break
+		}
+		b.WriteString(entry)
+		shownLines++
+	}
+	switch {
+	case lineNo == 0:
+		return "(empty file)", nil
+	case shownLines == 0 && stoppedAt == 0:
+		return "", fmt.Errorf("offset %d is past the end of the file, which has %d lines", offset, lineNo)
+	}
+	var notes []string
+	if cutLines > 0 {
+		notes = append(notes, fmt.Sprintf("%d line(s) longer than %d characters were cut", cutLines, l.ReadMaxLineChars))
+	}
+	switch {
+	case stoppedAt > 0:
+		notes = append(notes, fmt.Sprintf("output reached the %d KiB cap; continue with offset=%d", l.ReadMaxBytes>>10, stoppedAt))
+	case more:
+		notes = append(notes, fmt.Sprintf("more lines follow; continue with offset=%d", offset+shownLines))
+	}
+	if len(notes) > 0 {
+		b.WriteString("[" + strings.Join(notes, "; ") + "]\n")
+	}
+	return b.String(), nil
+}

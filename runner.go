@@ -1,0 +1,78 @@
+package dream
+
+import (
+	"context"
+
+	"github.com/dreamkit/dream/llm"
+)
+
+// Runner does the work under the lock: the one-method interface between the
+// Dreamer (gates, lock, journal, audit, tasks) and whatever consolidates the
+// memory (a model-driven agent, the offline engine, or a host's own job).
+// The Dreamer owns everything around the run; a Runner only ever sees a
+// staging copy of the memory, so it cannot leave a half-done change behind.
+type Runner interface {
+	Run(ctx context.Context, job Job) (Outcome, error)
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, job Job) (Outcome, error)
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, job Job) (Outcome, error) { return f(ctx, job) }
+
+// Job is one dream's assignment.
+type Job struct {
+	// TaskID identifies the dream in the task registry and the audit log.
+	TaskID string
+	// MemoryDir is the staging copy the runner reads and writes.
+	MemoryDir string
+	// MemoryDisplayDir is the user's real memory dir: the path a model is
+	// shown, so that prompts stay identical from one dream to the next.
+	MemoryDisplayDir string
+	// RepoDir is the code the memory describes (read-only).
+	RepoDir string
+	// SessionsDir holds the host's transcripts (read-only); may be empty.
+	SessionsDir string
+	// SessionsReviewed is the number of transcripts touched since the last
+	// consolidation, for the prompt and the task entry.
+	SessionsReviewed int
+	// Pinned are facts that must survive the dream verbatim.
+	Pinned []string
+	// Progress receives the run's events; never nil.
+	Progress func(Progress)
+}
+
+// ProgressKind names a progress event.
+type ProgressKind string
+
+const (
+	// ProgressTurn: a model turn finished; Text summarises it.
+	ProgressTurn ProgressKind = "turn"
+	// ProgressToolCall: a tool was called.
+	ProgressToolCall ProgressKind = "tool_call"
+	// ProgressFileTouched: a memory file was written successfully.
+	ProgressFileTouched ProgressKind = "file_touched"
+	// ProgressUsage: the cumulative token usage changed.
+	ProgressUsage ProgressKind = "usage"
+)
+
+// Progress is one event from a running dream.
+type Progress struct {
+	Kind    ProgressKind `json:"kind"`
+	Turn    int          `json:"turn,omitempty"`
+	Text    string       `json:"text,omitempty"`
+	Tool    string       `json:"tool,omitempty"`
+	Path    string       `json:"path,omitempty"`
+	IsError bool         `json:"is_error,omitempty"`
+	Usage   llm.Usage    `json:"usage"`
+}
+
+// Outcome is what a runner reports back.
+type Outcome struct {
+	Turns        int
+	ToolCalls    int
+	Usage        llm.Usage
+	FilesTouched []string
+	Summary      string
+}

@@ -1,0 +1,212 @@
+package dream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
+)
+
+// Gate names, in funnel order. StatusReport.Next is one of them or "ready".
+const (
+	GateEnabled  = "enabled"
+	GateRunning  = "running"
+	GateTime     = "time"
+	GateThrottle = "throttle"
+	GateSessions = "sessions"
+	GateLock     = "lock"
+	GateReady    = "ready"
+)
+
+// GateState is one gate of the funnel as `dream status` shows it.
+type GateState struct {
+	Name   string `json:"name"`
+	Open   bool   `json:"open"`
+	Detail string `json:"detail"`
+}
+
+// LockStatus describes the consolidation lock's holder.
+type LockStatus struct {
+	Path   string `json:"path"`
+	Held   bool   `json:"held"`
+	PID    int    `json:"pid"`
+	Reason string `json:"reason"`
+}
+
+// StatusReport says why a dream would or would not start now.
+type StatusReport struct {
+	Enabled              bool        `json:"enabled"`
+	MemoryDir            string      `json:"memory_dir"`
+	SessionsDir          string      `json:"sessions_dir"`
+	LastConsolidatedAt   *time.Time  `json:"last_consolidated_at"`
+	HoursSinceLast       *float64    `json:"hours_since_last"`
+	SessionsTouchedSince int         `json:"sessions_touched_since"`
+	MinHours             float64     `json:"min_hours"`
+	MinSessions          int         `json:"min_sessions"`
+	Lock                 LockStatus  `json:"lock"`
+	Gates                []GateState `json:"gates"`
+	Next                 string      `json:"next"`
+	Recovered            []string    `json:"recovered,omitempty"`
+	Warnings             []string    `json:"warnings,omitempty"`
+}
+
+// Status evaluates every gate without starting a dream. It re-reads the lock
+// mtime (a hand edit may have moved it back) and, like every dream process
+// that looks, recovers a dream whose holder died: its staging is discarded
+// or its half-done commit rolled forward, and the lock mtime rewound so the
+// time gate reopens.
+func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
+	s := StatusReport{
+		Enabled:     d.cfg.Settings.Enabled,
+		MemoryDir:   d.cfg.MemoryDir,
+		SessionsDir: d.cfg.SessionsDir,
+		MinHours:    d.cfg.Settings.MinHours,
+		MinSessions: d.cfg.Settings.MinSessions,
+	}
+	if rec, err := d.Recover(ctx); err != nil {
+		s.Warnings = append(s.Warnings, err.Error())
+	} else {
+		s.Recovered = rec
+	}
+	now := d.cfg.Now()
+	last, err := d.lock.LastConsolidatedAt()
+	if err != nil {
+		return s, fmt.Errorf("dream: reading the consolidation lock: %w", err)
+	}
+	d.setLast(last)
+	if !last.IsZero() {
+		l := last
+		h := now.Sub(last).Hours()
+		s.LastConsolidatedAt, s.HoursSinceLast = &l, &h
+	}
+	holder, err := d.lock.Inspect()
+	if err != nil {
+		return s, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
+	}
+	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason}
+
+	add := func(name string, open bool, detail string) {
+		s.Gates = append(s.Gates, GateState{Name: name, Open: open, Detail: detail})
+		if !open && s.Next == "" {
+			s.Next = name
+		}
+	}
+	add(GateEnabled, s.Enabled, map[bool]string{true: "enabled", false: "disabled by the enabled setting"}[s.Enabled])
+	d.mu.Lock()
+	running := d.running
+	lastScan := d.lastScan
+	d.mu.Unlock()
+	add(GateRunning, !running, map[bool]string{true: "a dream is running in this process", false: "no dream running in this process"}[running])
+	switch {
+	case last.IsZero():
+		add(GateTime, true, "never consolidated")
+	case last.After(now.Add(clockSkew)):
+		add(GateTime, true, fmt.Sprintf("last consolidation %s is in the future (clock skew): treated as open", last.Format(time.RFC3339)))
+	default:
+		open := d.timeGateOpen(now, last)
+		detail := fmt.Sprintf("%.1fh since the last consolidation, need %gh", now.Sub(last).Hours(), s.MinHours)
+		if !open {
+			detail += fmt.Sprintf("; opens at %s", last.Add(d.minHours).Format(time.RFC3339))
+		}
+		add(GateTime, open, detail)
+	}
+	if d.cfg.PersistThrottle {
+		lastScan = d.readThrottle()
+	}
+	if wait := ScanInterval - now.Sub(lastScan); wait > 0 && !lastScan.After(now) {
+		add(GateThrottle, false, fmt.Sprintf("last session scan %s ago; next scan in %s", now.Sub(lastScan).Round(time.Second), wait.Round(time.Second)))
+	} else {
+		add(GateThrottle, true, "no session scan in the last 10m")
+	}
+	n, scanErr := d.countSessions(ctx, last)
+	s.SessionsTouchedSince = n
+	detail := fmt.Sprintf("%d session(s) touched since the last consolidation, need %d", n, s.MinSessions)
+	if d.cfg.SessionsDir == "" {
+		detail = "no sessions dir configured: " + detail
+	}
+	if scanErr != nil {
+		detail += " (" + scanErr.Error() + ")"
+	}
+	add(GateSessions, n >= s.MinSessions, detail)
+	if holder.Live {
+		add(GateLock, false, fmt.Sprintf("held by pid %d: %s", holder.PID, holder.Reason))
+	} else {
+		add(GateLock, true, "free: "+holder.Reason)
+	}
+	if s.Next == "" {
+		s.Next = GateReady
+	}
+	return s, nil
+}
+
+// Recover finishes what a dead dream left: when the lock names a holder that
+// is no longer alive, or a journal is left over, it takes the lock, discards
+// the staging or rolls a half-done commit forward, and rewinds the lock to
+// its mtime before that dream. It returns what it did, in words; nothing
+// when there was nothing to do or a live holder has the lock.
+func (d *Dreamer) Recover(ctx context.Context) ([]string, error) {
+	holder, err := d.lock.Inspect()
+	if err != nil {
+		return nil, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
+	}
+	deadHolder := holder.Exists && holder.PID > 0 && !holder.Live
+	if !deadHolder && !journal.HasPending(d.cfg.StateDir, d.cfg.MemoryDir) {
+		return nil, nil
+	}
+	prior, err := d.lock.TryAcquire()
+	if err != nil {
+		if errors.Is(err, lock.ErrHeld) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("dream: recovering: %w", err)
+	}
+	var did []string
+	rec, jerr := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir)
+	for _, id := range rec.RolledForward {
+		did = append(did, "finished the interrupted commit of dream "+id)
+	}
+	for _, id := range rec.Discarded {
+		did = append(did, "discarded the staging of interrupted dream "+id)
+	}
+	if err := d.lock.Rollback(prior); err != nil {
+		return did, fmt.Errorf("dream: rewinding the lock: %w", err)
+	}
+	if deadHolder {
+		did = append(did, fmt.Sprintf("reclaimed the lock from dead pid %d and reopened the time gate", holder.PID))
+	}
+	d.setLast(d.lastFromDisk())
+	if jerr != nil {
+		return did, fmt.Errorf("dream: recovering the journal: %w", jerr)
+	}
+	return did, nil
+}
+
+func (d *Dreamer) throttlePath() string {
+	return filepath.Join(d.cfg.StateDir, "throttle", d.memKey)
+}
+
+// readThrottle returns the persisted time of the last session scan.
+func (d *Dreamer) readThrottle() time.Time {
+	b, err := os.ReadFile(d.throttlePath())
+	if err != nil {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func (d *Dreamer) writeThrottle(t time.Time) {
+	if err := fsutil.WriteFileAtomic(d.throttlePath(), []byte(t.Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+		d.cfg.Logf("dream: recording the scan time: %v", err)
+	}
+}
