@@ -32,9 +32,10 @@ new=()
 old=()
 for ((i = 0; i < n_files; i++)); do
 	d=$((i / per_dir))
-	dir="$tree/2026/$(printf %02d $((d / 28 % 12 + 1)))/$(printf %02d $((d % 28 + 1)))/$(printf %04d $((d / 336)))"
+	# printf -v, not $(...): a fork per file would dominate setup time.
+	printf -v dir '%s/%04d/%02d/%02d' "$tree" $((2026 + d / 336)) $((d / 28 % 12 + 1)) $((d % 28 + 1))
 	if ((i % per_dir == 0)); then mkdir -p "$dir"; fi
-	f="$dir/rollout-2026-03-14T12-00-00-$(printf %08d "$i").jsonl"
+	printf -v f '%s/rollout-2026-03-14T12-00-00-%08d.jsonl' "$dir" "$i"
 	if ((i % 10 == 0)); then old+=("$f"); else new+=("$f"); fi
 	if ((${#new[@]} >= 1000)); then touch -d '2026-03-15 08:00:00' "${new[@]}"; new=(); fi
 	if ((${#old[@]} >= 1000)); then touch -d '2026-03-13 08:00:00' "${old[@]}"; old=(); fi

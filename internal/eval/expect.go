@@ -38,6 +38,9 @@ func (e Expect) String() string {
 	if e.Pattern != "" {
 		s += " /" + e.Pattern + "/"
 	}
+	if e.File != "" {
+		s += " in " + e.File
+	}
 	if e.Max > 0 {
 		s += fmt.Sprintf(" ≤%d", e.Max)
 	}
@@ -85,7 +88,11 @@ func (e Expect) holds(s, before *snapshot) bool {
 	case KindAbsent, KindPresent, KindMaxCount:
 		re := regexp.MustCompile(e.Pattern)
 		n := 0
-		for _, t := range s.memoryText() {
+		texts := s.memoryText()
+		if e.File != "" {
+			texts = []string{s.files[e.File]}
+		}
+		for _, t := range texts {
 			n += len(re.FindAllStringIndex(t, -1))
 		}
 		switch e.Kind {

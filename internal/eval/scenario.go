@@ -42,6 +42,9 @@ type Expect struct {
 	Kind string `toml:"kind"`
 	// Pattern is a regular expression (RE2) for absent, present, max_count.
 	Pattern string `toml:"pattern"`
+	// File restricts a pattern search to one memory file (relative path);
+	// empty means every markdown file of the memory.
+	File string `toml:"file"`
 	// Max is the bound of index_max_lines, index_max_bytes and max_count;
 	// zero means the agent's load budget (or, for max_count, once).
 	Max int `toml:"max"`

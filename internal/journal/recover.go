@@ -100,3 +100,24 @@ func removeTemps(mem string) error {
 		return nil
 	})
 }
+
+// HasPending reports whether a transaction other than a parked review is
+// left for the memory dir: the sign of a dream that died, which Recover
+// must finish or forget. It only reads, so any process may ask it without
+// holding the lock.
+func HasPending(stateDir, memoryDir string) bool {
+	root, _, err := journalRoot(stateDir, memoryDir)
+	if err != nil {
+		return false
+	}
+	entries, err := list(root)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.err != nil || e.rec.State != StateParked {
+			return true
+		}
+	}
+	return false
+}

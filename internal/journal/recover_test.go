@@ -142,3 +142,26 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 	})
 }
+
+func TestHasPending(t *testing.T) {
+	state, mem := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(mem, "a.md"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if HasPending(state, mem) {
+		t.Fatal("pending with no transaction")
+	}
+	txn, err := Begin(state, mem, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !HasPending(state, mem) {
+		t.Fatal("a staging transaction is not reported pending")
+	}
+	if err := txn.Park(); err != nil {
+		t.Fatal(err)
+	}
+	if HasPending(state, mem) {
+		t.Fatal("a parked review is reported pending")
+	}
+}

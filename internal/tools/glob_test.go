@@ -26,11 +26,8 @@ func TestGlob(t *testing.T) {
 		"deep/a/b/c/README.md": "",
 	}
 	now := time.Now()
-	i := 0
 	for name, content := range files {
-		p := filepath.Join(f.repo, filepath.FromSlash(name))
-		writeFile(t, p, content)
-		i++
+		writeFile(t, filepath.Join(f.repo, filepath.FromSlash(name)), content)
 	}
 	// Distinct mtimes give a known newest-first order.
 	order := []string{"docs/guide.md", "pkg/build/keep.md", "docs/api.md", "deep/a/b/c/README.md"}
@@ -42,6 +39,10 @@ func TestGlob(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(f.sessions, "a.jsonl"), "")
 	writeFile(t, filepath.Join(f.sessions, "b.jsonl"), "")
+	old := now.Add(-48 * time.Hour)
+	if err := os.Chtimes(filepath.Join(f.sessions, "b.jsonl"), old, old); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		in      map[string]any

@@ -217,7 +217,12 @@ func (t *grepTool) format(c *grepCall, b *strings.Builder, files []grepFile, tot
 	}
 	switch c.in.OutputMode {
 	case grepFiles:
-		sort.SliceStable(files, func(i, j int) bool { return files[i].modTime.After(files[j].modTime) })
+		sort.SliceStable(files, func(i, j int) bool {
+			if !files[i].modTime.Equal(files[j].modTime) {
+				return files[i].modTime.After(files[j].modTime)
+			}
+			return files[i].shown < files[j].shown
+		})
 		for i, f := range files {
 			if i == c.limit {
 				break

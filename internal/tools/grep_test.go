@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestGrep(t *testing.T) {
@@ -25,6 +27,15 @@ func TestGrep(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(f.sessions, "s1.jsonl"), session.String())
 	writeFile(t, filepath.Join(f.sessions, "s2.jsonl"), "{\"n\":1}\n")
+	// files_with_matches lists newest first; file systems with coarse
+	// timestamps would otherwise tie.
+	now := time.Now()
+	for i, name := range []string{"README.md", "util.go", "main.go"} {
+		mt := now.Add(-time.Duration(i) * time.Minute)
+		if err := os.Chtimes(filepath.Join(f.repo, name), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name    string
 		in      map[string]any

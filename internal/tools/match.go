@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 )
 
 // matcher is a compiled grep pattern. Most patterns a model greps
@@ -37,6 +38,9 @@ func newMatcher(pattern string) (*matcher, error) {
 		return nil, fmt.Errorf("pattern: %w", err)
 	}
 	parsed = parsed.Simplify()
+	if strings.Contains(requiredLiteral(parsed), "\n") {
+		return nil, fmt.Errorf("pattern requires a newline, but grep matches one line at a time; search for a part of one line")
+	}
 	if parsed.Op == syntax.OpLiteral && parsed.Flags&syntax.FoldCase == 0 {
 		return &matcher{lit: []byte(string(parsed.Rune))}, nil
 	}

@@ -13,7 +13,7 @@ import (
 
 // ephemeral is a cache breakpoint with the default five-minute lifetime,
 // long enough for the gap between two turns of one dream.
-func ephemeral() sdk.CacheControlEphemeralParam { return sdk.CacheControlEphemeralParam{} }
+func ephemeral() sdk.CacheControlEphemeralParam { return sdk.NewCacheControlEphemeralParam() }
 
 // params builds the SDK request. Three cache breakpoints are set, within the
 // API's limit of four: the system prompt, the last tool (which caches the

@@ -1,0 +1,270 @@
+package settings
+
+import (
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Key describes one setting for `dream config` and for help text.
+type Key struct {
+	// Name is the key as written in a config file; the environment variable
+	// is DREAM_ followed by Name in upper case, the flag -- followed by Name
+	// with '_' replaced by '-'.
+	Name string
+	// Default is the built-in value in text form.
+	Default string
+	// Help is one line on what the key controls.
+	Help string
+}
+
+// EnvVar returns the environment variable that sets key.
+func EnvVar(key string) string { return "DREAM_" + strings.ToUpper(key) }
+
+// FlagName returns the command-line flag, without dashes, that sets key.
+func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+// raw is one value as a layer supplied it, before parsing: text from the
+// environment, a flag or a TOML scalar, or a list from a TOML array.
+type raw struct {
+	text   string
+	list   []string
+	isList bool
+	// bad marks a TOML value of a shape no key takes (a table, a date, a
+	// list of numbers): every key refuses it with its own rule.
+	bad bool
+}
+
+// String shows the value as the user wrote it, for warnings.
+func (r raw) String() string {
+	if r.isList {
+		return "[" + strings.Join(r.list, ", ") + "]"
+	}
+	return r.text
+}
+
+// spec is a Key plus how to parse, store, copy and print it.
+type spec struct {
+	Key
+	// apply parses r and stores it in s; on error s is unchanged and the
+	// error is the rule the value broke.
+	apply func(s *Settings, r raw, home string) error
+	// reset copies the key's field from src into dst.
+	reset func(dst, src *Settings)
+	// format prints the key's field of s.
+	format func(s *Settings) string
+}
+
+// specs is the ordered key table. Order is the order of `dream config`.
+var specs = []spec{
+	boolKey("enabled", "true", "run automatic dreams at all", func(s *Settings) *bool { return &s.Enabled }),
+	floatKey("min_hours", "24", "hours since the last consolidation before a dream may start", func(s *Settings) *float64 { return &s.MinHours }),
+	intKey("min_sessions", "5", "other sessions touched since the last consolidation before a dream may start", func(s *Settings) *int { return &s.MinSessions }),
+	intKey("max_turns", "25", "model round trips per dream", func(s *Settings) *int { return &s.MaxTurns }),
+	int64Key("max_tokens", "400000", "total tokens (input + output) per dream", func(s *Settings) *int64 { return &s.MaxTokens }),
+	durationKey("timeout", "10m", "wall-clock limit per dream (Go duration or seconds)", func(s *Settings) *time.Duration { return &s.Timeout }),
+	stringKey("provider", "", "anthropic, openai or offline; empty picks from the API keys set", false, func(s *Settings) *string { return &s.Provider }),
+	stringKey("model", "", "model name; empty uses the provider's default", false, func(s *Settings) *string { return &s.Model }),
+	stringKey("base_url", "", "base URL of an OpenAI-compatible or Anthropic-compatible server", false, func(s *Settings) *string { return &s.BaseURL }),
+	stringKey("host", "", "agent whose layout locates memory and transcripts (claude, codex, gemini, nanobot, codebot, dir)", false, func(s *Settings) *string { return &s.Host }),
+	stringKey("memory_dir", "", "memory directory (overrides the host's)", true, func(s *Settings) *string { return &s.MemoryDir }),
+	stringKey("sessions_dir", "", "transcripts directory counted by the session gate (overrides the host's)", true, func(s *Settings) *string { return &s.SessionsDir }),
+	stringKey("repo", "", "repository the memory describes; empty is the current directory", true, func(s *Settings) *string { return &s.Repo }),
+	stringKey("state_dir", "$XDG_STATE_HOME/dream or ~/.local/state/dream", "where tasks, telemetry, audit history and journals are kept", true, func(s *Settings) *string { return &s.StateDir }),
+	listKey("pinned", "", "memory files a dream must not delete or rewrite (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
+	boolKey("review", "false", "stage a dream's changes for review instead of committing them", func(s *Settings) *bool { return &s.Review }),
+}
+
+// Keys returns every setting in display order.
+func Keys() []Key {
+	out := make([]Key, len(specs))
+	for i, s := range specs {
+		out[i] = s.Key
+	}
+	return out
+}
+
+// lookup finds a key's spec by name; flags may spell it with dashes.
+func lookup(name string) (spec, bool) {
+	name = strings.ReplaceAll(name, "-", "_")
+	for _, s := range specs {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return spec{}, false
+}
+
+// scalar returns r's text, refusing a list where one value is expected.
+func scalar(r raw, rule error) (string, error) {
+	if r.isList || r.bad {
+		return "", rule
+	}
+	return r.text, nil
+}
+
+func boolKey(name, def, help string, field func(*Settings) *bool) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, _ string) error {
+			t, err := scalar(r, errBool)
+			if err != nil {
+				return err
+			}
+			v, err := parseBool(t)
+			if err != nil {
+				return err
+			}
+			*field(s) = v
+			return nil
+		},
+		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
+		format: func(s *Settings) string { return strconv.FormatBool(*field(s)) },
+	}
+}
+
+func floatKey(name, def, help string, field func(*Settings) *float64) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, _ string) error {
+			t, err := scalar(r, errFloat)
+			if err != nil {
+				return err
+			}
+			v, err := parseFloat(t)
+			if err != nil {
+				return err
+			}
+			*field(s) = v
+			return nil
+		},
+		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
+		format: func(s *Settings) string { return formatFloat(*field(s)) },
+	}
+}
+
+func intKey(name, def, help string, field func(*Settings) *int) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, _ string) error {
+			t, err := scalar(r, errInt)
+			if err != nil {
+				return err
+			}
+			v, err := parseInt(t)
+			if err != nil || v > math.MaxInt {
+				return errInt
+			}
+			*field(s) = int(v)
+			return nil
+		},
+		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
+		format: func(s *Settings) string { return strconv.Itoa(*field(s)) },
+	}
+}
+
+func int64Key(name, def, help string, field func(*Settings) *int64) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, _ string) error {
+			t, err := scalar(r, errInt)
+			if err != nil {
+				return err
+			}
+			v, err := parseInt(t)
+			if err != nil {
+				return err
+			}
+			*field(s) = v
+			return nil
+		},
+		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
+		format: func(s *Settings) string { return strconv.FormatInt(*field(s), 10) },
+	}
+}
+
+func durationKey(name, def, help string, field func(*Settings) *time.Duration) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, _ string) error {
+			t, err := scalar(r, errDuration)
+			if err != nil {
+				return err
+			}
+			v, err := parseDuration(t)
+			if err != nil {
+				return err
+			}
+			*field(s) = v
+			return nil
+		},
+		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
+		format: func(s *Settings) string { return field(s).String() },
+	}
+}
+
+// stringKey makes a free-text key. A path key expands a leading "~/" to the
+// home directory, because TOML files and quoted env values never see a
+// shell's tilde expansion.
+func stringKey(name, def, help string, path bool, field func(*Settings) *string) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, home string) error {
+			t, err := scalar(r, errText)
+			if err != nil {
+				return err
+			}
+			t = strings.TrimSpace(t)
+			if path {
+				t = expandHome(t, home)
+			}
+			*field(s) = t
+			return nil
+		},
+		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
+		format: func(s *Settings) string { return *field(s) },
+	}
+}
+
+func listKey(name, def, help string, field func(*Settings) *[]string) spec {
+	return spec{
+		Key: Key{Name: name, Default: def, Help: help},
+		apply: func(s *Settings, r raw, _ string) error {
+			if r.bad {
+				return errList
+			}
+			if !r.isList {
+				*field(s) = parseList(r.text)
+				return nil
+			}
+			items := make([]string, 0, len(r.list))
+			for _, it := range r.list {
+				if it = strings.TrimSpace(it); it != "" {
+					items = append(items, it)
+				}
+			}
+			*field(s) = items
+			return nil
+		},
+		reset: func(dst, src *Settings) {
+			*field(dst) = append([]string(nil), *field(src)...)
+		},
+		format: func(s *Settings) string { return strings.Join(*field(s), "; ") },
+	}
+}
+
+// expandHome replaces a leading "~" path element with home.
+func expandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}

@@ -1,0 +1,95 @@
+// Package settings resolves dream's configuration from its layers, lowest to
+// highest precedence: built-in defaults, the user file
+// ($XDG_CONFIG_HOME/dream/config.toml), the project file (.dream.toml in the
+// repository), DREAM_* environment variables, and command-line flags.
+//
+// A bad value never stops a dream from being configured: it is reported as a
+// warning that names the key, the value and where it came from, and the
+// key's default is used instead, so that one typo in a shell profile cannot
+// silently turn the gate into "always open" or "never open". Only a file
+// that cannot be parsed at all is an error, because then no key in it can be
+// trusted.
+package settings
+
+import (
+	"path/filepath"
+	"time"
+)
+
+// Settings is the effective configuration of one dream process.
+type Settings struct {
+	// Enabled is the first gate: false means no automatic dream ever starts.
+	Enabled bool
+	// MinHours is the time gate: hours since the last consolidation.
+	MinHours float64
+	// MinSessions is the session gate: other sessions touched since then.
+	MinSessions int
+	// MaxTurns caps the model round trips of one dream.
+	MaxTurns int
+	// MaxTokens caps the total tokens (input + output) of one dream.
+	MaxTokens int64
+	// Timeout caps the wall-clock time of one dream.
+	Timeout time.Duration
+	// Provider is anthropic, openai or offline; "" picks from the keys set.
+	Provider string
+	// Model is the provider's model name; "" uses the provider's default.
+	Model string
+	// BaseURL points an OpenAI-compatible provider at another server.
+	BaseURL string
+	// Host names the agent whose layout locates memory and transcripts.
+	Host string
+	// MemoryDir, SessionsDir and Repo override the host's layout.
+	MemoryDir, SessionsDir, Repo string
+	// StateDir holds tasks, telemetry, audit history and journals.
+	StateDir string
+	// Pinned lists memory files a dream must never delete or rewrite.
+	Pinned []string
+	// Review asks for a dream's changes to be staged for approval instead
+	// of committed.
+	Review bool
+}
+
+// Defaults returns the built-in configuration. env looks up an environment
+// variable (os.LookupEnv in production) and home is the user's home
+// directory; both are parameters so that tests need no real environment.
+func Defaults(env func(string) (string, bool), home string) Settings {
+	return Settings{
+		Enabled:     true,
+		MinHours:    24,
+		MinSessions: 5,
+		MaxTurns:    25,
+		MaxTokens:   400_000,
+		Timeout:     10 * time.Minute,
+		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
+	}
+}
+
+// UserFile returns the path of the user's config file:
+// $XDG_CONFIG_HOME/dream/config.toml, falling back to
+// ~/.config/dream/config.toml. It returns "" when neither can be formed,
+// which Load treats as "no user file".
+func UserFile(env func(string) (string, bool), home string) string {
+	dir := xdgDir(env, "XDG_CONFIG_HOME", home, ".config", "dream")
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "config.toml")
+}
+
+// ProjectFileName is the project file Load reads from the repository root.
+const ProjectFileName = ".dream.toml"
+
+// xdgDir resolves an XDG base directory joined with app. The XDG spec says a
+// relative value must be ignored, so it is, rather than silently landing in
+// whatever the working directory happens to be.
+func xdgDir(env func(string) (string, bool), variable, home, fallback, app string) string {
+	if env != nil {
+		if v, ok := env(variable); ok && v != "" && filepath.IsAbs(v) {
+			return filepath.Join(v, app)
+		}
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, fallback, app)
+}
