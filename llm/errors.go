@@ -110,6 +110,11 @@ func IsRetryable(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) {
 		return true
 	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) && dnsErr.IsNotFound {
+		// A host that does not exist will not exist a second later.
+		return false
+	}
 	var netErr net.Error
 	if errors.As(err, &netErr) {
 		return true

@@ -44,13 +44,17 @@ const readBatch = 1024
 // Unreadable subdirectories are skipped. ctx is checked between directories;
 // once it is done the scan returns 0 and ctx's error.
 func CountSessionsTouchedSince(ctx context.Context, dir string, since time.Time, exclude string) (int, error) {
-	return countSessions(ctx, dir, since, exclude, fastStatAvailable)
+	return countSessions(ctx, dir, scanner{since: since, exclude: exclude, fast: fastStatAvailable}, scanWorkers)
 }
 
-// countSessions is CountSessionsTouchedSince with the stat strategy made
-// explicit, so that benchmarks can compare the fast platform path with the
-// portable one on the same tree.
-func countSessions(ctx context.Context, dir string, since time.Time, exclude string, fast bool) (int, error) {
+// scanWorkers is how many directories are scanned at once. Stat calls block
+// in the kernel, so a few workers overlap them even on two cores; more would
+// only contend on a machine that is busy doing the user's real work.
+const scanWorkers = 4
+
+// countSessions is CountSessionsTouchedSince with the stat strategy and the
+// parallelism made explicit, so that benchmarks can compare them on one tree.
+func countSessions(ctx context.Context, dir string, s scanner, workers int) (int, error) {
 	if dir == "" {
 		return 0, nil
 	}
@@ -67,41 +71,39 @@ func countSessions(ctx context.Context, dir string, since time.Time, exclude str
 		}
 		return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
 	}
-	s := scanner{since: since, exclude: exclude, fast: fast}
-	pending := s.scanDir(root)
+	pending, n := s.scanDir(root)
 	root.Close()
-	for len(pending) > 0 {
-		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
-		}
-		path := pending[len(pending)-1]
-		pending = pending[:len(pending)-1]
-		d, err := openDir(path, false)
-		if err != nil {
-			// Unreadable, vanished, or swapped for a symlink since it was
-			// listed: skip it. Undercounting only postpones a dream.
-			continue
-		}
-		pending = append(pending, s.scanDir(d)...)
-		d.Close()
+	more, err := walk(ctx, pending, s, workers)
+	if err != nil {
+		return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
 	}
-	return s.count, nil
+	return n + more, nil
 }
 
-// scanner accumulates the count over one walk.
+// scanner is the per-walk configuration; it is read-only, so workers share it.
 type scanner struct {
 	since   time.Time
 	exclude string
 	fast    bool
-	count   int
+}
+
+// scanPath opens and scans one directory below the root. A directory that is
+// unreadable, vanished, or was swapped for a symlink since it was listed is
+// skipped: undercounting only postpones a dream.
+func (s scanner) scanPath(path string) ([]string, int) {
+	d, err := openDir(path, false)
+	if err != nil {
+		return nil, 0
+	}
+	defer d.Close()
+	return s.scanDir(d)
 }
 
 // scanDir counts the matching transcripts directly in d and returns the paths
-// of the subdirectories still to visit. Directories are closed by the caller
+// of the subdirectories still to visit with the count. Directories are closed
 // before their children are opened, so a deep tree never holds more than one
-// descriptor.
-func (s *scanner) scanDir(d *os.File) []string {
-	var subdirs []string
+// descriptor per worker.
+func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
 	for {
 		entries, err := d.ReadDir(readBatch)
 		for _, e := range entries {
@@ -122,7 +124,7 @@ func (s *scanner) scanDir(d *os.File) []string {
 					after = infoAfter(e, s.since)
 				}
 				if after {
-					s.count++
+					n++
 				}
 			}
 			// Symlinks, sockets, devices: never followed, never counted.
@@ -131,7 +133,7 @@ func (s *scanner) scanDir(d *os.File) []string {
 		// what was read so far. ReadDir(n > 0) never returns no entries and
 		// no error, but an empty batch must not spin.
 		if err != nil || len(entries) == 0 {
-			return subdirs
+			return subdirs, n
 		}
 	}
 }

@@ -25,18 +25,24 @@ func tenThousand(b *testing.B) string {
 }
 
 // BenchmarkCountSessions10k times one scan of 10,000 transcripts with each
-// stat strategy available here; compare the sub-benchmarks' ns/op to see what
-// fstatat buys over DirEntry.Info.
+// stat strategy available here, serial and parallel; compare the
+// sub-benchmarks' ns/op to see what fstatat and the workers buy.
 func BenchmarkCountSessions10k(b *testing.B) {
 	root := tenThousand(b)
-	for _, fast := range strategies() {
-		name := "info"
-		if fast {
-			name = "fstatat"
-		}
-		b.Run(name, func(b *testing.B) {
+	type variant struct {
+		name    string
+		fast    bool
+		workers int
+	}
+	variants := []variant{{"info/serial", false, 1}, {"info/parallel", false, scanWorkers}}
+	if fastStatAvailable {
+		variants = append(variants, variant{"fstatat/serial", true, 1}, variant{"fstatat/parallel", true, scanWorkers})
+	}
+	for _, v := range variants {
+		b.Run(v.name, func(b *testing.B) {
+			s := scanner{since: since, fast: v.fast}
 			for b.Loop() {
-				n, err := countSessions(context.Background(), root, since, "", fast)
+				n, err := countSessions(context.Background(), root, s, v.workers)
 				if err != nil || n != 9_000 {
 					b.Fatalf("got %d, %v; want 9000, nil", n, err)
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -134,14 +135,16 @@ func TestCountSessionsTouchedSince(t *testing.T) {
 				}
 			}
 			for _, fast := range strategies() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				got, err := countSessions(ctx, root, since, tc.exclude, fast)
-				cancel()
-				if err != nil {
-					t.Fatalf("fast=%v: unexpected error: %v", fast, err)
-				}
-				if got != tc.want {
-					t.Errorf("fast=%v: got %d, want %d", fast, got, tc.want)
+				for _, workers := range []int{1, scanWorkers} {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					got, err := countSessions(ctx, root, scanner{since: since, exclude: tc.exclude, fast: fast}, workers)
+					cancel()
+					if err != nil {
+						t.Fatalf("fast=%v workers=%d: unexpected error: %v", fast, workers, err)
+					}
+					if got != tc.want {
+						t.Errorf("fast=%v workers=%d: got %d, want %d", fast, workers, got, tc.want)
+					}
 				}
 			}
 		})
@@ -248,6 +251,44 @@ func TestCountSessionsHonoursContext(t *testing.T) {
 	got, err := CountSessionsTouchedSince(ctx, root, since, "")
 	if got != 0 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %d, %v; want 0, context.Canceled", got, err)
+	}
+}
+
+// cancelAfter is a context that reports itself cancelled after its Err has
+// been asked a given number of times, to cancel a walk midway
+// deterministically.
+type cancelAfter struct {
+	context.Context
+	mu   sync.Mutex
+	left int
+}
+
+func (c *cancelAfter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.left <= 0 {
+		return context.Canceled
+	}
+	c.left--
+	return nil
+}
+
+func TestWalkStopsWhenCancelledMidway(t *testing.T) {
+	var files []file
+	for i := 0; i < 40; i++ {
+		files = append(files, newer(fmt.Sprintf("d%02d/e/s.jsonl", i)))
+	}
+	root := buildTree(t, files)
+	for _, workers := range []int{1, scanWorkers} {
+		ctx := &cancelAfter{Context: context.Background(), left: 5}
+		s := scanner{since: since, fast: fastStatAvailable}
+		n, err := countSessions(ctx, root, s, workers)
+		if n != 0 || !errors.Is(err, context.Canceled) {
+			t.Errorf("workers=%d: got %d, %v; want 0, context.Canceled", workers, n, err)
+		}
+		if ctx.left != 0 {
+			t.Errorf("workers=%d: walk finished before the cancellation", workers)
+		}
 	}
 }
 

@@ -43,7 +43,10 @@ type scanner struct {
 }
 
 func newScanner(m *matcher, bufSize, maxLine, holdBytes int) *scanner {
-	return &scanner{m: m, buf: make([]byte, bufSize), maxBuf: max(bufSize, maxLine), holdBytes: holdBytes}
+	// The buffer must hold a literal's overlap plus fresh data, or the
+	// chunked search of an overlong line could not make progress.
+	maxBuf := max(bufSize, maxLine, 2*len(m.lit)+8)
+	return &scanner{m: m, buf: make([]byte, bufSize), maxBuf: maxBuf, holdBytes: holdBytes}
 }
 
 // grow doubles the buffer, up to maxBuf, keeping the unread data. It reports

@@ -112,9 +112,34 @@ func (p anthropicProtocol) writeJSON(w http.ResponseWriter, a answer) error {
 	return nil
 }
 
+// Streaming event payloads, as structs so that "type" leads as on the wire.
+type (
+	anthropicEvent struct {
+		Type         string            `json:"type"`
+		Message      *anthropicMessage `json:"message,omitempty"`
+		Index        *int              `json:"index,omitempty"`
+		ContentBlock *anthropicBlock   `json:"content_block,omitempty"`
+		Delta        any               `json:"delta,omitempty"`
+		Usage        *anthropicOutput  `json:"usage,omitempty"`
+	}
+	anthropicDelta struct {
+		Type        string  `json:"type"`
+		Text        *string `json:"text,omitempty"`
+		PartialJSON *string `json:"partial_json,omitempty"`
+	}
+	anthropicStopDelta struct {
+		StopReason   string  `json:"stop_reason"`
+		StopSequence *string `json:"stop_sequence"`
+	}
+	anthropicOutput struct {
+		OutputTokens int64 `json:"output_tokens"`
+	}
+)
+
 // writeStream sends the Messages streaming sequence: message_start, ping,
 // per block content_block_start / *_delta… / content_block_stop,
-// message_delta with the stop reason and output usage, message_stop.
+// message_delta with the stop reason and output usage, message_stop. A write
+// error means the client left; there is nobody to report it to.
 func (p anthropicProtocol) writeStream(w http.ResponseWriter, a answer) error {
 	content, err := p.blocks(a)
 	if err != nil {
@@ -123,50 +148,41 @@ func (p anthropicProtocol) writeStream(w http.ResponseWriter, a answer) error {
 	start := p.message(a, nil)
 	start.StopReason = nil
 	start.Usage.OutputTokens = 1
-	sse := startSSE(w)
-	if err := sse.event("message_start", map[string]any{"type": "message_start", "message": start}); err != nil {
-		return nil
-	}
-	if err := sse.event("ping", map[string]any{"type": "ping"}); err != nil {
-		return nil
-	}
+	events := []anthropicEvent{{Type: "message_start", Message: &start}, {Type: "ping"}}
 	for i, b := range content {
-		var first anthropicBlock
-		var deltas []map[string]any
+		idx := i
+		first := b
+		var deltas []anthropicDelta
 		switch b.Type {
 		case "text":
 			empty := ""
-			first = anthropicBlock{Type: "text", Text: &empty}
+			first.Text = &empty
 			for _, c := range chunks(*b.Text) {
-				deltas = append(deltas, map[string]any{"type": "text_delta", "text": c})
+				deltas = append(deltas, anthropicDelta{Type: "text_delta", Text: &c})
 			}
 		case "tool_use":
-			first = anthropicBlock{Type: "tool_use", ID: b.ID, Name: b.Name, Input: json.RawMessage("{}")}
+			first.Input = json.RawMessage("{}")
 			for _, c := range chunks(string(b.Input)) {
-				deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": c})
+				deltas = append(deltas, anthropicDelta{Type: "input_json_delta", PartialJSON: &c})
 			}
 		}
-		if err := sse.event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": first}); err != nil {
-			return nil
-		}
+		events = append(events, anthropicEvent{Type: "content_block_start", Index: &idx, ContentBlock: &first})
 		for _, d := range deltas {
-			if err := sse.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": d}); err != nil {
-				return nil
-			}
+			events = append(events, anthropicEvent{Type: "content_block_delta", Index: &idx, Delta: d})
 		}
-		if err := sse.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i}); err != nil {
-			return nil
-		}
+		events = append(events, anthropicEvent{Type: "content_block_stop", Index: &idx})
 	}
 	final := p.message(a, nil)
-	if err := sse.event("message_delta", map[string]any{
-		"type":  "message_delta",
-		"delta": map[string]any{"stop_reason": *final.StopReason, "stop_sequence": nil},
-		"usage": map[string]any{"output_tokens": final.Usage.OutputTokens},
-	}); err != nil {
-		return nil
+	events = append(events,
+		anthropicEvent{Type: "message_delta", Delta: anthropicStopDelta{StopReason: *final.StopReason}, Usage: &anthropicOutput{OutputTokens: final.Usage.OutputTokens}},
+		anthropicEvent{Type: "message_stop"},
+	)
+	sse := startSSE(w)
+	for _, ev := range events {
+		if err := sse.event(ev.Type, ev); err != nil {
+			return nil
+		}
 	}
-	_ = sse.event("message_stop", map[string]any{"type": "message_stop"})
 	return nil
 }
 
@@ -201,11 +217,14 @@ func (anthropicProtocol) writeError(w http.ResponseWriter, status int, msg, errT
 	if errType == "" {
 		errType = anthropicErrorType(status)
 	}
-	body, _ := json.Marshal(map[string]any{
-		"type":       "error",
-		"error":      map[string]any{"type": errType, "message": msg},
-		"request_id": "req_" + id,
-	})
+	body, _ := json.Marshal(struct {
+		Type      string `json:"type"`
+		Error     any    `json:"error"`
+		RequestID string `json:"request_id"`
+	}{"error", struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}{errType, msg}, "req_" + id})
 	w.Header().Set("Request-Id", "req_"+id)
 	writeJSONBody(w, status, body)
 }

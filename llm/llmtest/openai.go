@@ -107,60 +107,85 @@ func (p openaiProtocol) writeJSON(w http.ResponseWriter, a answer) error {
 	return nil
 }
 
+// openaiChunk is one chat.completion.chunk, fields in wire order.
+type openaiChunk struct {
+	ID      string              `json:"id"`
+	Object  string              `json:"object"`
+	Created int64               `json:"created"`
+	Model   string              `json:"model"`
+	Choices []openaiChunkChoice `json:"choices"`
+	Usage   *openaiUsage        `json:"usage"`
+}
+
+type openaiChunkChoice struct {
+	Index        int         `json:"index"`
+	Delta        openaiDelta `json:"delta"`
+	Logprobs     any         `json:"logprobs"`
+	FinishReason *string     `json:"finish_reason"`
+}
+
+type openaiDelta struct {
+	Role      string           `json:"role,omitempty"`
+	Content   *string          `json:"content,omitempty"`
+	ToolCalls []openaiToolCall `json:"tool_calls,omitempty"`
+}
+
 // writeStream sends chat.completion.chunk events: the role, content deltas,
 // per tool call a first delta with id and name then argument deltas, a chunk
 // with the finish reason, the usage chunk (empty choices) when the request
-// asked for stream_options.include_usage, and data: [DONE].
+// asked for stream_options.include_usage, and data: [DONE]. A write error
+// means the client left; there is nobody to report it to.
 func (p openaiProtocol) writeStream(w http.ResponseWriter, a answer) error {
 	calls, err := p.calls(a)
 	if err != nil {
 		return err
 	}
 	created := time.Now().Unix()
-	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{
-			"id": "chatcmpl-" + a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
-			"usage":   nil,
+	chunk := func(d openaiDelta, finish *string) openaiChunk {
+		return openaiChunk{
+			ID: "chatcmpl-" + a.id, Object: "chat.completion.chunk", Created: created, Model: a.model,
+			Choices: []openaiChunkChoice{{Delta: d, FinishReason: finish}},
 		}
 	}
-	sse := startSSE(w)
-	if err := sse.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil)); err != nil {
-		return nil
-	}
+	empty := ""
+	out := []openaiChunk{chunk(openaiDelta{Role: "assistant", Content: &empty}, nil)}
 	for _, c := range chunks(a.turn.Text) {
-		if err := sse.event("", chunk(map[string]any{"content": c}, nil)); err != nil {
-			return nil
-		}
+		out = append(out, chunk(openaiDelta{Content: &c}, nil))
 	}
 	for i, tc := range calls {
 		idx := i
 		head := openaiToolCall{Index: &idx, ID: tc.ID, Type: "function"}
 		head.Function.Name = tc.Function.Name
-		if err := sse.event("", chunk(map[string]any{"tool_calls": []openaiToolCall{head}}, nil)); err != nil {
-			return nil
-		}
+		out = append(out, chunk(openaiDelta{ToolCalls: []openaiToolCall{head}}, nil))
 		for _, c := range chunks(tc.Function.Arguments) {
 			part := openaiToolCall{Index: &idx}
 			part.Function.Arguments = c
-			if err := sse.event("", chunk(map[string]any{"tool_calls": []openaiToolCall{part}}, nil)); err != nil {
-				return nil
-			}
+			out = append(out, chunk(openaiDelta{ToolCalls: []openaiToolCall{part}}, nil))
 		}
 	}
-	if err := sse.event("", chunk(map[string]any{}, openaiFinish(a.turn.stopReason()))); err != nil {
-		return nil
-	}
+	finish := openaiFinish(a.turn.stopReason())
+	out = append(out, chunk(openaiDelta{}, &finish))
 	if a.includeUsage {
-		if err := sse.event("", map[string]any{
-			"id": "chatcmpl-" + a.id, "object": "chat.completion.chunk", "created": created, "model": a.model,
-			"choices": []any{}, "usage": openaiUsageOf(a.usage),
-		}); err != nil {
+		u := openaiUsageOf(a.usage)
+		last := chunk(openaiDelta{}, nil)
+		last.Choices, last.Usage = []openaiChunkChoice{}, &u
+		out = append(out, last)
+	}
+	sse := startSSE(w)
+	for _, c := range out {
+		if err := sse.event("", c); err != nil {
 			return nil
 		}
 	}
 	_ = sse.event("", "[DONE]")
 	return nil
+}
+
+type openaiErrorBody struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
 }
 
 func openaiErrorType(status int) string {
@@ -183,9 +208,9 @@ func (openaiProtocol) writeError(w http.ResponseWriter, status int, msg, errType
 	if errType == "" {
 		errType = openaiErrorType(status)
 	}
-	body, _ := json.Marshal(map[string]any{
-		"error": map[string]any{"message": msg, "type": errType, "param": nil, "code": nil},
-	})
+	body, _ := json.Marshal(struct {
+		Error openaiErrorBody `json:"error"`
+	}{openaiErrorBody{Message: msg, Type: errType}})
 	w.Header().Set("X-Request-Id", "req_"+id)
 	writeJSONBody(w, status, body)
 }

@@ -1,0 +1,121 @@
+// Package host knows where each supported agent keeps its memory directory
+// and its session transcripts, so that `dream --host claude` needs no paths.
+//
+// Every layout here is a reading of the agent's own on-disk conventions, not
+// an API they promise; where an agent has no convention (or none that could
+// be confirmed) the default chosen is written into Layout.Notes so the user
+// sees the assumption and can override it with --memory-dir or
+// --sessions-dir.
+package host
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Layout is where one agent keeps things for one repository.
+type Layout struct {
+	// Host is the agent's name as given to Resolve.
+	Host string
+	// MemoryDir holds MEMORY.md and the topic files a dream consolidates.
+	MemoryDir string
+	// SessionsDir holds the *.jsonl transcripts the session gate counts;
+	// "" when the host keeps none.
+	SessionsDir string
+	// Notes is one line on what was assumed.
+	Notes string
+}
+
+// resolver derives a Layout; each host has one.
+type resolver func(repoDir, home string, env func(string) (string, bool)) (Layout, error)
+
+// hosts is the registry, in the order Names lists them.
+var hosts = []struct {
+	name string
+	// needsRepo is true for hosts that key their storage by project.
+	needsRepo bool
+	resolve   resolver
+}{
+	{"claude", true, resolveClaude},
+	{"codex", false, resolveCodex},
+	{"gemini", true, resolveGemini},
+	{"nanobot", false, resolveNanobot},
+	{"codebot", true, resolveCodebot},
+	{"dir", true, resolveDir},
+}
+
+// Names returns the valid host names.
+func Names() []string {
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = h.name
+	}
+	return out
+}
+
+// Resolve returns where host keeps memory and transcripts for the repository
+// at repoDir. home is the user's home directory and env looks up environment
+// variables (os.LookupEnv in production); both are parameters so that tests
+// run against a fake home. A relative repoDir is made absolute against the
+// working directory, because the agents key their storage by absolute path.
+func Resolve(host, repoDir, home string, env func(string) (string, bool)) (Layout, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	for _, h := range hosts {
+		if h.name != host {
+			continue
+		}
+		if h.needsRepo {
+			if repoDir == "" {
+				return Layout{}, fmt.Errorf("host %s: a repository directory is needed to locate its memory", host)
+			}
+			abs, err := filepath.Abs(repoDir)
+			if err != nil {
+				return Layout{}, fmt.Errorf("host %s: repository directory %s: %w", host, repoDir, err)
+			}
+			repoDir = abs
+		}
+		l, err := h.resolve(repoDir, home, env)
+		if err != nil {
+			return Layout{}, fmt.Errorf("host %s: %w", host, err)
+		}
+		l.Host = host
+		return l, nil
+	}
+	if host == "" {
+		return Layout{}, fmt.Errorf("no host given; valid hosts: %s", strings.Join(Names(), ", "))
+	}
+	return Layout{}, fmt.Errorf("unknown host %q; valid hosts: %s", host, strings.Join(Names(), ", "))
+}
+
+// agentHome returns the directory named by variable if it is set to an
+// absolute path, else home joined with dflt. It fails only when neither is
+// available, so that a layout never silently lands in the working directory.
+func agentHome(env func(string) (string, bool), variable, home, dflt string) (string, error) {
+	if v, ok := env(variable); ok && v != "" {
+		v = expandTilde(v, home)
+		if filepath.IsAbs(v) {
+			return filepath.Clean(v), nil
+		}
+	}
+	if home == "" {
+		return "", fmt.Errorf("home directory unknown and %s not set", variable)
+	}
+	return filepath.Join(home, dflt), nil
+}
+
+// expandTilde expands a leading "~/" as a shell would have.
+func expandTilde(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
+}
