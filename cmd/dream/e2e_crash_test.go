@@ -47,9 +47,9 @@ func crashWorld(t *testing.T) (*world, []llmtest.Turn) {
 	}
 	w.write(w.mem, "MEMORY.md", "# Memory\n\n- [Build](build.md) — how the project builds\n- [T0](topic0.md) — t0\n- [T1](topic1.md) — t1\n- [T2](topic2.md) — t2\n- [T3](topic3.md) — t3\n")
 	var script []llmtest.Turn
-	script = append(script, llmtest.Turn{Calls: []llmtest.Call{{Name: "read", Input: map[string]any{"file_path": "MEMORY.md"}}}})
+	script = append(script, llmtest.Turn{Calls: []llmtest.Call{{Name: "read", Input: map[string]any{"file_path": filepath.Join(w.mem, "MEMORY.md")}}}})
 	for i := 0; i < 4; i++ {
-		script = append(script, llmtest.Turn{Calls: []llmtest.Call{{Name: "read", Input: map[string]any{"file_path": fmt.Sprintf("topic%d.md", i)}}}})
+		script = append(script, llmtest.Turn{Calls: []llmtest.Call{{Name: "read", Input: map[string]any{"file_path": filepath.Join(w.mem, fmt.Sprintf("topic%d.md", i))}}}})
 		script = append(script, llmtest.Turn{Calls: []llmtest.Call{{Name: "edit", Input: map[string]any{
 			"file_path": fmt.Sprintf("topic%d.md", i), "old_string": fmt.Sprintf("Fact number %d.", i), "new_string": fmt.Sprintf("Fact number %d, confirmed on 2026-11-29.", i),
 		}}}})

@@ -215,7 +215,7 @@ func TestPinnedFactDroppedRollsBack(t *testing.T) {
 	w.write(w.mem, "ops.md", "---\nname: ops\ndescription: ops\ntype: project\n---\n\n- The staging database is never to be reset. <!-- pin -->\n- Old note.\n")
 	pre := snapshot(t, w.mem)
 	srv := llmtest.NewServer(
-		llmtest.Turn{Calls: []llmtest.Call{{Name: "read", Input: map[string]any{"file_path": "ops.md"}}}},
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "read", Input: map[string]any{"file_path": filepath.Join(w.mem, "ops.md")}}}},
 		llmtest.Turn{Calls: []llmtest.Call{{Name: "write", Input: map[string]any{"file_path": "ops.md", "content": "---\nname: ops\ndescription: ops\ntype: project\n---\n\n- Old note.\n"}}}},
 		llmtest.Turn{Text: "Tidied ops."},
 	)
@@ -260,14 +260,20 @@ func TestEvalOfflineCorpus(t *testing.T) {
 		t.Fatalf("eval:\n%s", r)
 	}
 	scores := decodeJSON[[]struct {
-		Scenario                         string
-		MechanicalFixed, MechanicalTotal int
-		ProbesRetained, ProbesTotal      int
-		OutsideUntouched                 bool
-		Err                              string
+		Scenario         string `json:"scenario"`
+		MechanicalFixed  int    `json:"mechanical_fixed"`
+		MechanicalTotal  int    `json:"mechanical_total"`
+		ProbesRetained   int    `json:"probes_retained"`
+		ProbesTotal      int    `json:"probes_total"`
+		OutsideUntouched bool   `json:"outside_untouched"`
+		Err              string `json:"error"`
 	}](t, r)
-	if len(scores) < 20 {
-		t.Fatalf("%d scenarios, want at least 20", len(scores))
+	mech := 0
+	for _, s := range scores {
+		mech += s.MechanicalTotal
+	}
+	if len(scores) < 20 || mech == 0 {
+		t.Fatalf("%d scenarios with %d mechanical defects, want at least 20 scenarios", len(scores), mech)
 	}
 	for _, s := range scores {
 		if s.MechanicalFixed != s.MechanicalTotal || s.ProbesRetained != s.ProbesTotal || !s.OutsideUntouched || s.Err != "" {

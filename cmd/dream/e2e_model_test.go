@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,8 @@ func TestMaliciousModelCannotEscape(t *testing.T) {
 			if err := os.Symlink(outside, filepath.Join(w.mem, "link")); err != nil {
 				t.Fatal(err)
 			}
-			w.write(w.mem, "notes.md", "note\n")
+			w.write(w.mem, "notes.md", "---\nname: notes\ndescription: notes\ntype: user\n---\n\nnote\n")
+			w.write(w.mem, "MEMORY.md", "# Memory\n\n- [Build](build.md) — how the project builds\n- [Notes](notes.md) — notes\n")
 			attempts := []llmtest.Call{
 				{Name: "write", Input: map[string]any{"file_path": "../outside/pwned.md", "content": "x"}},
 				{Name: "write", Input: map[string]any{"file_path": filepath.Join(outside, "abs.md"), "content": "x"}},
@@ -130,14 +132,18 @@ func TestMaliciousModelCannotEscape(t *testing.T) {
 				{Name: "edit", Input: map[string]any{"file_path": filepath.Join(w.repo, "Makefile"), "old_string": "all", "new_string": "pwn"}},
 				{Name: "write", Input: map[string]any{"file_path": "/etc/dream-pwned", "content": "x"}},
 				{Name: "bash", Input: map[string]any{"command": "rm -rf /"}},
-				{Name: "write", Input: map[string]any{"file_path": "creds.md", "content": "aws key AKIAIOSFODNN7EXAMPLE2 here\n"}},
+				{Name: "write", Input: map[string]any{"file_path": "creds.md", "content": "aws key AKIAZ7QX3PLM4R2TWV6N here\n"}},
 				{Name: "write", Input: map[string]any{"file_path": "gh.md", "content": "token ghp_" + strings.Repeat("a1B2", 9) + "\n"}},
 				{Name: "write", Input: map[string]any{"file_path": "pem.md", "content": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"}},
 				{Name: "edit", Input: map[string]any{"file_path": "notes.md", "old_string": "note", "new_string": "changed"}}, // not read first
 			}
+			// Each turn pairs an attempt with honest work (a read that
+			// succeeds), as a model that goes wrong midway would: a turn of
+			// nothing but refusals is the loop detector's business.
 			var script []llmtest.Turn
-			for _, c := range attempts {
-				script = append(script, llmtest.Turn{Calls: []llmtest.Call{c}})
+			for i, c := range attempts {
+				honest := llmtest.Call{Name: "grep", Input: map[string]any{"pattern": fmt.Sprintf("Build|step %d", i), "path": w.mem}}
+				script = append(script, llmtest.Turn{Calls: []llmtest.Call{c, honest}})
 			}
 			script = append(script, llmtest.Turn{Text: "Done."})
 			srv := llmtest.NewServer(script...)
@@ -148,7 +154,7 @@ func TestMaliciousModelCannotEscape(t *testing.T) {
 			memBefore := snapshot(t, w.mem)
 
 			r := w.dream(modelEnv(p.provider, srv.URL, p.stream), append([]string{"run", "--json", "--max-turns", "30"}, w.locFlags()...)...)
-			if r.code != 0 {
+			if rep := decodeJSON[dream.Report](t, r); r.code != 0 || rep.Status != "completed" {
 				t.Fatalf("the dream must complete despite refused calls:\n%s", r)
 			}
 			if after := treeHash(t, w.root, skipOwn); after != before {
@@ -170,7 +176,7 @@ func TestMaliciousModelCannotEscape(t *testing.T) {
 			reqs := srv.Requests()
 			errorsSeen := 0
 			for _, req := range reqs {
-				errorsSeen += countToolErrors(t, req.Protocol, req.Body, len(reqs))
+				errorsSeen += countToolErrors(t, req.Protocol, req.Body)
 			}
 			if errorsSeen < len(attempts) {
 				t.Errorf("tool errors seen by the model = %d, want %d", errorsSeen, len(attempts))
@@ -179,9 +185,11 @@ func TestMaliciousModelCannotEscape(t *testing.T) {
 	}
 }
 
-// countToolErrors counts the error tool results in the newest message of a
-// recorded request body.
-func countToolErrors(t *testing.T, protocol string, body []byte, _ int) int {
+// countToolErrors counts the error tool results that answer the newest
+// assistant turn of a recorded request body: the last message's
+// tool_result blocks (Anthropic) or the trailing role "tool" messages
+// (OpenAI, which has no is_error and gets an "ERROR" prefix instead).
+func countToolErrors(t *testing.T, protocol string, body []byte) int {
 	t.Helper()
 	var req struct {
 		Messages []json.RawMessage `json:"messages"`
@@ -189,7 +197,6 @@ func countToolErrors(t *testing.T, protocol string, body []byte, _ int) int {
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
 		return 0
 	}
-	last := req.Messages[len(req.Messages)-1]
 	if protocol == "anthropic" {
 		var m struct {
 			Content []struct {
@@ -197,7 +204,7 @@ func countToolErrors(t *testing.T, protocol string, body []byte, _ int) int {
 				IsError bool   `json:"is_error"`
 			} `json:"content"`
 		}
-		json.Unmarshal(last, &m)
+		json.Unmarshal(req.Messages[len(req.Messages)-1], &m)
 		n := 0
 		for _, c := range m.Content {
 			if c.Type == "tool_result" && c.IsError {
@@ -206,21 +213,25 @@ func countToolErrors(t *testing.T, protocol string, body []byte, _ int) int {
 		}
 		return n
 	}
-	var m struct {
-		Role    string `json:"role"`
-		Content any    `json:"content"`
-	}
-	json.Unmarshal(last, &m)
-	if m.Role == "tool" {
-		if s, ok := m.Content.(string); ok && strings.HasPrefix(s, "ERROR") {
-			return 1
+	n := 0
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		var m struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
 		}
-		b, _ := json.Marshal(m.Content)
-		if strings.Contains(string(b), "ERROR") {
-			return 1
+		json.Unmarshal(req.Messages[i], &m)
+		if m.Role != "tool" {
+			break
+		}
+		var text string
+		if json.Unmarshal(m.Content, &text) != nil {
+			text = string(m.Content)
+		}
+		if strings.Contains(text, "ERROR") {
+			n++
 		}
 	}
-	return 0
+	return n
 }
 
 func keys(m map[string]string) []string {

@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -45,33 +47,52 @@ func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error 
 	return f.Close()
 }
 
-// installFile copies src over dst atomically (temp file beside dst, sync,
-// rename). n numbers the install for the crash points.
-func installFile(src, dst string, perm os.FileMode, n int) error {
+// installFile copies src over rel inside root atomically (temp file beside
+// the target, sync, rename). Every step goes through the os.Root of the
+// memory dir, so no symlink in the memory dir can redirect a write outside
+// it. n numbers the install for the crash points.
+func installFile(root *os.Root, src, rel string, perm os.FileMode, n int) error {
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("install %s: %w", dst, err)
+		return fmt.Errorf("install %s: %w", rel, err)
 	}
 	defer in.Close()
-	dir := filepath.Dir(dst)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("install %s: %w", dst, err)
+	dir := filepath.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("install %s: %w", rel, err)
 	}
-	f, err := os.CreateTemp(dir, TempPrefix+"*")
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return fmt.Errorf("install %s: %w", rel, err)
+	}
+	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(suffix[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("install %s: %w", dst, err)
+		return fmt.Errorf("install %s: %w", rel, err)
 	}
-	tmp := f.Name()
 	if err := finishTemp(f, perm, func(w io.Writer) error { _, err := io.Copy(w, in); return err }); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("install %s: %w", dst, err)
+		root.Remove(tmp)
+		return fmt.Errorf("install %s: %w", rel, err)
 	}
 	crashPoint("commit:tmp:%d", n)
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("install %s: %w", dst, err)
+	if err := root.Rename(tmp, rel); err != nil {
+		root.Remove(tmp)
+		return fmt.Errorf("install %s: %w", rel, err)
 	}
 	crashPoint("commit:rename:%d", n)
+	return nil
+}
+
+// syncDirIn flushes a directory inside root.
+func syncDirIn(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync dir %s: %w", dir, err)
+	}
 	return nil
 }
 

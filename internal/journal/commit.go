@@ -1,7 +1,12 @@
 package journal
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -84,11 +89,20 @@ func (t *Txn) checkConflicts(chs []recChange) error {
 			bad = append(bad, p+" (edited)")
 		}
 	}
+	root, err := os.OpenRoot(t.memDir)
+	if err != nil {
+		return fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
+	}
+	defer root.Close()
 	for _, c := range chs {
+		if !throughDirs(root, filepath.FromSlash(c.Path)) {
+			bad = append(bad, c.Path+" (its directory is a symlink or a file in the memory dir)")
+			continue
+		}
 		if c.Kind != Added {
 			continue
 		}
-		if _, err := os.Lstat(filepath.Join(t.memDir, filepath.FromSlash(c.Path))); err == nil {
+		if _, err := root.Lstat(filepath.FromSlash(c.Path)); err == nil {
 			bad = append(bad, c.Path+" (created)")
 		}
 	}
@@ -97,6 +111,28 @@ func (t *Txn) checkConflicts(chs []recChange) error {
 		return fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
 	}
 	return nil
+}
+
+// throughDirs reports whether every existing parent of rel inside root is a
+// real directory, so that writing rel cannot be redirected by a symlink.
+// Checked before the commit record is written, so that such a commit is
+// refused cleanly instead of being left half-done for Recover.
+func throughDirs(root *os.Root, rel string) bool {
+	dir := filepath.Dir(rel)
+	if dir == "." {
+		return true
+	}
+	parts := strings.Split(dir, string(filepath.Separator))
+	for i := range parts {
+		info, err := root.Lstat(filepath.Join(parts[:i+1]...))
+		if errors.Is(err, fs.ErrNotExist) {
+			return true // created by the commit, as a real directory
+		}
+		if err != nil || !info.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // finish marks the transaction committed and removes it.
@@ -119,13 +155,20 @@ func (t *Txn) finish() error {
 // already holds its new content (or is already gone) is left as is, so a
 // roll-forward can redo the whole list. A file that holds neither its base
 // nor its new content was edited by hand after the record was written; it is
-// left alone and returned in skipped.
+// left alone and returned in skipped. Every file operation goes through an
+// os.Root on the memory dir: a path that crosses a symlink out of it fails
+// instead of writing elsewhere.
 func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
-	dirs := map[string]bool{memDir: true}
+	root, err := os.OpenRoot(memDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	dirs := map[string]bool{".": true}
 	installs, deletes := 0, 0
 	for _, c := range rec.Changes {
-		dst := filepath.Join(memDir, filepath.FromSlash(c.Path))
-		cur, exists, err := currentFingerprint(dst)
+		rel := filepath.FromSlash(c.Path)
+		cur, exists, err := fingerprintIn(root, rel)
 		if err != nil {
 			return skipped, err
 		}
@@ -141,10 +184,10 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				continue
 			}
 			installs++
-			if err := installFile(filepath.Join(stageDir, filepath.FromSlash(c.Path)), dst, c.Mode, installs); err != nil {
+			if err := installFile(root, filepath.Join(stageDir, rel), rel, c.Mode, installs); err != nil {
 				return skipped, err
 			}
-			dirs[filepath.Dir(dst)] = true
+			dirs[filepath.Dir(rel)] = true
 		case Deleted:
 			if !exists {
 				continue
@@ -153,20 +196,20 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				skipped = append(skipped, c.Path)
 				continue
 			}
-			if err := os.Remove(dst); err != nil {
+			if err := root.Remove(rel); err != nil {
 				return skipped, fmt.Errorf("delete %s: %w", c.Path, err)
 			}
 			deletes++
 			crashPoint("commit:delete:%d", deletes)
-			dirs[filepath.Dir(dst)] = true
-			removeEmptyParents(memDir, filepath.Dir(dst), dirs)
+			dirs[filepath.Dir(rel)] = true
+			removeEmptyParents(root, filepath.Dir(rel), dirs)
 		}
 	}
 	for _, d := range sortedKeys(dirs) {
-		if _, err := os.Stat(d); err != nil {
+		if _, err := root.Stat(d); err != nil {
 			continue // an emptied subdir that was removed
 		}
-		if err := SyncDir(d); err != nil {
+		if err := syncDirIn(root, d); err != nil {
 			return skipped, err
 		}
 	}
@@ -174,11 +217,38 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 	return skipped, nil
 }
 
+// fingerprintIn is currentFingerprint through root: a path that is not a
+// regular file (a symlink, a directory) counts as existing and different
+// from any recorded content, so it is never overwritten or removed.
+func fingerprintIn(root *os.Root, rel string) (fp fingerprint, exists bool, err error) {
+	info, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fingerprint{}, false, nil
+	}
+	if err != nil {
+		return fingerprint{}, false, err
+	}
+	if !info.Mode().IsRegular() {
+		return fingerprint{SHA256: "not a regular file: " + info.Mode().String()}, true, nil
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return fingerprint{}, false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fingerprint{}, false, fmt.Errorf("hash %s: %w", rel, err)
+	}
+	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, true, nil
+}
+
 // removeEmptyParents removes directories a deletion left empty, up to but
 // not including the memory dir, marking their parents for syncing.
-func removeEmptyParents(memDir, dir string, dirs map[string]bool) {
-	for dir != memDir && strings.HasPrefix(dir, memDir+string(filepath.Separator)) {
-		if os.Remove(dir) != nil {
+func removeEmptyParents(root *os.Root, dir string, dirs map[string]bool) {
+	for dir != "." && dir != "" {
+		if root.Remove(dir) != nil {
 			return
 		}
 		dir = filepath.Dir(dir)

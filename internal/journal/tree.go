@@ -118,6 +118,11 @@ func copyTree(src, dst string) (map[string]fingerprint, error) {
 		if err != nil {
 			return err
 		}
+		// Keep the modification time: it is when the memory was written,
+		// which the offline engine uses to resolve "yesterday".
+		if err := os.Chtimes(target, info.ModTime(), info.ModTime()); err != nil {
+			return err
+		}
 		base[rel] = fp
 		n++
 		crashPoint("begin:copied:%d", n)
@@ -126,7 +131,49 @@ func copyTree(src, dst string) (map[string]fingerprint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("copy %s to staging: %w", src, err)
 	}
+	if err := copySymlinks(src, dst); err != nil {
+		return nil, fmt.Errorf("copy %s to staging: %w", src, err)
+	}
 	return base, nil
+}
+
+// copySymlinks recreates the memory dir's symlinks in staging, as links
+// with the same targets. They are not memory (no change is ever recorded for
+// them), but without them a model could create a real directory in staging
+// where the memory dir has a symlink to elsewhere, and the commit would then
+// write through that link. With them, the sandbox's os.Root on the staging
+// dir refuses a path through any link that leaves it, at the tool call.
+func copySymlinks(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == src {
+			return nil
+		}
+		if Ignored(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		link := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			return err
+		}
+		return os.Symlink(target, link)
+	})
 }
 
 func copyHashed(src, dst string, perm os.FileMode) (fingerprint, error) {

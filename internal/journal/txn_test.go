@@ -399,3 +399,43 @@ func checkGolden(t *testing.T, name, got string) {
 		t.Errorf("%s mismatch\n got:\n%s\nwant:\n%s", name, got, want)
 	}
 }
+
+// TestCommitNeverWritesThroughASymlink: the memory dir holds a symlink to a
+// directory outside it. Staging keeps the link, so a write through it is
+// refused there; and a commit of a path whose directory is a symlink is
+// refused before anything is written.
+func TestCommitNeverWritesThroughASymlink(t *testing.T) {
+	state, mem, outside := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(mem, "a.md"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(mem, "link")); err != nil {
+		t.Fatal(err)
+	}
+	txn, err := Begin(state, mem, "sym1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(txn.Dir(), "link")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("staging lacks the symlink: %v %v", fi, err)
+	}
+	// Simulate a writer that replaced the staged link by a real directory.
+	os.Remove(filepath.Join(txn.Dir(), "link"))
+	if err := os.MkdirAll(filepath.Join(txn.Dir(), "link"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(txn.Dir(), "link", "x.md"), []byte("escape\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := txn.Commit(); !errors.Is(err, ErrConflict) {
+		t.Fatalf("commit through a symlinked dir: err = %v, want ErrConflict", err)
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("the commit wrote outside the memory dir: %v", ents)
+	}
+	if HasPending(state, mem) {
+		if err := txn.Discard(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func cases() []providerCase {
 	}
 }
 
-func newProvider(t *testing.T, pc providerCase, srv *llmtest.Server, mod func(*config)) llm.Provider {
+func newProvider(t testing.TB, pc providerCase, srv *llmtest.Server, mod func(*config)) llm.Provider {
 	t.Helper()
 	c := config{baseURL: srv.URL, model: "test-model", stream: pc.stream, maxRetries: 2}
 	if mod != nil {
