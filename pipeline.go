@@ -125,6 +125,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		if err := h.Finish(status, msg); err != nil {
 			d.cfg.Logf("dream: finishing task %s: %v", id, err)
 		}
+		if err := reg.Prune(task.DefaultKeep); err != nil {
+			d.cfg.Logf("dream: pruning old tasks: %v", err)
+		}
 		if status != task.StatusCompleted {
 			phase := task.PhaseStarting
 			if updating.Load() {

@@ -114,6 +114,19 @@ func runOffline(ctx context.Context, job Job, now time.Time) (Outcome, error) {
 		job.Progress(Progress{Kind: ProgressFileTouched, Path: p})
 	}
 	summary := fmt.Sprintf("offline engine: %d fix(es) in %d file(s)", len(rep.Fixes), len(rep.FilesTouched))
+	// Judgement calls are left alone offline, but the user should know
+	// they are there: they are what a model dream would be handed.
+	if leads, err := offline.FindLeads(ctx, job.MemoryDir, job.RepoDir); err == nil {
+		for _, s := range leads.DriftSuspects {
+			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d names %s %q, which the repository no longer has", s.File, s.Line, s.Kind, s.Mention)})
+		}
+		for _, p := range leads.NearDuplicates {
+			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d and %s:%d say almost the same (%.0f%% alike)", p.A.File, p.A.Line, p.B.File, p.B.Line, 100*p.Similarity)})
+		}
+		if n := len(leads.DriftSuspects) + len(leads.NearDuplicates); n > 0 {
+			summary += fmt.Sprintf("; %d lead(s) need judgement: a model dream gets them in its task", n)
+		}
+	}
 	return Outcome{FilesTouched: rep.FilesTouched, Summary: summary}, nil
 }
 
