@@ -1,7 +1,8 @@
 // Command cacheprefix measures how cache-friendly a dream's requests are.
 //
 // It runs a scripted 10-turn dream through agent.Run with a recording fake
-// provider and realistic fake tools, lays each request out in cache order
+// provider and the real six tools over an example memory, repository and
+// transcripts laid out in a temp dir, lays each request out in cache order
 // (tools JSON, system, messages JSON) and prints, for requests 2..10, the
 // common prefix with the previous request as a fraction of the previous
 // request (how much of what was sent before is re-sent unchanged, hence
@@ -21,6 +22,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/prompt"
+	"github.com/dreamkit/dream/internal/tools"
 )
 
 func main() {
@@ -31,7 +33,22 @@ func main() {
 }
 
 func run(w io.Writer) error {
-	sys, err := prompt.System(prompt.SystemData{MemoryDir: "memory", RepoDir: "repo", SessionsDir: "sessions"})
+	root, err := os.MkdirTemp("", "cacheprefix-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(root)
+	files := memoryFiles()
+	ws, err := newWorkspace(root, files)
+	if err != nil {
+		return err
+	}
+	set, err := tools.NewSet(tools.Env{MemoryDir: ws.mem, RepoDir: ws.repo, SessionsDir: ws.sessions})
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	sys, err := prompt.System(prompt.SystemData{MemoryDir: ws.mem, RepoDir: ws.repo, SessionsDir: ws.sessions})
 	if err != nil {
 		return err
 	}
@@ -40,12 +57,11 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	files := memoryFiles()
-	rec := &recorder{script: script(files)}
+	rec := &recorder{script: script(files, ws)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := agent.Run(ctx, agent.Config{Provider: rec, Model: "bench", MaxOutputTokens: 8192,
-		System: sys, Task: task, Tools: fakeTools(files)})
+		System: sys, Task: task, Tools: set.Tools()})
 	if err != nil {
 		return fmt.Errorf("scripted dream: %w", err)
 	}

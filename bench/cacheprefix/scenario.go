@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 
-	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -51,108 +50,53 @@ func memoryFiles() map[string]string {
 	}
 }
 
-// sessionLines is what a narrow grep over transcripts returns.
-func sessionLines() string {
+// workspace lays the example out on disk (memory, a small repository and
+// transcripts) so that the dream runs the real six tools, with their real
+// descriptions, schemas and outputs: the request sizes are the ones a user's
+// dream sends.
+type workspace struct{ root, mem, repo, sessions string }
+
+func newWorkspace(root string, files map[string]string) (workspace, error) {
+	ws := workspace{root: root, mem: filepath.Join(root, "memory"), repo: filepath.Join(root, "repo"), sessions: filepath.Join(root, "sessions")}
+	put := func(dir, name, content string) error {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(content), 0o644)
+	}
+	for name, content := range files {
+		if err := put(ws.mem, name, content); err != nil {
+			return ws, err
+		}
+	}
+	for name, content := range map[string]string{
+		"scripts/build.sh": "#!/bin/sh\ngo build ./cmd/app\n",
+		"scripts/lint.sh":  "#!/bin/sh\ngo vet ./...\n",
+		".goreleaser.yaml": "builds:\n  - main: ./cmd/app\n",
+		"cmd/app/main.go":  "package main\n\nfunc main() {}\n",
+		"go.mod":           "module example.com/app\n\ngo 1.26\n",
+	} {
+		if err := put(ws.repo, name, content); err != nil {
+			return ws, err
+		}
+	}
 	var b strings.Builder
-	for i := 0; i < 8; i++ {
-		fmt.Fprintf(&b, `s%d.jsonl:%d:{"type":"user","message":{"role":"user","content":"we moved releases to goreleaser, scripts/release.sh is gone (step %d)"},"timestamp":"2026-03-1%dT10:0%d:00Z"}`+"\n", i, 40+i, i, i%10, i)
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, `{"type":"user","message":{"role":"user","content":"step %d of the work on the service"},"timestamp":"2026-03-1%dT10:%02d:00Z"}`+"\n", i, i%10, i)
+		if i%5 == 0 {
+			fmt.Fprintf(&b, `{"type":"user","message":{"role":"user","content":"we moved releases to goreleaser, scripts/release.sh is gone (step %d)"},"timestamp":"2026-03-1%dT10:%02d:30Z"}`+"\n", i, i%10, i)
+		}
 	}
-	b.WriteString("(8 matches shown, 23 more)\n")
-	return b.String()
-}
-
-// fakeTool is a model-facing tool backed by the in-memory example.
-type fakeTool struct {
-	name, desc, schema string
-	run                func(in map[string]any) (tools.Result, error)
-}
-
-func (t *fakeTool) Name() string                   { return t.name }
-func (t *fakeTool) Description() string            { return t.desc }
-func (t *fakeTool) Schema() json.RawMessage        { return json.RawMessage(t.schema) }
-func (t *fakeTool) Validate(json.RawMessage) error { return nil }
-
-func (t *fakeTool) Execute(_ context.Context, in json.RawMessage) (tools.Result, error) {
-	var m map[string]any
-	if err := json.Unmarshal(in, &m); err != nil {
-		return tools.Result{}, fmt.Errorf("decoding input: %w", err)
+	if err := put(ws.sessions, "s1.jsonl", b.String()); err != nil {
+		return ws, err
 	}
-	return t.run(m)
-}
-
-// fakeTools returns the six tools with realistic descriptions and schemas,
-// reading and writing files.
-func fakeTools(files map[string]string) []tools.Tool {
-	var mu sync.Mutex
-	str := func(m map[string]any, k string) string { s, _ := m[k].(string); return s }
-	return []tools.Tool{
-		&fakeTool{"read", "Read a file. Returns numbered lines; use offset and limit for large files. Output is capped.",
-			`{"type":"object","properties":{"file_path":{"type":"string"},"offset":{"type":"integer"},"limit":{"type":"integer"}},"required":["file_path"]}`,
-			func(m map[string]any) (tools.Result, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				c, ok := files[str(m, "file_path")]
-				if !ok {
-					return tools.Result{}, fmt.Errorf("%s: no such file", str(m, "file_path"))
-				}
-				var b strings.Builder
-				for i, l := range strings.Split(c, "\n") {
-					fmt.Fprintf(&b, "%6d\t%s\n", i+1, l)
-				}
-				return tools.Result{Content: b.String()}, nil
-			}},
-		&fakeTool{"glob", "Find files by glob pattern (supports **). Returns matching paths, newest first.",
-			`{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},"required":["pattern"]}`,
-			func(map[string]any) (tools.Result, error) {
-				return tools.Result{Content: "scripts/build.sh\nscripts/lint.sh\n.goreleaser.yaml\n"}, nil
-			}},
-		&fakeTool{"grep", "Search file contents with a regular expression. Output is capped; narrow with glob and head_limit.",
-			`{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string"},"output_mode":{"type":"string","enum":["content","files_with_matches","count"]},"head_limit":{"type":"integer"}},"required":["pattern"]}`,
-			func(m map[string]any) (tools.Result, error) {
-				if strings.Contains(str(m, "path"), "sessions") {
-					return tools.Result{Content: sessionLines()}, nil
-				}
-				return tools.Result{Content: "No matches for " + str(m, "pattern") + "\n"}, nil
-			}},
-		&fakeTool{"ls", "List a directory.",
-			`{"type":"object","properties":{"path":{"type":"string"}}}`,
-			func(map[string]any) (tools.Result, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				names := make([]string, 0, len(files))
-				for n := range files {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				return tools.Result{Content: strings.Join(names, "\n") + "\n"}, nil
-			}},
-		&fakeTool{"write", "Write a whole memory file (inside the memory directory only).",
-			`{"type":"object","properties":{"file_path":{"type":"string"},"content":{"type":"string"}},"required":["file_path","content"]}`,
-			func(m map[string]any) (tools.Result, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				p := str(m, "file_path")
-				files[p] = str(m, "content")
-				return tools.Result{Content: fmt.Sprintf("Wrote %d bytes to %s", len(files[p]), p), Touched: p}, nil
-			}},
-		&fakeTool{"edit", "Replace old_string with new_string in a memory file; old_string must be unique unless replace_all.",
-			`{"type":"object","properties":{"file_path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["file_path","old_string","new_string"]}`,
-			func(m map[string]any) (tools.Result, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				p := str(m, "file_path")
-				c, ok := files[p]
-				if !ok || !strings.Contains(c, str(m, "old_string")) {
-					return tools.Result{}, fmt.Errorf("old_string not found in %s", p)
-				}
-				files[p] = strings.Replace(c, str(m, "old_string"), str(m, "new_string"), 1)
-				return tools.Result{Content: "Edited " + p, Touched: p}, nil
-			}},
-	}
+	return ws, nil
 }
 
 // script is the model's side of a 10-turn dream through the four phases.
-func script(files map[string]string) []*llm.Response {
+func script(files map[string]string, ws workspace) []*llm.Response {
+	mem := func(name string) string { return filepath.Join(ws.mem, name) }
 	n := 0
 	call := func(name string, input map[string]any) llm.Block {
 		n++
@@ -166,14 +110,14 @@ func script(files map[string]string) []*llm.Response {
 	}
 	merged := files["testing.md"] + "- Golden files are rewritten with the -update flag.\n"
 	return []*llm.Response{
-		turn(text("Orienting: listing the memory directory."), call("ls", map[string]any{"path": "memory"})),
-		turn(call("read", map[string]any{"file_path": "MEMORY.md"})),
+		turn(text("Orienting: listing the memory directory."), call("ls", map[string]any{"path": ws.mem})),
+		turn(call("read", map[string]any{"file_path": mem("MEMORY.md")})),
 		turn(text("testing.md and tests.md look like duplicates; reading both."),
-			call("read", map[string]any{"file_path": "testing.md"}), call("read", map[string]any{"file_path": "tests.md"})),
-		turn(call("read", map[string]any{"file_path": "build.md"}), call("grep", map[string]any{"pattern": "release.sh", "path": "repo"})),
+			call("read", map[string]any{"file_path": mem("testing.md")}), call("read", map[string]any{"file_path": mem("tests.md")})),
+		turn(call("read", map[string]any{"file_path": mem("build.md")}), call("grep", map[string]any{"pattern": "release.sh", "path": ws.repo})),
 		turn(call("glob", map[string]any{"pattern": "scripts/*.sh"})),
 		turn(text("Checking the transcripts narrowly for the release change."),
-			call("grep", map[string]any{"pattern": "release", "path": "sessions", "glob": "*.jsonl", "head_limit": 8})),
+			call("grep", map[string]any{"pattern": "goreleaser", "path": ws.sessions, "glob": "*.jsonl", "head_limit": 8})),
 		turn(text("Merging tests.md into testing.md and dating the agreement."),
 			call("write", map[string]any{"file_path": "testing.md", "content": strings.Replace(merged, "Last week", "On 2026-03-07", 1)})),
 		turn(call("edit", map[string]any{"file_path": "build.md",
