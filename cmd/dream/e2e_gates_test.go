@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -109,6 +110,39 @@ func TestMaybeRunsWhenEveryGateOpens(t *testing.T) {
 	st := decodeJSON[dream.StatusReport](t, w.dream(nil, append([]string{"status", "--json"}, w.locFlags()...)...))
 	if st.Next != "time" || st.LastConsolidatedAt == nil {
 		t.Fatalf("after a dream: next %q last %v", st.Next, st.LastConsolidatedAt)
+	}
+	// The telemetry saw it fire and complete.
+	stats := decodeJSON[struct {
+		Fired, Completed, Failed int
+	}](t, w.dream(nil, append([]string{"stats", "--json"}, w.locFlags()...)...))
+	if stats.Fired != 1 || stats.Completed != 1 || stats.Failed != 0 {
+		t.Fatalf("stats after one dream: %+v", stats)
+	}
+}
+
+func TestHostClaudeLayout(t *testing.T) {
+	w := newWorld(t)
+	home := filepath.Join(w.root, "home")
+	// Claude Code keeps a project's transcripts under ~/.claude/projects/<path with
+	// every non-alphanumeric character as '-'> and its memory in memory/ there.
+	slug := strings.Map(func(r rune) rune {
+		if (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			return r
+		}
+		return '-'
+	}, w.repo)
+	proj := filepath.Join(home, ".claude", "projects", slug)
+	w.write(filepath.Join(proj, "memory"), "MEMORY.md", "- [A](a.md) — a\n")
+	for i := 0; i < 5; i++ {
+		w.write(proj, fmt.Sprintf("sess%d.jsonl", i), "{}\n")
+	}
+	r := w.dream(nil, "status", "--json", "--host", "claude", "--repo", w.repo, "--state-dir", w.state)
+	if r.code != 0 {
+		t.Fatalf("status --host claude:\n%s", r)
+	}
+	st := decodeJSON[dream.StatusReport](t, r)
+	if st.MemoryDir != filepath.Join(proj, "memory") || st.SessionsTouchedSince != 5 || st.Next != "ready" {
+		t.Fatalf("claude layout: memory %s sessions %d next %s", st.MemoryDir, st.SessionsTouchedSince, st.Next)
 	}
 }
 

@@ -20,17 +20,21 @@ import (
 
 const raceProcs = 8
 
-// raceRounds is the acquisitions per process: 200, or 30 with -short. Under
-// the race detector every contender is several times slower, so it is 60,
-// which keeps the package under its time budget on a shared machine.
+// raceRounds is the acquisitions per process: 200, or 30 with -short.
 func raceRounds() int {
-	switch {
-	case testing.Short():
+	if testing.Short() {
 		return 30
-	case raceDetector:
-		return 60
 	}
 	return 200
+}
+
+// raceBudget bounds one harness run. Under the race detector every
+// contender is several times slower.
+func raceBudget() time.Duration {
+	if raceDetector {
+		return 120 * time.Second
+	}
+	return 40 * time.Second
 }
 
 // runRace starts raceProcs helper processes contending for one lock and
@@ -151,7 +155,7 @@ func TestLockNoOverlapAcrossProcesses(t *testing.T) {
 	}
 	rounds := raceRounds()
 	start := time.Now()
-	log := runRace(t, "race-dream", rounds, 25*time.Second)
+	log := runRace(t, "race-dream", rounds, raceBudget())
 	entries, overlaps, err := countOverlaps(bytes.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +174,7 @@ func TestLockNoOverlapAcrossProcesses(t *testing.T) {
 // processes were inside at once. Run with -v to see the figure.
 func TestSeedsAcquireOverlaps(t *testing.T) {
 	rounds := raceRounds()
-	log := runRace(t, "race-seeds", rounds, 25*time.Second)
+	log := runRace(t, "race-seeds", rounds, raceBudget())
 	entries, overlaps, err := countOverlaps(bytes.NewReader(log))
 	if err != nil {
 		t.Fatal(err)
