@@ -281,28 +281,36 @@ type RunOptions struct {
 
 // Run is StartManual with options.
 func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return Report{Status: StatusFailed, Error: ErrClosed.Error()}, ErrClosed
+	release, err := d.claim()
+	if err != nil {
+		return Report{Status: StatusFailed, Error: err.Error()}, err
 	}
-	if d.running {
-		d.mu.Unlock()
-		return Report{Status: StatusFailed, Error: ErrRunning.Error()}, ErrRunning
-	}
-	d.running = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.running = false
-		d.mu.Unlock()
-	}()
+	defer release()
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
 		return Report{Status: StatusFailed, Error: err.Error()}, err
 	}
 	n, _ := d.countSessions(ctx, last)
 	return d.run(ctx, runOptions{sessions: n, review: o.Review})
+}
+
+// claim sets the in-process running flag for a foreground dream; release
+// clears it. It fails with ErrRunning or ErrClosed.
+func (d *Dreamer) claim() (release func(), err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, ErrClosed
+	}
+	if d.running {
+		return nil, ErrRunning
+	}
+	d.running = true
+	return func() {
+		d.mu.Lock()
+		d.running = false
+		d.mu.Unlock()
+	}, nil
 }
 
 // Close stops background dreams (they roll back) and waits for them.

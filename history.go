@@ -36,18 +36,11 @@ func (d *Dreamer) Show(ctx context.Context, id string) (HistoryEntry, error) {
 // whether fn's change counts as a consolidation (the lock's mtime moves
 // forward) or not (the mtime is rewound to where it was).
 func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err error)) error {
-	d.mu.Lock()
-	if d.running {
-		d.mu.Unlock()
-		return ErrRunning
+	release, err := d.claim()
+	if err != nil {
+		return err
 	}
-	d.running = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.running = false
-		d.mu.Unlock()
-	}()
+	defer release()
 	prior, err := d.lock.TryAcquire()
 	if err != nil {
 		if errors.Is(err, lock.ErrHeld) {

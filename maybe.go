@@ -71,18 +71,11 @@ func (d *Dreamer) Maybe(ctx context.Context) (MaybeResult, error) {
 	if !last.IsZero() {
 		hours = now.Sub(last).Hours()
 	}
-	d.mu.Lock()
-	if d.running {
-		d.mu.Unlock()
-		return MaybeResult{Gate: GateRunning, Detail: "a dream is already running in this process"}, nil
+	release, err := d.claim()
+	if err != nil {
+		return MaybeResult{Gate: GateRunning, Detail: err.Error()}, nil
 	}
-	d.running = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.running = false
-		d.mu.Unlock()
-	}()
+	defer release()
 	rep, err := d.run(ctx, runOptions{sessions: n, fired: true, hoursSince: hours})
 	if errors.Is(err, ErrLockHeld) {
 		return MaybeResult{Gate: GateLock, Detail: err.Error()}, err

@@ -284,3 +284,35 @@ func TestEvalOfflineCorpus(t *testing.T) {
 
 var _ = context.Background
 var _ = syscall.SIGKILL
+
+// TestEvalScoresAModelDream drives `dream eval --provider openai` against the
+// scripted fake model: every scenario gets a real model dream (the offline
+// hygiene, then one model turn), and the tokens it used are scored.
+func TestEvalScoresAModelDream(t *testing.T) {
+	w := newWorld(t)
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "eval"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	for i := 0; i < 40; i++ {
+		srv.Append(llmtest.Turn{Text: "Nothing else needed changing."})
+	}
+	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json")
+	if r.code != 0 {
+		t.Fatalf("eval with a model:\n%s", r)
+	}
+	scores := decodeJSON[[]struct {
+		Scenario string `json:"scenario"`
+		Tokens   int64  `json:"tokens"`
+	}](t, r)
+	if len(scores) < 20 || len(srv.Requests()) != len(scores) {
+		t.Fatalf("%d scores, %d model requests: want one model dream per scenario", len(scores), len(srv.Requests()))
+	}
+	for _, s := range scores {
+		if s.Tokens == 0 {
+			t.Errorf("%s: no tokens scored for a model dream", s.Scenario)
+		}
+	}
+}

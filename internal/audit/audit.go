@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"os"
 	"path/filepath"
 	"time"
@@ -146,5 +147,5 @@ func (h *History) init(ctx context.Context) error {
 	if cur, err := os.ReadFile(exclude); err == nil && string(cur) == excludes {
 		return nil
 	}
-	return journal.WriteFileAtomic(exclude, []byte(excludes), 0o600)
+	return fsutil.WriteFileAtomic(exclude, []byte(excludes), 0o600)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -187,7 +188,7 @@ func (h *History) writeResults(results map[string]version) error {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return fmt.Errorf("restore %s: %w", p, err)
 		}
-		if err := journal.WriteFileAtomic(full, v.data, perm); err != nil {
+		if err := fsutil.WriteFileAtomic(full, v.data, perm); err != nil {
 			return err
 		}
 	}

@@ -14,15 +14,12 @@ import (
 // recovery can recognise and remove strays.
 const TempPrefix = ".dream-tmp-"
 
-// WriteFileAtomic replaces path with data, creating parent directories.
-// The file gets perm, or the existing file's mode when it already exists.
+// WriteFileAtomic replaces path with data, creating parent directories;
+// the file gets perm.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	if fi, err := os.Stat(path); err == nil {
-		perm = fi.Mode().Perm()
 	}
 	f, err := os.CreateTemp(dir, TempPrefix+"*")
 	if err != nil {

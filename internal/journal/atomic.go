@@ -7,28 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-)
 
-// WriteFileAtomic replaces path with data so that a concurrent reader sees
-// either the old or the new content: it writes a temporary file in the same
-// directory, syncs it, renames it over path and syncs the directory.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, TempPrefix+"*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	if err := finishTemp(f, perm, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return SyncDir(dir)
-}
+	"github.com/dreamkit/dream/internal/fsutil"
+)
 
 // finishTemp fills, syncs, chmods and closes a freshly created temp file.
 func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error {
@@ -98,14 +79,4 @@ func syncDirIn(root *os.Root, dir string) error {
 
 // SyncDir flushes a directory's entries (new names, renames, removals) to
 // disk.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
-}
+func SyncDir(dir string) error { return fsutil.SyncDir(dir) }

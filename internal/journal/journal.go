@@ -24,6 +24,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"path/filepath"
 	"strings"
 	"time"
@@ -37,7 +38,7 @@ const LockName = ".consolidate-lock"
 // TempPrefix starts the name of every temporary file dream creates inside the
 // memory dir, so an interrupted commit's leftovers are recognisable and
 // Recover can remove them.
-const TempPrefix = ".dream-tmp-"
+const TempPrefix = fsutil.TempPrefix
 
 // Transaction states, as written in the record.
 const (

@@ -3,6 +3,7 @@ package journal
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"os"
 	"path/filepath"
 	"time"
@@ -107,7 +108,7 @@ func writeRecord(txnDir string, r record) error {
 	if err != nil {
 		return fmt.Errorf("encode txn record %s: %w", r.ID, err)
 	}
-	if err := WriteFileAtomic(filepath.Join(txnDir, recordName), append(data, '\n'), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(txnDir, recordName), append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("save txn record %s: %w", r.ID, err)
 	}
 	return nil
