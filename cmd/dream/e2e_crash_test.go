@@ -113,8 +113,12 @@ func TestCrashAnywhereRecovers(t *testing.T) {
 			if memHash(t, w.mem) != pre {
 				t.Fatal("crash worlds differ")
 			}
-			for i := range script {
-				script[i].Delay = 20 * time.Millisecond
+			// When the test kills by the clock, each answer waits long
+			// enough that the kill lands while that request is in flight.
+			if p.crashAt == "" {
+				for i := range script {
+					script[i].Delay = 300 * time.Millisecond
+				}
 			}
 			srv := llmtest.NewServer(script...)
 			defer srv.Close()
