@@ -27,6 +27,7 @@ type app struct {
 	// Filled by flags.
 	session string
 	jsonOut bool
+	hook    bool
 
 	loaded settings.Loaded
 }
@@ -76,6 +77,7 @@ func (a *app) newFlags(name string) (*flag.FlagSet, map[string]*string) {
 	}
 	fs.StringVar(&a.session, "session", "", "the current session id, excluded from the session gate (ID.jsonl or *_ID.jsonl)")
 	fs.BoolVar(&a.jsonOut, "json", false, "print one JSON value on stdout")
+	fs.BoolVar(&a.hook, "hook", false, "read an agent hook's JSON payload on stdin (Claude Code, Codex, Gemini: session_id, cwd) for --session and --repo")
 	return fs, raw
 }
 
@@ -107,7 +109,46 @@ func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]
 			flags[strings.ReplaceAll(f.Name, "-", "_")] = *p
 		}
 	})
+	if a.hook {
+		if err := a.readHookPayload(flags); err != nil {
+			return nil, err
+		}
+	}
 	return pos, a.loadSettings(flags)
+}
+
+// hookPayloadLimit bounds what --hook reads from stdin.
+const hookPayloadLimit = 1 << 20
+
+// readHookPayload takes the current session and the working directory from
+// the JSON an agent passes its hooks on stdin, so that a stop hook can run
+// `dream maybe --host claude --hook` and never count its own session. Flags
+// given explicitly win.
+func (a *app) readHookPayload(flags map[string]string) error {
+	if a.stdin == nil {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(a.stdin, hookPayloadLimit))
+	if err != nil {
+		return usagef("--hook: reading stdin: %v", err)
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		return nil
+	}
+	var p struct {
+		SessionID string `json:"session_id"`
+		CWD       string `json:"cwd"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return usagef("--hook: stdin is not a hook's JSON payload: %v", err)
+	}
+	if a.session == "" {
+		a.session = p.SessionID
+	}
+	if _, set := flags["repo"]; !set && p.CWD != "" {
+		flags["repo"] = p.CWD
+	}
+	return nil
 }
 
 func (a *app) home() string {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -230,3 +231,28 @@ func TestHelpAndVersion(t *testing.T) {
 }
 
 var _ = time.Second
+
+func TestHookPayloadSetsSessionAndRepo(t *testing.T) {
+	w := newWorld(t)
+	// Six sessions exist; the hook's own session is one of them, so only
+	// five count and --min-sessions 6 keeps the gate closed.
+	payload := fmt.Sprintf(`{"session_id":"s5","cwd":%q,"hook_event_name":"Stop"}`, w.repo)
+	cmd := exec.Command(binPath, append([]string{"maybe", "--json", "--hook", "--min-sessions", "6"}, "--memory-dir", w.mem, "--sessions-dir", w.sessions, "--state-dir", w.state)...)
+	cmd.Env = append(append([]string{}, w.env...), "DREAM_PROVIDER=offline")
+	cmd.Dir = w.root // not the repo: the payload's cwd must be used
+	cmd.Stdin = strings.NewReader(payload)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("maybe --hook: %v\n%s", err, out)
+	}
+	res := decodeJSON[dream.MaybeResult](t, result{stdout: string(out)})
+	if res.Gate != "sessions" || !strings.Contains(res.Detail, "5 session(s)") {
+		t.Fatalf("gate %q detail %q: want the hook's session excluded (5 of 6)", res.Gate, res.Detail)
+	}
+	bad := exec.Command(binPath, "maybe", "--hook", "--memory-dir", w.mem)
+	bad.Env = w.env
+	bad.Stdin = strings.NewReader("not json")
+	if err := bad.Run(); err == nil || bad.ProcessState.ExitCode() != 2 {
+		t.Fatalf("a garbage hook payload: err %v, want exit 2", err)
+	}
+}
