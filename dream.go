@@ -251,11 +251,16 @@ func (d *Dreamer) background(scanAt time.Time) {
 	if n < d.cfg.Settings.MinSessions {
 		return
 	}
-	hours := d.cfg.Now().Sub(last).Hours()
+	_, _ = d.run(d.baseCtx, runOptions{sessions: n, hoursSince: hoursSince(d.cfg.Now(), last)})
+}
+
+// hoursSince is the telemetry's "hours since the last consolidation": 0
+// when there was none.
+func hoursSince(now, last time.Time) float64 {
 	if last.IsZero() {
-		hours = 0
+		return 0
 	}
-	_, _ = d.run(d.baseCtx, runOptions{sessions: n, fired: true, hoursSince: hours})
+	return now.Sub(last).Hours()
 }
 
 func (d *Dreamer) setLast(t time.Time) {
@@ -291,7 +296,7 @@ func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
 		return Report{Status: StatusFailed, Error: err.Error()}, err
 	}
 	n, _ := d.countSessions(ctx, last)
-	return d.run(ctx, runOptions{sessions: n, review: o.Review})
+	return d.run(ctx, runOptions{sessions: n, review: o.Review, hoursSince: hoursSince(d.cfg.Now(), last)})
 }
 
 // claim sets the in-process running flag for a foreground dream; release

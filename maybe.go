@@ -67,16 +67,12 @@ func (d *Dreamer) Maybe(ctx context.Context) (MaybeResult, error) {
 		}
 		return MaybeResult{Gate: GateSessions, Detail: detail}, nil
 	}
-	hours := 0.0
-	if !last.IsZero() {
-		hours = now.Sub(last).Hours()
-	}
 	release, err := d.claim()
 	if err != nil {
 		return MaybeResult{Gate: GateRunning, Detail: err.Error()}, nil
 	}
 	defer release()
-	rep, err := d.run(ctx, runOptions{sessions: n, fired: true, hoursSince: hours})
+	rep, err := d.run(ctx, runOptions{sessions: n, hoursSince: hoursSince(now, last)})
 	if errors.Is(err, ErrLockHeld) {
 		return MaybeResult{Gate: GateLock, Detail: err.Error()}, err
 	}

@@ -52,7 +52,6 @@ type Report struct {
 type runOptions struct {
 	sessions   int
 	review     bool
-	fired      bool // started by the gate funnel, not by hand
 	hoursSince float64
 }
 

@@ -3,8 +3,9 @@
 #
 # Generates SIZE bytes (default 1 GiB) of Claude Code–like transcripts with
 # bench/cmd/genjsonl into DATA (reused when already complete), warms the page
-# cache, then for a rare literal and a regular expression times REPS runs
-# (default 3) of each, alternating:
+# cache, then for a rare literal, a regular expression and a case-insensitive
+# regular expression (no case-sensitive literal to prefilter on) times REPS
+# runs (default 3) of each, alternating:
 #   grepbench -path DATA -pattern P      the real grep tool, one call, default
 #                                        head_limit, so it counts every match
 #   rg -j1 -n P DATA > file              ripgrep, one thread, line numbers
@@ -78,7 +79,7 @@ bytes=$(cat "$data"/*.jsonl | wc -c)
 printf 'data: %s bytes in %s files; %s reps each, alternating\n' "$bytes" "$(ls "$data"/*.jsonl | wc -l)" "$reps"
 printf '%-40s %10s %10s %8s %12s %9s\n' pattern tool_s rg_s tool/rg tool_rss_MB matches
 status=0
-for pattern in 'ZEBRA-7741-QUOKKA' 'ECONNREFUSED [0-9.]+:[0-9]{4}'; do
+for pattern in 'ZEBRA-7741-QUOKKA' 'ECONNREFUSED [0-9.]+:[0-9]{4}' '(?i)econnrefused [0-9.]+:[0-9]{4}'; do
 	: >"$work/tool.times"
 	: >"$work/rg.times"
 	for _ in $(seq "$reps"); do
