@@ -25,6 +25,6 @@ func cmdStats(a *app, args []string) int {
 		a.printJSON(st)
 		return exitOK
 	}
-	fmt.Fprintf(a.stdout, "since %s: %s\n", since.Local().Format("2006-01-02 15:04"), st.String())
+	fmt.Fprintln(a.stdout, st.String())
 	return exitOK
 }

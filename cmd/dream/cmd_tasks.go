@@ -34,7 +34,7 @@ func cmdTasks(a *app, args []string) int {
 		return exitOK
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tPHASE\tSTARTED\tTURNS\tTOOLS\tTOKENS\tFILES\tMEMORY DIR")
+	fmt.Fprintln(tw, "ID\tSTATUS\tPHASE\tSTARTED\tSTEPS\tTOOLS\tTOKENS\tFILES\tMEMORY DIR")
 	for _, e := range entries {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", e.ID, e.Status, e.Phase,
 			e.StartedAt.Local().Format("01-02 15:04"), len(e.Turns), e.ToolCalls, humanCount(e.Usage.Total()),

@@ -168,25 +168,94 @@ func TestMatcherPaths(t *testing.T) {
 	tests := []struct {
 		pattern string
 		lit     string
+		fold    string
 		regex   bool
 	}{
-		{"serve", "serve", false},
-		{`serve\(8080\)`, "serve(8080)", false},
-		{`foo.*bar`, "foo", true},
-		{`(?i)foo`, "", true},
-		{`error: [0-9]+ files`, "error: ", true},
-		{`a|b`, "", true},
-		{`(abc)+x?`, "abc", true},
+		{"serve", "serve", "", false},
+		{`serve\(8080\)`, "serve(8080)", "", false},
+		{`foo.*bar`, "foo", "", true},
+		{`(?i)foo`, "", "foo", true},
+		{`error: [0-9]+ files`, "error: ", "", true},
+		{`a|b`, "", "", true},
+		{`(abc)+x?`, "abc", "", true},
+		{`(?i)1234`, "1234", "", false},
+		{`(?i)econnrefused [0-9.]+`, "", "econnref", true},
+		{`x(?i:Timeout)+`, "", "timeout", true},
+		{`(?i)foo(?-i)BARBAZ`, "BARBAZ", "", true},
+		{`(?i)ab(?-i)CDEFG`, "CDEFG", "", true},
+		// k and s also match the Kelvin sign and the long s, which a byte
+		// search would miss, and ß is not ASCII: the runs stop there.
+		{`(?i)quokka`, "", "quo", true},
+		{`(?i)straße`, "", "tra", true},
+		{`(?i)(ß|x)`, "", "", true},
+		{`(?i)kiss`, "", "i", true},
+		{`(?i)ÉLAN`, "", "lan", true},
 	}
 	for _, tt := range tests {
 		m, err := newMatcher(tt.pattern)
 		if err != nil {
 			t.Fatalf("%q: %v", tt.pattern, err)
 		}
-		if string(m.lit) != tt.lit || (m.re != nil) != tt.regex {
-			t.Errorf("%q: lit %q regex %v; want %q %v", tt.pattern, m.lit, m.re != nil, tt.lit, tt.regex)
+		fold := ""
+		if m.fold != nil {
+			fold = string(m.fold.lit)
+		}
+		if string(m.lit) != tt.lit || fold != tt.fold || (m.re != nil) != tt.regex {
+			t.Errorf("%q: lit %q fold %q regex %v; want %q %q %v", tt.pattern, m.lit, fold, m.re != nil, tt.lit, tt.fold, tt.regex)
 		}
 	}
+}
+
+// TestScanFold checks the case-insensitive prefilter: mixed case, the
+// literal at either end of a line and of the input, split across the
+// scanner's reads, and runes outside ASCII that fold to or from ASCII.
+func TestScanFold(t *testing.T) {
+	var split strings.Builder // the literal at every offset against a read
+	for pad := range 24 {
+		fmt.Fprintf(&split, "%sqUoKkA\n", strings.Repeat("x", pad))
+	}
+	tests := []struct {
+		name, pattern, input string
+		want                 []int64
+	}{
+		{"mixed case", `(?i)econnrefused [0-9.]+:[0-9]{4}`,
+			"connect ECONNREFUSED 127.0.0.1:8080\neconnrefused 1.2:99\nEconnRefused 10.0.0.1:5432 again\nECONNRESET 1.2.3.4:8080\necONNrefusedX 1:1234\n",
+			[]int64{1, 3}},
+		{"line start and end", `(?i)quokka`, "QUOKKA\nzebra quokka\nno\nquOKka", []int64{1, 2, 4}},
+		{"crlf", `(?i)quokka$`, "a QUOKKA\r\nquokka\n", []int64{2}},
+		{"anchored", `(?i)^econnrefused`, "ECONNREFUSED\n ECONNREFUSED\nx\neConnRefused!", []int64{1, 4}},
+		{"split across reads", `(?i)QUOKKA`, split.String(), seq(1, 24)},
+		{"kelvin and long s", `(?i)quokka|kiss`, "QUO\u212a\u212aA\nki\u017f\u017f\nKISS\nquo kka\n", []int64{1, 2, 3}},
+		{"long s in the run", `(?i)status: failed`, "STATU\u017f: FAILED\nstatus failed\n", []int64{1}},
+		{"sharp s", `(?i)straße`, "STRASSE\nStraße\nSTRA\u1e9eE\nstrasse\n", []int64{2, 3}},
+		{"non-ASCII around", `(?i)élan vital`, "ÉLAN VITAL\n\xffélan Vital\xfe\nelan vital\n", []int64{1, 2}},
+		{"no letter to fold", `(?i)[a-z]+ 8080`, "port 8080\n8080\n", []int64{1}},
+	}
+	sizes := []struct{ buf, maxLine int }{{8, 8}, {11, 11}, {16, 64}, {64, 64}, {4096, 4096}}
+	for _, tt := range tests {
+		re := regexp.MustCompile(tt.pattern)
+		if ref := naiveGrep([]byte(tt.input), re); fmt.Sprint(ref) != fmt.Sprint(tt.want) {
+			t.Fatalf("%s: reference finds %v, want %v", tt.name, ref, tt.want)
+		}
+		for _, sz := range sizes {
+			got, err := scanLines(t, []byte(tt.input), tt.pattern, sz.buf, sz.maxLine)
+			if err != nil {
+				t.Fatalf("%s buf %v: %v", tt.name, sz, err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("%s buf %v: lines %v, want %v", tt.name, sz, got, tt.want)
+			}
+		}
+	}
+}
+
+// seq returns the numbers from lo to hi.
+func seq(lo, hi int64) []int64 {
+	var s []int64
+	for i := lo; i <= hi; i++ {
+		s = append(s, i)
+	}
+	return s
 }
 
 // FuzzScan checks the streaming scanner against the line-by-line reference
@@ -195,24 +264,35 @@ func FuzzScan(f *testing.F) {
 	f.Add([]byte("abc\nxabcx\n"), "abc", uint8(5), uint8(0))
 	f.Add([]byte(strings.Repeat("y", 40)+"needle\n"), "ne+dle", uint8(3), uint8(20))
 	f.Add([]byte("\x00binary"), "b", uint8(10), uint8(0))
+	f.Add([]byte("QUO\u212a\u212aA\nx quokka\nSTATU\u017f: 1\n"), "quokka|status: [0-9]", uint8(7), uint8(9))
+	f.Add([]byte("Stra\u1e9eE\nECONNREFUSED 1.2:8080\n"), "(?-i:E)connrefused [0-9.]+:[0-9]{4}|straße", uint8(12), uint8(40))
 	f.Fuzz(func(t *testing.T, data []byte, pattern string, size, grow uint8) {
-		re, err := regexp.Compile(pattern)
-		if err != nil {
-			return
-		}
-		bufSize := int(size)%64 + 4
-		got, err := scanLines(t, data, pattern, bufSize, bufSize+int(grow))
-		if err == errBinary {
-			if bytes.IndexByte(data[:min(len(data), bufSize)], 0) < 0 {
-				t.Fatal("binary reported without a NUL in the first chunk")
-			}
-			return
-		}
-		if err != nil {
-			return // e.g. an empty pattern
-		}
-		if want := naiveGrep(data, re); fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("lines %v, want %v", got, want)
+		// Each pattern is also tried case-insensitively, so that the fold
+		// prefilter meets every input the fuzzer makes up.
+		for _, p := range []string{pattern, "(?i)" + pattern} {
+			checkScan(t, data, p, size, grow)
 		}
 	})
+}
+
+// checkScan compares the scanner with the line-by-line reference.
+func checkScan(t *testing.T, data []byte, pattern string, size, grow uint8) {
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return
+	}
+	bufSize := int(size)%64 + 4
+	got, err := scanLines(t, data, pattern, bufSize, bufSize+int(grow))
+	if err == errBinary {
+		if bytes.IndexByte(data[:min(len(data), bufSize)], 0) < 0 {
+			t.Fatal("binary reported without a NUL in the first chunk")
+		}
+		return
+	}
+	if err != nil {
+		return // e.g. an empty pattern
+	}
+	if want := naiveGrep(data, re); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("pattern %q: lines %v, want %v", pattern, got, want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"unicode"
 )
 
 // matcher is a compiled grep pattern. Most patterns a model greps
@@ -15,11 +16,17 @@ import (
 //   - a regexp that every match must contain a literal in (its longest
 //     required literal) is searched for that literal first, and the regexp
 //     runs only on the lines that contain it;
+//   - a case-insensitive regexp such as (?i)econnrefused [0-9.]+ has no such
+//     literal, but an ASCII one that every match contains in some mix of
+//     cases, so that is searched for first (see foldLiteral);
 //   - any other regexp runs on every line.
 type matcher struct {
 	// lit is the whole pattern when re is nil, otherwise a prefilter every
 	// matching line contains; nil when there is no usable literal.
 	lit []byte
+	// fold, when lit is nil, is a prefilter every matching line contains
+	// up to ASCII case; nil when there is none.
+	fold *foldLiteral
 	// re is nil on the pure literal path.
 	re *regexp.Regexp
 }
@@ -41,35 +48,65 @@ func newMatcher(pattern string) (*matcher, error) {
 	if strings.Contains(requiredLiteral(parsed), "\n") {
 		return nil, fmt.Errorf("pattern requires a newline, but grep matches one line at a time; search for a part of one line")
 	}
-	if parsed.Op == syntax.OpLiteral && parsed.Flags&syntax.FoldCase == 0 {
+	if parsed.Op == syntax.OpLiteral && !folds(parsed) {
 		return &matcher{lit: []byte(string(parsed.Rune))}, nil
 	}
 	m := &matcher{re: re}
-	if lit := requiredLiteral(parsed); lit != "" {
+	lit, fold := requiredLiteral(parsed), requiredFoldLiteral(parsed)
+	// A case-sensitive literal is searched for with bytes.Index, faster
+	// than the case-insensitive search, so it wins unless it is shorter
+	// (and so, likely, more common).
+	if len(fold) > len(lit) {
+		m.fold = newFoldLiteral(fold)
+	} else if lit != "" {
 		m.lit = []byte(lit)
 	}
 	return m, nil
 }
 
+// folds reports whether the literal re matches more than its own runes: it
+// is case-insensitive and some rune has another case. (?i)1234 does not fold.
+func folds(re *syntax.Regexp) bool {
+	if re.Flags&syntax.FoldCase == 0 {
+		return false
+	}
+	for _, r := range re.Rune {
+		if unicode.SimpleFold(r) != r {
+			return true
+		}
+	}
+	return false
+}
+
 // requiredLiteral returns the longest case-sensitive literal that every match
 // of re contains, or "" if it cannot tell.
 func requiredLiteral(re *syntax.Regexp) string {
-	switch re.Op {
-	case syntax.OpLiteral:
-		if re.Flags&syntax.FoldCase != 0 {
+	return longestRequired(re, func(lit *syntax.Regexp) string {
+		if folds(lit) {
 			return ""
 		}
-		return string(re.Rune)
+		return string(lit.Rune)
+	})
+}
+
+// longestRequired returns the longest of the strings that pick chooses from
+// the literals every match of re passes through, or "" if it cannot tell.
+// pick sees each such OpLiteral and returns a string every match of it
+// contains (in the sense the caller searches for).
+func longestRequired(re *syntax.Regexp, pick func(*syntax.Regexp) string) string {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return pick(re)
 	case syntax.OpCapture, syntax.OpPlus:
-		return requiredLiteral(re.Sub[0])
+		return longestRequired(re.Sub[0], pick)
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return requiredLiteral(re.Sub[0])
+			return longestRequired(re.Sub[0], pick)
 		}
 	case syntax.OpConcat:
 		best := ""
 		for _, sub := range re.Sub {
-			if l := requiredLiteral(sub); len(l) > len(best) {
+			if l := longestRequired(sub, pick); len(l) > len(best) {
 				best = l
 			}
 		}

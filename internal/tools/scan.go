@@ -145,14 +145,17 @@ func (s *scanner) scan(ctx context.Context, r io.Reader, onMatch matchFunc) erro
 func (s *scanner) scanRegion(region []byte, base int64, onMatch matchFunc) (int64, bool) {
 	var lines int64      // newlines in region[:counted]
 	pos, counted := 0, 0 // next byte to search; bytes already counted
+	var fs foldSearch
+	if s.m.fold != nil {
+		fs = newFoldSearch(s.m.fold, region)
+	}
 	for pos < len(region) {
 		ls, le, at := pos, 0, -1
-		if s.m.lit != nil {
-			i := bytes.Index(region[pos:], s.m.lit)
-			if i < 0 {
+		if s.m.lit != nil || s.m.fold != nil {
+			hit := s.prefilter(region, pos, &fs)
+			if hit < 0 {
 				break
 			}
-			hit := pos + i
 			ls = pos + bytes.LastIndexByte(region[pos:hit], '\n') + 1
 			le = lineEnd(region, hit)
 			at = hit - ls
@@ -175,6 +178,18 @@ func (s *scanner) scanRegion(region []byte, base int64, onMatch matchFunc) (int6
 		pos = le + 1
 	}
 	return lines + int64(bytes.Count(region[counted:], newline)), false
+}
+
+// prefilter returns the offset of the next occurrence of the matcher's
+// literal in region at or after pos, or -1. fs searches for a fold literal.
+func (s *scanner) prefilter(region []byte, pos int, fs *foldSearch) int {
+	if s.m.fold != nil {
+		return fs.next(pos)
+	}
+	if i := bytes.Index(region[pos:], s.m.lit); i >= 0 {
+		return pos + i
+	}
+	return -1
 }
 
 var newline = []byte{'\n'}
