@@ -242,8 +242,17 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	}
 
 	if len(changes) > 0 {
-		if _, err := txn.Commit(); err != nil {
+		if applied, err := txn.Commit(); err != nil {
 			err = fmt.Errorf("committing the dream: %w", err)
+			if len(applied) > 0 {
+				// Someone edited memory while the commit ran: the journal
+				// kept their edit and landed the rest. Record what landed
+				// under this dream, so that it can be read and undone.
+				rep.Changes, rep.FilesTouched = applied, changedPaths(applied)
+				if c, aerr := hist.RecordDream(ctx, audit.Meta{DreamID: id, Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: start, Kind: "dream"}); aerr == nil {
+					rep.AuditCommit = c
+				}
+			}
 			finish(task.StatusFailed, err)
 			return d.fail(&rep, err)
 		}

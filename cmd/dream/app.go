@@ -301,5 +301,8 @@ func (a *app) standardCommand(name string, args []string, extra func(fs *flag.Fl
 	if err != nil {
 		return nil, a.fail(err), false
 	}
+	if c, _ := commandByName(name); c.args == "" && len(pos) > 0 {
+		return nil, a.fail(usagef("%s takes no arguments; got %q (see dream help %s)", name, pos[0], name)), false
+	}
 	return pos, 0, true
 }

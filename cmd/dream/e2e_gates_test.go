@@ -173,6 +173,7 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--bogus-flag"},
 		{"status"}, // no memory dir anywhere
 		{"undo"},   // missing id
+		{"status", "--memory-dir", w.mem, "stray-argument"},
 		{"run", "--memory-dir", filepath.Join(w.root, "missing")},
 		{"run", "--memory-dir", w.mem, "--provider", "nope"},
 	} {
