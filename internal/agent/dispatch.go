@@ -17,6 +17,11 @@ type callOutcome struct {
 	block   llm.Block // the tool_result sent back
 	touched string    // memory file written, only on success
 	errMsg  string    // why the call was refused or failed
+	// refused is set when the call never ran: an unknown tool, bad JSON,
+	// invalid input or a repeat. A call that ran and failed (a file that no
+	// longer exists, which is exactly what a drift check finds) is a fact
+	// about the world, not a sign that the model is stuck.
+	refused bool
 }
 
 // dispatcher executes tool calls and remembers, for the whole run, how often
@@ -35,8 +40,9 @@ func newDispatcher(ts *toolset) *dispatcher {
 func (d *dispatcher) call(ctx context.Context, use llm.Block) callOutcome {
 	fail := func(msg string) callOutcome {
 		return callOutcome{
-			block:  llm.Block{Type: llm.BlockToolResult, ID: use.ID, Text: msg, IsError: true},
-			errMsg: msg,
+			block:   llm.Block{Type: llm.BlockToolResult, ID: use.ID, Text: msg, IsError: true},
+			errMsg:  msg,
+			refused: true,
 		}
 	}
 	tool, ok := d.tools.byName[use.Name]
@@ -58,7 +64,15 @@ func (d *dispatcher) call(ctx context.Context, use llm.Block) callOutcome {
 	}
 	res, err := tool.Execute(ctx, input)
 	if err != nil {
-		return fail(fmt.Sprintf("%s failed: %v", use.Name, err))
+		out := fail(fmt.Sprintf("%s failed: %v", use.Name, err))
+		out.refused = false
+		return out
+	}
+	if res.Touched != "" {
+		// The memory changed, so reading it again is new information: the
+		// repeat count starts over rather than refusing a re-read after an
+		// edit as "already answered above".
+		clear(d.seen)
 	}
 	content := res.Content
 	if content == "" {

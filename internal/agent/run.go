@@ -132,7 +132,8 @@ func (r *runner) loop(ctx context.Context) error {
 }
 
 // runCalls executes a turn's tool calls in order and returns one tool_result
-// per call, in call order, and whether every call was refused or failed.
+// per call, in call order, and whether every call was refused without
+// running.
 func (r *runner) runCalls(ctx context.Context, turn int, calls []llm.Block) ([]llm.Block, bool, error) {
 	results := make([]llm.Block, 0, len(calls))
 	allRefused := true
@@ -147,11 +148,11 @@ func (r *runner) runCalls(ctx context.Context, turn int, calls []llm.Block) ([]l
 			Kind: EventToolCall, Turn: turn, Tool: c.Name, Text: inputSummary(c.Input),
 			IsError: out.block.IsError, Error: out.errMsg,
 		})
-		if !out.block.IsError {
+		if !out.refused {
 			allRefused = false
-			if out.touched != "" {
-				r.touch(turn, out.touched)
-			}
+		}
+		if !out.block.IsError && out.touched != "" {
+			r.touch(turn, out.touched)
 		}
 		results = append(results, out.block)
 	}

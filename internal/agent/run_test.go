@@ -189,6 +189,37 @@ func TestRun(t *testing.T) {
 			want:  Result{Turns: 1, Usage: llm.Usage{InputTokens: 5000}, Summary: "done", Stop: StopEndTurn},
 		},
 		{
+			name: "calls that ran and failed are facts, not refusals: the run goes on",
+			script: []*llm.Response{
+				calls(use("1", "write", `{"file_path":"fail.md","content":"x1"}`)),
+				calls(use("2", "write", `{"file_path":"fail.md","content":"x2"}`)),
+				calls(use("3", "write", `{"file_path":"fail.md","content":"x3"}`)),
+				calls(use("4", "write", `{"file_path":"fail.md","content":"x4"}`)),
+				calls(use("5", "write", `{"file_path":"fail.md","content":"x5"}`)),
+				calls(use("6", "write", `{"file_path":"fail.md","content":"x6"}`)),
+				done("Those files are gone; nothing to fix."),
+			},
+			want: Result{Turns: 7, ToolCalls: 6, Usage: llm.Usage{InputTokens: 700, OutputTokens: 140},
+				Summary: "Those files are gone; nothing to fix.", Stop: StopEndTurn},
+		},
+		{
+			name: "a re-read after an edit is not a repeat",
+			script: []*llm.Response{
+				calls(use("1", "read", `{"file_path":"a.md"}`)),
+				calls(use("2", "read", `{"file_path":"a.md"}`)),
+				calls(use("3", "edit", `{"file_path":"a.md","old_string":"x","new_string":"y"}`)),
+				calls(use("4", "read", `{"file_path":"a.md"}`)),
+				done("Edited and checked."),
+			},
+			want: Result{Turns: 5, ToolCalls: 4, Usage: llm.Usage{InputTokens: 500, OutputTokens: 100},
+				FilesTouched: []string{"a.md"}, Summary: "Edited and checked.", Stop: StopEndTurn},
+			check: func(t *testing.T, reqs []*llm.Request) {
+				if got := lastResults(t, reqs, 5); len(got) != 1 || got[0].IsError {
+					t.Errorf("the read after the edit was refused: %+v", got)
+				}
+			},
+		},
+		{
 			name: "only successful writes and edits count as touched",
 			script: []*llm.Response{
 				calls(

@@ -77,7 +77,9 @@ func LocalTarget(target string) (string, bool) {
 	if t == "" || strings.HasPrefix(t, "#") {
 		return "", false
 	}
-	if u, err := url.Parse(t); err != nil || u.Scheme != "" || u.Host != "" {
+	// A file name people write by hand may hold a bare "%" that url.Parse
+	// rejects; only a URL-looking target is ruled out by a parse error.
+	if u, err := url.Parse(t); err != nil && strings.Contains(t, "://") || err == nil && (u.Scheme != "" || u.Host != "") {
 		return "", false
 	}
 	if i := strings.IndexAny(t, "#?"); i >= 0 {

@@ -22,11 +22,19 @@ func Load(dir string) (*Dir, error) {
 		return nil, fmt.Errorf("memory dir %s: not a directory", dir)
 	}
 	d := &Dir{Root: dir}
-	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+	// The root itself may be a link (a memory dir symlinked into place):
+	// WalkDir would not descend into it, and the memory would look empty.
+	root := dir
+	if li, err := os.Lstat(dir); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if root, err = filepath.EvalSymlinks(dir); err != nil {
+			return nil, fmt.Errorf("memory dir: %w", err)
+		}
+	}
+	err = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if p == dir {
+		if p == root {
 			return nil
 		}
 		name := e.Name()
@@ -39,7 +47,7 @@ func Load(dir string) (*Dir, error) {
 		if e.IsDir() || !e.Type().IsRegular() {
 			return nil
 		}
-		rel, err := filepath.Rel(dir, p)
+		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return fmt.Errorf("memory file %s: %w", p, err)
 		}

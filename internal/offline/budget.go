@@ -83,7 +83,7 @@ func (s *state) fixBudget() {
 			heading = i
 			continue
 		}
-		if t == "" || memory.ParseIndexLine(0, l.text).IsPointer {
+		if t == "" || memory.ParseIndexLine(0, l.text).IsPointer || isPinned(l.text) {
 			continue
 		}
 		s.moveToOverflow(sectionOf(s.index, i), l.text)

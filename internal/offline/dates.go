@@ -63,9 +63,27 @@ func rewriteDates(text string, t time.Time) (string, [][2]string) {
 	// Even segments are outside code spans; text after an unmatched
 	// backtick has an odd index and is left as written.
 	for k := 0; k < len(segs); k += 2 {
-		segs[k] = replaceDates(segs[k], t, &changes)
+		segs[k] = replaceOutsideLinks(segs[k], t, &changes)
 	}
 	return strings.Join(segs, "`"), changes
+}
+
+// linkRE matches what names a place rather than a time: a markdown link
+// destination, an autolink and a bare URL. A "today" inside a path or a URL
+// is part of a name; rewriting it would break the link.
+var linkRE = regexp.MustCompile(`\]\([^)]*\)|<[^<>\s]+>|(?i)\b(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>]+`)
+
+// replaceOutsideLinks rewrites the dates of s outside links and URLs.
+func replaceOutsideLinks(s string, t time.Time, changes *[][2]string) string {
+	var out strings.Builder
+	last := 0
+	for _, loc := range linkRE.FindAllStringIndex(s, -1) {
+		out.WriteString(replaceDates(s[last:loc[0]], t, changes))
+		out.WriteString(s[loc[0]:loc[1]])
+		last = loc[1]
+	}
+	out.WriteString(replaceDates(s[last:], t, changes))
+	return out.String()
 }
 
 func replaceDates(s string, t time.Time, changes *[][2]string) string {

@@ -181,16 +181,26 @@ func (d *doc) fences() []bool {
 		switch {
 		case open != "":
 			in[i] = true
-			if strings.HasPrefix(t, open) {
+			// Only a run of the same character at least as long, with
+			// nothing after it, closes a fence: a "```" inside a "````"
+			// block is quoted code, as is "```go".
+			if run := fenceRun(t); len(run) >= len(open) && run[0] == open[0] && strings.TrimSpace(t[len(run):]) == "" {
 				open = ""
 			}
-		case strings.HasPrefix(t, "```"):
-			in[i], open = true, "```"
-		case strings.HasPrefix(t, "~~~"):
-			in[i], open = true, "~~~"
+		case fenceRun(t) != "":
+			in[i], open = true, fenceRun(t)
 		}
 	}
 	return in
+}
+
+// fenceRun is the run of three or more backticks or tildes that opens t, or "".
+func fenceRun(t string) string {
+	if !strings.HasPrefix(t, "```") && !strings.HasPrefix(t, "~~~") {
+		return ""
+	}
+	n := len(t) - len(strings.TrimLeft(t, t[:1]))
+	return t[:n]
 }
 
 // deleteMarked removes the lines whose index is in del.

@@ -89,7 +89,10 @@ func pointerFor(d *doc) string {
 	if hook == "" {
 		hook = firstProse(d)
 	}
-	return makePointer(title, d.rel, hook, memory.PointerTargetChars)
+	// A file name may hold characters a link reads as an escape, a
+	// fragment or a query; escape them so the pointer names the file.
+	link := strings.NewReplacer("%", "%25", "#", "%23", "?", "%3F").Replace(d.rel)
+	return makePointer(title, link, hook, memory.PointerTargetChars)
 }
 
 // makePointer formats a pointer no longer than max characters, shortening

@@ -26,6 +26,11 @@ type openRoot struct {
 	NamedRoot
 	root     *os.Root
 	prefixes []string
+	// staged is set when RealDir is not DisplayDir: the root is a copy that
+	// stands in for the directory the model knows (the journal's staging
+	// copy of the memory dir), so it must shadow any other root opened on
+	// that same directory.
+	staged bool
 }
 
 // ReadOnly is read access to a named set of roots (the repository, the memory
@@ -56,9 +61,13 @@ func OpenReadOnly(roots ...NamedRoot) (*ReadOnly, error) {
 			return nil, fmt.Errorf("open %s directory %s: %w", nr.Name, nr.RealDir, err)
 		}
 		disp, err := aliases(nr.DisplayDir)
+		staged := false
 		if err == nil {
 			var real []string
 			real, err = aliases(nr.RealDir)
+			if err == nil {
+				staged = real[0] != disp[0]
+			}
 			disp = append(disp, real...)
 		}
 		if err != nil {
@@ -67,7 +76,7 @@ func OpenReadOnly(roots ...NamedRoot) (*ReadOnly, error) {
 			return nil, fmt.Errorf("open %s directory: %w", nr.Name, err)
 		}
 		nr.DisplayDir = disp[0]
-		r.roots = append(r.roots, &openRoot{NamedRoot: nr, root: root, prefixes: disp})
+		r.roots = append(r.roots, &openRoot{NamedRoot: nr, root: root, prefixes: disp, staged: staged})
 	}
 	return r, nil
 }
@@ -94,7 +103,11 @@ func (r *ReadOnly) Root(name string) (NamedRoot, bool) {
 // path relative to it ("." for the root itself). Absolute paths may be under
 // any root's display or real directory; relative paths are taken from the
 // first root. When roots nest (a memory directory inside the repository), the
-// innermost wins, so a memory file is always read from the memory root.
+// innermost wins, so a memory file is always read from the memory root; when
+// two roots are the same directory (the repository is the memory dir), a
+// staged root (one whose RealDir is not its DisplayDir) wins, so that reads
+// see the dream's own writes rather than the live files behind them, and
+// otherwise the later root wins (memory is opened after the repository).
 func (r *ReadOnly) Resolve(filePath string) (NamedRoot, string, error) {
 	if len(r.roots) == 0 {
 		return NamedRoot{}, "", errors.New("no readable directory is configured")
@@ -107,7 +120,11 @@ func (r *ReadOnly) Resolve(filePath string) (NamedRoot, string, error) {
 	bestLen, bestRel := -1, ""
 	for _, o := range r.roots {
 		for _, dir := range o.prefixes {
-			if rel, ok := within(dir, abs); ok && len(dir) > bestLen {
+			rel, ok := within(dir, abs)
+			if !ok {
+				continue
+			}
+			if len(dir) > bestLen || len(dir) == bestLen && (o.staged || !best.staged) {
 				best, bestLen, bestRel = o, len(dir), rel
 			}
 		}

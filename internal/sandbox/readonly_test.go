@@ -99,3 +99,44 @@ func TestReadOnlyEmpty(t *testing.T) {
 		t.Error("Resolve with no roots should fail")
 	}
 }
+
+// A memory directory that is also the repository (dream run --memory-dir .
+// in a folder of notes, with --repo defaulting to the current directory)
+// must still resolve memory paths to the memory root, which is the staging
+// copy the dream writes: otherwise reads show the user's unstaged files and
+// never record them for edit.
+func TestReadOnlyResolveMemoryEqualsRepo(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "notes")
+	staging := filepath.Join(base, "staging")
+	for _, d := range []string{dir, staging} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := OpenReadOnly(
+		NamedRoot{Name: "repo", RealDir: dir},
+		NamedRoot{Name: "memory", RealDir: staging, DisplayDir: dir},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	root, rel, err := r.Resolve(filepath.Join(dir, "a.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root.Name != "memory" || rel != "a.md" {
+		t.Errorf("Resolve = %s %q, want memory \"a.md\"", root.Name, rel)
+	}
+
+	// Unstaged, the memory root (opened after the repository) still wins.
+	r2, err := OpenReadOnly(NamedRoot{Name: "repo", RealDir: dir}, NamedRoot{Name: "memory", RealDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if root, _, err := r2.Resolve("a.md"); err != nil || root.Name != "memory" {
+		t.Errorf("unstaged Resolve = %s, %v; want memory", root.Name, err)
+	}
+}

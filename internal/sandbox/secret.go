@@ -30,12 +30,28 @@ var tokenRules = []tokenRule{
 	{kind: "Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
 	{kind: "Anthropic API key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
 	{kind: "OpenAI API key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), random: true},
+	{kind: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+	{kind: "Stripe key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
+	{kind: "Hugging Face token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), random: true},
+	{kind: "npm token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+	{kind: "Slack token", re: regexp.MustCompile(`\bxapp-[0-9]-[A-Za-z0-9-]{20,}`)},
 	{kind: "JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
 }
 
 // assignRe finds "NAME = value" and "name: value" where the name says it holds
 // a credential. Group 1 is the name, group 2 the value.
 var assignRe = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_])([A-Za-z0-9_.\-]*(?:api[_\-]?key|apikey|secret(?:[_\-]?key)?|token|passw(?:or)?d|passwd|pwd|access[_\-]?key|auth[_\-]?key|private[_\-]?key|client[_\-]?secret))["']?[ \t]*(?::=|=|:)[ \t]*["'` + "`" + `]?([^\s"'` + "`" + `,;]+)`)
+
+// valueRules find a credential by its context rather than its shape: the
+// password in a URL's user info and a bearer token. Group 1 is the value,
+// which must look like a secret (see looksLikeSecretValue).
+var valueRules = []struct {
+	kind string
+	re   *regexp.Regexp
+}{
+	{kind: "password in a URL", re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]+:([^\s/@]+)@`)},
+	{kind: "bearer token", re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)`)},
+}
 
 // placeholderWords mark a value someone wrote to be replaced, not a secret.
 var placeholderWords = []string{
@@ -58,8 +74,9 @@ type finding struct {
 }
 
 // CheckSecret refuses content that would store a credential: issuer-shaped
-// tokens (AWS, GitHub, GitLab, Slack, OpenAI, Anthropic, JWT), PEM private
-// keys, and assignments such as API_KEY=... whose value looks random rather
+// tokens (AWS, GitHub, GitLab, Slack, OpenAI, Anthropic, Google, Stripe,
+// Hugging Face, npm, JWT), PEM private keys, passwords in URLs, bearer
+// tokens, and assignments such as API_KEY=... whose value looks random rather
 // than a placeholder. The error names the kind and line and never the secret.
 func CheckSecret(content string) error {
 	return CheckSecretAdded("", content)
@@ -101,6 +118,16 @@ func findSecrets(content string) []finding {
 			}
 			taken[loc[0]] = true
 			out = append(out, finding{kind: rule.kind, line: lineAt(content, loc[0]), value: v})
+		}
+	}
+	for _, rule := range valueRules {
+		for _, m := range rule.re.FindAllStringSubmatchIndex(content, -1) {
+			v := content[m[2]:m[3]]
+			if taken[m[2]] || !looksLikeSecretValue(v) {
+				continue
+			}
+			taken[m[2]] = true
+			out = append(out, finding{kind: rule.kind, line: lineAt(content, m[2]), value: v})
 		}
 	}
 	for _, m := range assignRe.FindAllStringSubmatchIndex(content, -1) {

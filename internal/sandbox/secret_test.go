@@ -108,3 +108,34 @@ func TestCheckSecretAdded(t *testing.T) {
 		})
 	}
 }
+
+// Common credential formats beyond the original list: each is refused.
+func TestCheckSecretMoreFormats(t *testing.T) {
+	for _, tt := range []struct{ name, content string }{
+		{"google api key", "maps key " + fake("AIza", 35)},
+		{"stripe live", "billing uses " + fake("sk_live_", 24)},
+		{"stripe restricted", fake("rk_live_", 24)},
+		{"hugging face", "HF " + fake("hf_", 34)},
+		{"npm", "registry " + fake("npm_", 36)},
+		{"slack app", fake("xapp-1-", 40)},
+		{"url credentials", "DATABASE_URL is postgres://admin:" + fake("", 16) + "@db.internal:5432/app"},
+		{"bearer", "curl -H 'Authorization: Bearer " + fake("", 32) + "'"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := CheckSecret(tt.content); !errors.Is(err, ErrSecret) {
+				t.Errorf("CheckSecret(%q) = %v, want ErrSecret", tt.content, err)
+			}
+		})
+	}
+	for _, ok := range []string{
+		"connect with postgres://user:password@localhost/db",
+		"see https://example.com:8080/path@v2",
+		"the bearer of bad news",
+		"Authorization: Bearer <token>",
+		"use the stripe sk_live_ prefix for production keys",
+	} {
+		if err := CheckSecret(ok); err != nil {
+			t.Errorf("CheckSecret(%q) = %v, want nil", ok, err)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -169,4 +171,35 @@ func FuzzEdit(f *testing.F) {
 			t.Fatalf("n = %d, count = %d", n, strings.Count(content, old))
 		}
 	})
+}
+
+// With the repository and the memory dir the same directory (a folder of
+// notes dreamt in place), read must show the staged copy and record it, so
+// that edit works and sees the dream's own writes.
+func TestEditWhenRepoIsMemoryDir(t *testing.T) {
+	base := t.TempDir()
+	notes, staging := filepath.Join(base, "notes"), filepath.Join(base, "staging")
+	mkdir(t, notes)
+	mkdir(t, staging)
+	writeFile(t, filepath.Join(notes, "a.md"), "live\n")
+	writeFile(t, filepath.Join(staging, "a.md"), "staged\n")
+	s, err := NewSet(Env{MemoryDir: staging, MemoryDisplayDir: notes, RepoDir: notes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	byName := map[string]Tool{}
+	for _, tl := range s.Tools() {
+		byName[tl.Name()] = tl
+	}
+	res, err := byName["read"].Execute(context.Background(), json.RawMessage(`{"file_path":"a.md"}`))
+	if err != nil || !strings.Contains(res.Content, "staged") {
+		t.Fatalf("read = %q, %v; want the staged content", res.Content, err)
+	}
+	if _, err := byName["edit"].Execute(context.Background(), json.RawMessage(`{"file_path":"a.md","old_string":"staged","new_string":"edited"}`)); err != nil {
+		t.Fatalf("edit after read: %v", err)
+	}
+	if got := readFile(t, filepath.Join(notes, "a.md")); got != "live\n" {
+		t.Errorf("live file changed to %q", got)
+	}
 }
