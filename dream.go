@@ -154,7 +154,12 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
+	// The guard's name comes from the resolved path, so that two processes
+	// reaching one memory dir through different symlinks share one flock.
 	key := MemoryKey(cfg.MemoryDir)
+	if resolved, err := filepath.EvalSymlinks(cfg.MemoryDir); err == nil {
+		key = MemoryKey(resolved)
+	}
 	d := &Dreamer{
 		cfg:      cfg,
 		memKey:   key,
@@ -162,6 +167,12 @@ func New(cfg Config) (*Dreamer, error) {
 		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
 	}
 	d.baseCtx, d.cancel = context.WithCancel(context.Background())
+	// A host killed mid-dream leaves the lock with the dead dream's fresh
+	// mtime; cached as is, it would close the time gate for a day. Like
+	// every dream process that looks, finish or forget that dream first.
+	if _, err := d.Recover(d.baseCtx); err != nil {
+		cfg.Logf("dream: %v", err)
+	}
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
 		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)

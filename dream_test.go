@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -531,4 +533,58 @@ func BenchmarkMaybeStart(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestHelperHangingDream is not a test: run as a child process with
+// DREAM_TEST_HANG set, it starts a dream whose runner never returns, so that
+// the parent can SIGKILL a real process in the middle of a dream.
+func TestHelperHangingDream(t *testing.T) {
+	mem, state := os.Getenv("DREAM_TEST_HANG_MEM"), os.Getenv("DREAM_TEST_HANG_STATE")
+	if os.Getenv("DREAM_TEST_HANG") != "1" {
+		t.Skip("helper process only")
+	}
+	s := DefaultSettings()
+	s.StateDir = state
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
+		fmt.Println("dreaming")
+		select {}
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.StartManual(context.Background())
+}
+
+// TestNewRecoversADeadDream: a host SIGKILLed mid-dream leaves the lock
+// naming a dead PID with a fresh mtime. A new Dreamer must not cache that
+// mtime: it recovers, and the time gate is open again at once.
+func TestNewRecoversADeadDream(t *testing.T) {
+	f := newFixture(t)
+	f.addSessions(t, 5, f.clock.Now(), "s")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHelperHangingDream$")
+	cmd.Env = append(os.Environ(), "DREAM_TEST_HANG=1", "DREAM_TEST_HANG_MEM="+f.mem, "DREAM_TEST_HANG_STATE="+f.state)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	if n, _ := out.Read(buf); !strings.Contains(string(buf[:n]), "dreaming") {
+		cmd.Process.Kill()
+		t.Fatalf("the helper did not start dreaming: %q", buf[:n])
+	}
+	cmd.Process.Kill() // SIGKILL
+	cmd.Wait()
+	body, _ := os.ReadFile(filepath.Join(f.mem, lock.FileName))
+	if string(body) != strconv.Itoa(cmd.Process.Pid) {
+		t.Fatalf("the killed dream's lock body is %q, want its pid", body)
+	}
+	d := f.dreamer(t, nil)
+	d.MaybeStart()
+	d.waitIdle()
+	if n := f.runner.runs.Load(); n != 1 {
+		t.Fatalf("runs = %d: the dead dream's mtime closed the time gate", n)
+	}
 }

@@ -123,6 +123,11 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, strin
 		}
 		changes, err = t.Commit()
 		if err != nil {
+			if len(changes) > 0 {
+				// A file edited during the commit was kept as edited and
+				// the rest landed: record what landed under this review.
+				commit, _ = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply"})
+			}
 			return false, err
 		}
 		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply"})

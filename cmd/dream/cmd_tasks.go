@@ -77,10 +77,13 @@ func cmdKill(a *app, args []string) int {
 	for time.Now().Before(deadline) {
 		cur, err := reg.Get(e.ID)
 		if err == nil && cur.Status != task.StatusRunning {
-			if a.jsonOut {
+			switch {
+			case a.jsonOut:
 				a.printJSON(cur)
-			} else {
-				fmt.Fprintf(a.stdout, "%s %s; the memory is unchanged\n", cur.ID, cur.Status)
+			case cur.Status == task.StatusKilled:
+				fmt.Fprintf(a.stdout, "%s killed; the memory is unchanged\n", cur.ID)
+			default:
+				fmt.Fprintf(a.stdout, "%s finished as %s before the kill landed (see dream log)\n", cur.ID, cur.Status)
 			}
 			return exitOK
 		}

@@ -129,6 +129,17 @@ func (h *History) MemoryDir() string { return h.memDir }
 // excludes keeps dream's own files out of the history.
 var excludes = "# written by dream: never part of the memory\n/" + journal.LockName + "\n" + journal.TempPrefix + "*\n"
 
+// attributes override any .gitattributes in the memory dir ($GIT_DIR/info/
+// attributes takes precedence): no line-ending conversion, filter,
+// keyword expansion or re-encoding, so each file is recorded and restored
+// byte for byte, and no diff driver hides a diff.
+const attributes = "# written by dream: record every file byte for byte\n* -text !eol -filter -ident -working-tree-encoding !diff\n"
+
+// addPathspec stages the whole memory dir but dream's own files. It is
+// used with --force, so a .gitignore in the memory dir cannot keep a memory
+// (or a dream's deletion of one) out of the history.
+var addPathspec = []string{".", ":(exclude,top)" + journal.LockName, ":(exclude,glob)**/" + journal.TempPrefix + "*"}
+
 func (h *History) init(ctx context.Context) error {
 	if _, err := os.Stat(filepath.Join(h.gitDir, "HEAD")); err != nil {
 		if err := os.MkdirAll(filepath.Dir(h.gitDir), 0o700); err != nil {
@@ -143,9 +154,14 @@ func (h *History) init(ctx context.Context) error {
 	if err := os.MkdirAll(info, 0o700); err != nil {
 		return err
 	}
-	exclude := filepath.Join(info, "exclude")
-	if cur, err := os.ReadFile(exclude); err == nil && string(cur) == excludes {
-		return nil
+	for name, body := range map[string]string{"exclude": excludes, "attributes": attributes} {
+		p := filepath.Join(info, name)
+		if cur, err := os.ReadFile(p); err == nil && string(cur) == body {
+			continue
+		}
+		if err := fsutil.WriteFileAtomic(p, []byte(body), 0o600); err != nil {
+			return err
+		}
 	}
-	return fsutil.WriteFileAtomic(exclude, []byte(excludes), 0o600)
+	return nil
 }

@@ -29,6 +29,7 @@ var isolation = []string{
 	"-c", "core.safecrlf=false",
 	"-c", "core.fsmonitor=false",
 	"-c", "core.excludesFile=" + os.DevNull,
+	"-c", "core.attributesFile=" + os.DevNull,
 	"-c", "commit.gpgSign=false",
 	"-c", "gc.auto=0",
 	"-c", "color.ui=never",

@@ -49,7 +49,7 @@ func (h *History) RecordDream(ctx context.Context, m Meta) (string, error) {
 // record stages the whole memory dir and commits it with a message built
 // from the staged diff; extra trailers are appended.
 func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string, error) {
-	if _, err := h.git(ctx, nil, "add", "-A", "--", "."); err != nil {
+	if _, err := h.git(ctx, nil, append([]string{"add", "-A", "--force", "--"}, addPathspec...)...); err != nil {
 		return "", err
 	}
 	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat")

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/journal/linediff"
 )
 
@@ -149,48 +148,88 @@ func (h *History) versions(ctx context.Context, path string, revs ...string) ([]
 	return parseBatch(out, len(revs))
 }
 
-// writeResults puts each file in place atomically, in path order.
+// writeResults puts each file in place atomically, in path order. Every
+// step goes through an os.Root on the memory dir, and before anything is
+// written every path is checked to lie under real directories: a directory
+// of the memory dir that became a symlink (to elsewhere or within) is never
+// written or deleted through, force or not.
 func (h *History) writeResults(results map[string]version) error {
 	paths := make([]string, 0, len(results))
 	for p := range results {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	root, err := os.OpenRoot(h.memDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	var bad []string
 	for _, p := range paths {
-		v := results[p]
-		full := filepath.Join(h.memDir, filepath.FromSlash(p))
-		if !filepath.IsLocal(filepath.FromSlash(p)) {
+		rel := filepath.FromSlash(p)
+		if !filepath.IsLocal(rel) {
 			return fmt.Errorf("refusing to write outside the memory dir: %q", p)
 		}
-		cur, err := os.ReadFile(full)
+		if !realParents(root, rel) {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %s: a directory on the way is now a symlink or a file; refusing to write through it", ErrConflict, strings.Join(bad, ", "))
+	}
+	for _, p := range paths {
+		v := results[p]
+		rel := filepath.FromSlash(p)
+		info, err := root.Lstat(rel)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("read %s: %w", p, err)
 		}
 		if v.absent {
 			if exists {
-				if err := os.Remove(full); err != nil {
+				if err := root.Remove(rel); err != nil {
 					return fmt.Errorf("remove %s: %w", p, err)
 				}
-				if err := journal.SyncDir(filepath.Dir(full)); err != nil {
+				if err := fsutil.SyncDirIn(root, filepath.Dir(rel)); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if exists && bytes.Equal(cur, v.data) {
-			continue
-		}
 		perm := os.FileMode(0o644)
-		if info, err := os.Stat(full); err == nil {
+		if exists && info.Mode().IsRegular() {
+			cur, err := root.ReadFile(rel)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", p, err)
+			}
+			if bytes.Equal(cur, v.data) {
+				continue
+			}
 			perm = info.Mode().Perm()
 		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("restore %s: %w", p, err)
-		}
-		if err := fsutil.WriteFileAtomic(full, v.data, perm); err != nil {
+		if err := fsutil.WriteFileAtomicIn(root, rel, v.data, perm); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// realParents reports whether every existing parent of rel inside root is a
+// real directory, not a symlink or a file.
+func realParents(root *os.Root, rel string) bool {
+	dir := filepath.Dir(rel)
+	if dir == "." {
+		return true
+	}
+	parts := strings.Split(dir, string(filepath.Separator))
+	for i := range parts {
+		info, err := root.Lstat(filepath.Join(parts[:i+1]...))
+		if errors.Is(err, fs.ErrNotExist) {
+			return true // created by the undo, as a real directory
+		}
+		if err != nil || !info.IsDir() {
+			return false
+		}
+	}
+	return true
 }

@@ -5,6 +5,8 @@
 package fsutil
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,6 +57,63 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 // SyncDir fsyncs a directory so that a rename in it survives a crash.
 func SyncDir(dir string) error {
 	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir, err)
+	}
+	return nil
+}
+
+// WriteFileAtomicIn is WriteFileAtomic for a path relative to root: every
+// step (creating parents, the temporary file, the rename, the directory
+// sync) goes through root, so a symlink cannot redirect the write outside
+// it.
+func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(suffix[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			root.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", rel, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", rel, err)
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		return fmt.Errorf("replacing %s: %w", rel, err)
+	}
+	ok = true
+	return SyncDirIn(root, dir)
+}
+
+// SyncDirIn is SyncDir for a directory relative to root.
+func SyncDirIn(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
 	if err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}

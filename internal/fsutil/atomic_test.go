@@ -45,3 +45,30 @@ func TestWriteFileAtomicIntoFileFails(t *testing.T) {
 		t.Fatalf("the file in the way changed: %q", b)
 	}
 }
+
+func TestWriteFileAtomicInStaysInRoot(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := WriteFileAtomicIn(root, filepath.Join("a", "f.txt"), []byte("one"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a", "f.txt")); err != nil || string(b) != "one" {
+		t.Fatalf("content %q, %v", b, err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "a", "f.txt")); fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640", fi.Mode().Perm())
+	}
+	if err := WriteFileAtomicIn(root, filepath.Join("link", "f.txt"), []byte("x"), 0o644); err == nil {
+		t.Fatal("writing through a symlink out of the root succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("wrote outside the root: %v", ents)
+	}
+}

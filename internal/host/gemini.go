@@ -48,7 +48,7 @@ func geminiProjectID(base, tmp, repoDir string) (id, how string) {
 			Projects map[string]string `json:"projects"`
 		}
 		if json.Unmarshal(data, &reg) == nil {
-			if slug := reg.Projects[repoDir]; slug != "" && !strings.ContainsAny(slug, `/\`) && slug != ".." {
+			if slug := reg.Projects[repoDir]; slug != "" && !strings.ContainsAny(slug, `/\`) && slug != "." && slug != ".." {
 				return slug, "from projects.json"
 			}
 		}

@@ -359,3 +359,20 @@ func TestCurrentSession(t *testing.T) {
 		t.Errorf("nil env: %q", got)
 	}
 }
+
+// TestGeminiDotSlugIgnored: a projects.json slug of "." would put the memory
+// dir at ~/.gemini/tmp/memory, shared by no project; it must be refused like
+// "..", falling back to the slug Gemini CLI would claim.
+func TestGeminiDotSlugIgnored(t *testing.T) {
+	home := t.TempDir()
+	repo := filepath.Join(home, "src", "app")
+	mkdir(t, repo)
+	write(t, filepath.Join(home, ".gemini", "projects.json"), `{"projects": {"`+repo+`": "."}}`)
+	l, err := Resolve("gemini", repo, home, envMap(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, ".gemini", "tmp", "app", "memory"); l.MemoryDir != want {
+		t.Errorf("MemoryDir = %s, want %s", l.MemoryDir, want)
+	}
+}

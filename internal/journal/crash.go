@@ -3,9 +3,10 @@ package journal
 import "fmt"
 
 // crashHook, when non-nil, is called at every named crash point of Begin,
-// Commit and Recover. Only this package's tests set it (to kill the process
-// there and prove recovery); production code leaves it nil, so no
-// environment variable can crash a real dream.
+// Commit and Recover. Only this package's tests and a binary built with
+// -tags dreamcrashtest (crash_env.go, for the end-to-end crash tests) set it,
+// to kill the process there and prove recovery; a release build leaves it
+// nil, so no environment variable can crash a real dream.
 //
 // Points: "begin:copied:N" after the N-th file is copied into staging,
 // "begin:done", "commit:record" after the commit record is durable,

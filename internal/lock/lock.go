@@ -166,7 +166,14 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 	}
 	rec, hasRec := readRecord(g)
 	now := l.now()
-	h := classify(st, now, l.alive, false)
+	// Holding the flock proves no other Lock in this process holds the lock,
+	// so a body naming our own PID was left by an earlier process that had
+	// it (PIDs repeat, e.g. across container restarts): not a live holder.
+	alive := l.alive
+	if guardSupported {
+		alive = func(pid int) bool { return pid != l.pid && l.alive(pid) }
+	}
+	h := classify(st, now, alive, false)
 
 	// A record naming the PID still in the lock body means a dream acquired
 	// and never released; since we now hold its flock, it is dead (or

@@ -479,3 +479,29 @@ func TestFmtAge(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnPIDWithoutGuardIsReclaimable: a lock body naming this process's own
+// PID, with a fresh mtime and no guard record, was left by an earlier process
+// that had the same PID (PIDs repeat across container restarts). This process
+// holds no Lock, and the guard's flock shows no other Lock in it does, so the
+// body cannot name a live holder: TryAcquire must not yield to itself for an
+// hour, keeping the time gate closed.
+func TestOwnPIDWithoutGuardIsReclaimable(t *testing.T) {
+	if !guardSupported {
+		t.Skip("no flock on this system")
+	}
+	f := newFixture(t)
+	left := time.Now().Add(-5 * time.Minute).Truncate(time.Second)
+	f.write(t, []byte(self), left)
+	l := f.lock()
+	prior, err := l.TryAcquire()
+	if err != nil {
+		t.Fatalf("TryAcquire against our own stale pid = %v", err)
+	}
+	if !prior.Equal(left) {
+		t.Errorf("prior = %v, want %v", prior, left)
+	}
+	if err := l.Rollback(prior); err != nil {
+		t.Fatal(err)
+	}
+}
