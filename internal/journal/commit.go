@@ -38,11 +38,22 @@ func (t *Txn) Commit() ([]Change, error) {
 	if len(chs) == 0 {
 		return nil, t.finish()
 	}
+	// The staged content must be durable before the record that points at
+	// it: after a power cut, roll-forward needs every staged file, and so
+	// every staged file's directory entry.
+	stagedDirs := map[string]bool{}
 	for _, c := range chs {
 		if c.Kind != Deleted {
-			if err := syncFile(filepath.Join(t.Dir(), filepath.FromSlash(c.Path))); err != nil {
+			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
+			if err := syncFile(p); err != nil {
 				return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 			}
+			stagedDirs[filepath.Dir(p)] = true
+		}
+	}
+	for _, dir := range sortedKeys(stagedDirs) {
+		if err := SyncDir(dir); err != nil {
+			return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 		}
 	}
 	rec := t.rec
