@@ -73,7 +73,7 @@ var specs = []spec{
 	stringKey("sessions_dir", "", "transcripts directory counted by the session gate (overrides the host's)", true, func(s *Settings) *string { return &s.SessionsDir }),
 	stringKey("repo", "", "repository the memory describes; empty is the current directory", true, func(s *Settings) *string { return &s.Repo }),
 	stringKey("state_dir", "$XDG_STATE_HOME/dream or ~/.local/state/dream", "where tasks, telemetry, audit history and journals are kept", true, func(s *Settings) *string { return &s.StateDir }),
-	listKey("pinned", "", "memory files a dream must not delete or rewrite (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
+	listKey("pinned", "", "facts that must still be in memory after every dream, or it is rolled back (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
 	boolKey("review", "false", "stage a dream's changes for review instead of committing them", func(s *Settings) *bool { return &s.Review }),
 }
 
@@ -105,15 +105,17 @@ func scalar(r raw, rule error) (string, error) {
 	return r.text, nil
 }
 
-func boolKey(name, def, help string, field func(*Settings) *bool) spec {
+// scalarKey makes a key holding one parsed value. The bool, number and
+// duration keys differ only in their rule, parser and printer.
+func scalarKey[T any](name, def, help string, rule error, parse func(string) (T, error), format func(T) string, field func(*Settings) *T) spec {
 	return spec{
 		Key: Key{Name: name, Default: def, Help: help},
 		apply: func(s *Settings, r raw, _ string) error {
-			t, err := scalar(r, errBool)
+			t, err := scalar(r, rule)
 			if err != nil {
 				return err
 			}
-			v, err := parseBool(t)
+			v, err := parse(t)
 			if err != nil {
 				return err
 			}
@@ -121,88 +123,36 @@ func boolKey(name, def, help string, field func(*Settings) *bool) spec {
 			return nil
 		},
 		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
-		format: func(s *Settings) string { return strconv.FormatBool(*field(s)) },
+		format: func(s *Settings) string { return format(*field(s)) },
 	}
+}
+
+func boolKey(name, def, help string, field func(*Settings) *bool) spec {
+	return scalarKey(name, def, help, errBool, parseBool, strconv.FormatBool, field)
 }
 
 func floatKey(name, def, help string, field func(*Settings) *float64) spec {
-	return spec{
-		Key: Key{Name: name, Default: def, Help: help},
-		apply: func(s *Settings, r raw, _ string) error {
-			t, err := scalar(r, errFloat)
-			if err != nil {
-				return err
-			}
-			v, err := parseFloat(t)
-			if err != nil {
-				return err
-			}
-			*field(s) = v
-			return nil
-		},
-		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
-		format: func(s *Settings) string { return formatFloat(*field(s)) },
-	}
+	return scalarKey(name, def, help, errFloat, parseFloat, formatFloat, field)
 }
 
 func intKey(name, def, help string, field func(*Settings) *int) spec {
-	return spec{
-		Key: Key{Name: name, Default: def, Help: help},
-		apply: func(s *Settings, r raw, _ string) error {
-			t, err := scalar(r, errInt)
-			if err != nil {
-				return err
-			}
-			v, err := parseInt(t)
-			if err != nil || v > math.MaxInt {
-				return errInt
-			}
-			*field(s) = int(v)
-			return nil
-		},
-		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
-		format: func(s *Settings) string { return strconv.Itoa(*field(s)) },
+	parse := func(t string) (int, error) {
+		v, err := parseInt(t)
+		if err != nil || v > math.MaxInt {
+			return 0, errInt
+		}
+		return int(v), nil
 	}
+	return scalarKey(name, def, help, errInt, parse, strconv.Itoa, field)
 }
 
 func int64Key(name, def, help string, field func(*Settings) *int64) spec {
-	return spec{
-		Key: Key{Name: name, Default: def, Help: help},
-		apply: func(s *Settings, r raw, _ string) error {
-			t, err := scalar(r, errInt)
-			if err != nil {
-				return err
-			}
-			v, err := parseInt(t)
-			if err != nil {
-				return err
-			}
-			*field(s) = v
-			return nil
-		},
-		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
-		format: func(s *Settings) string { return strconv.FormatInt(*field(s), 10) },
-	}
+	format := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return scalarKey(name, def, help, errInt, parseInt, format, field)
 }
 
 func durationKey(name, def, help string, field func(*Settings) *time.Duration) spec {
-	return spec{
-		Key: Key{Name: name, Default: def, Help: help},
-		apply: func(s *Settings, r raw, _ string) error {
-			t, err := scalar(r, errDuration)
-			if err != nil {
-				return err
-			}
-			v, err := parseDuration(t)
-			if err != nil {
-				return err
-			}
-			*field(s) = v
-			return nil
-		},
-		reset:  func(dst, src *Settings) { *field(dst) = *field(src) },
-		format: func(s *Settings) string { return field(s).String() },
-	}
+	return scalarKey(name, def, help, errDuration, parseDuration, time.Duration.String, field)
 }
 
 // stringKey makes a free-text key. A path key expands a leading "~/" to the
