@@ -136,14 +136,17 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.StateDir == "" {
 		cfg.StateDir = DefaultSettings().StateDir
 	}
-	if cfg.Settings.MinHours <= 0 || cfg.Settings.MinSessions <= 0 {
-		def := DefaultSettings()
-		if cfg.Settings.MinHours <= 0 {
-			cfg.Settings.MinHours = def.MinHours
-		}
-		if cfg.Settings.MinSessions <= 0 {
-			cfg.Settings.MinSessions = def.MinSessions
-		}
+	// A host that fills Settings by hand gets the defaults for what it left
+	// zero: a zero timeout must not mean a dream that may run forever.
+	def := DefaultSettings()
+	if cfg.Settings.MinHours <= 0 {
+		cfg.Settings.MinHours = def.MinHours
+	}
+	if cfg.Settings.MinSessions <= 0 {
+		cfg.Settings.MinSessions = def.MinSessions
+	}
+	if cfg.Settings.Timeout <= 0 {
+		cfg.Settings.Timeout = def.Timeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -175,6 +178,7 @@ func New(cfg Config) (*Dreamer, error) {
 	}
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
+		d.cancel()
 		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)
 	}
 	d.lastAt = last
