@@ -170,7 +170,7 @@ func (h *History) writeResults(results map[string]version) error {
 		if !filepath.IsLocal(rel) {
 			return fmt.Errorf("refusing to write outside the memory dir: %q", p)
 		}
-		if !realParents(root, rel) {
+		if !fsutil.RealParents(root, rel) {
 			bad = append(bad, p)
 		}
 	}
@@ -212,24 +212,4 @@ func (h *History) writeResults(results map[string]version) error {
 		}
 	}
 	return nil
-}
-
-// realParents reports whether every existing parent of rel inside root is a
-// real directory, not a symlink or a file.
-func realParents(root *os.Root, rel string) bool {
-	dir := filepath.Dir(rel)
-	if dir == "." {
-		return true
-	}
-	parts := strings.Split(dir, string(filepath.Separator))
-	for i := range parts {
-		info, err := root.Lstat(filepath.Join(parts[:i+1]...))
-		if errors.Is(err, fs.ErrNotExist) {
-			return true // created by the undo, as a real directory
-		}
-		if err != nil || !info.IsDir() {
-			return false
-		}
-	}
-	return true
 }

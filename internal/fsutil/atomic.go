@@ -1,15 +1,19 @@
-// Package fsutil holds the one file-writing primitive dream uses for its own
-// state: write a temporary file beside the target, fsync it, rename it over
-// the target, fsync the directory. A reader sees the old file or the new
-// one, never half of either, even if the process dies mid-write.
+// Package fsutil holds the file-system primitives dream shares. The main
+// one writes a file atomically: a temporary file beside the target, fsynced,
+// renamed over the target, then the directory fsynced. A reader sees the old
+// file or the new one, never half of either, even if the process dies
+// mid-write.
 package fsutil
 
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // TempPrefix starts the name of every temporary file dream creates, so that
@@ -23,35 +27,15 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	f, err := os.CreateTemp(dir, TempPrefix+"*")
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	defer root.Close()
+	if err := WriteFileAtomicIn(root, filepath.Base(path), data, perm); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
 	}
-	if err := f.Chmod(perm); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("replacing %s: %w", path, err)
-	}
-	ok = true
-	return SyncDir(dir)
+	return nil
 }
 
 // SyncDir fsyncs a directory so that a rename in it survives a crash.
@@ -122,4 +106,41 @@ func SyncDirIn(root *os.Root, dir string) error {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}
 	return nil
+}
+
+// RealParents reports whether every existing parent directory of rel inside
+// root is a real directory, not a symlink or a file, so that writing rel
+// cannot be redirected elsewhere. Missing parents count as real: whoever
+// writes rel creates them as directories.
+func RealParents(root *os.Root, rel string) bool {
+	dir := filepath.Dir(rel)
+	if dir == "." {
+		return true
+	}
+	parts := strings.Split(dir, string(filepath.Separator))
+	for i := range parts {
+		info, err := root.Lstat(filepath.Join(parts[:i+1]...))
+		if errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		if err != nil || !info.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// ExpandHome replaces a leading "~" path element with home, as a shell
+// would have: TOML files and environment values never see that expansion.
+func ExpandHome(p, home string) string {
+	if home == "" {
+		return p
+	}
+	if p == "~" {
+		return home
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return filepath.Join(home, rest)
+	}
+	return p
 }

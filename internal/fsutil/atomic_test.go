@@ -72,3 +72,47 @@ func TestWriteFileAtomicInStaysInRoot(t *testing.T) {
 		t.Fatalf("wrote outside the root: %v", ents)
 	}
 }
+
+func TestRealParents(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for rel, want := range map[string]bool{
+		"top.md":            true,
+		"a/b/c.md":          true,
+		"a/new/deeper/x.md": true,
+		"link/x.md":         false,
+		"a/../link/x.md":    false,
+		"file/x.md":         false,
+	} {
+		if got := RealParents(root, filepath.FromSlash(rel)); got != want {
+			t.Errorf("RealParents(%q) = %v, want %v", rel, got, want)
+		}
+	}
+}
+
+func TestExpandHome(t *testing.T) {
+	for _, tt := range []struct{ in, home, want string }{
+		{"~", "/h", "/h"},
+		{"~/x/y", "/h", "/h/x/y"},
+		{"~user/x", "/h", "~user/x"},
+		{"/abs", "/h", "/abs"},
+		{"~/x", "", "~/x"},
+	} {
+		if got := ExpandHome(tt.in, tt.home); got != tt.want {
+			t.Errorf("ExpandHome(%q, %q) = %q, want %q", tt.in, tt.home, got, tt.want)
+		}
+	}
+}

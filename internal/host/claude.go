@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // maxProjectName is the length past which Claude Code truncates a sanitized
@@ -31,7 +33,7 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 	memory := filepath.Join(claudeProjectDir(projects, root), "memory")
 	notes := "Claude Code: transcripts in projects/<sanitized repo path>, auto-memory in projects/<sanitized git root>/memory"
 	if v, ok := env("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"); ok && v != "" {
-		memory = expandTilde(v, home)
+		memory = fsutil.ExpandHome(v, home)
 		notes = "Claude Code: memory dir from CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, transcripts in projects/<sanitized repo path>"
 	}
 	if root != repoDir {

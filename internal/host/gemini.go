@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // projectRootMarker is the file Gemini CLI writes in each per-project temp
@@ -24,7 +26,7 @@ func resolveGemini(repoDir, home string, env func(string) (string, bool)) (Layou
 	// GEMINI_CLI_HOME stands in for the home directory, not for .gemini.
 	geminiHome := home
 	if v, ok := env("GEMINI_CLI_HOME"); ok && v != "" {
-		geminiHome = expandTilde(v, home)
+		geminiHome = fsutil.ExpandHome(v, home)
 	}
 	if geminiHome == "" || !filepath.IsAbs(geminiHome) {
 		return Layout{}, errors.New("home directory unknown and GEMINI_CLI_HOME not set")

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // Layout is where one agent keeps things for one repository.
@@ -95,7 +97,7 @@ func Resolve(host, repoDir, home string, env func(string) (string, bool)) (Layou
 // available, so that a layout never silently lands in the working directory.
 func agentHome(env func(string) (string, bool), variable, home, dflt string) (string, error) {
 	if v, ok := env(variable); ok && v != "" {
-		v = expandTilde(v, home)
+		v = fsutil.ExpandHome(v, home)
 		if filepath.IsAbs(v) {
 			return filepath.Clean(v), nil
 		}
@@ -104,18 +106,4 @@ func agentHome(env func(string) (string, bool), variable, home, dflt string) (st
 		return "", fmt.Errorf("home directory unknown and %s not set", variable)
 	}
 	return filepath.Join(home, dflt), nil
-}
-
-// expandTilde expands a leading "~/" as a shell would have.
-func expandTilde(p, home string) string {
-	if home == "" {
-		return p
-	}
-	if p == "~" {
-		return home
-	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		return filepath.Join(home, rest)
-	}
-	return p
 }

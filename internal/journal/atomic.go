@@ -64,19 +64,6 @@ func installFile(root *os.Root, src, rel string, perm os.FileMode, n int) error 
 	return nil
 }
 
-// syncDirIn flushes a directory inside root.
-func syncDirIn(root *os.Root, dir string) error {
-	d, err := root.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
-	}
-	return nil
-}
-
 // SyncDir flushes a directory's entries (new names, renames, removals) to
 // disk.
 func SyncDir(dir string) error { return fsutil.SyncDir(dir) }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // Commit lands the staged changes in the memory dir. It refuses with
@@ -106,7 +108,7 @@ func (t *Txn) checkConflicts(chs []recChange) error {
 	}
 	defer root.Close()
 	for _, c := range chs {
-		if !throughDirs(root, filepath.FromSlash(c.Path)) {
+		if !fsutil.RealParents(root, filepath.FromSlash(c.Path)) {
 			bad = append(bad, c.Path+" (its directory is a symlink or a file in the memory dir)")
 			continue
 		}
@@ -122,28 +124,6 @@ func (t *Txn) checkConflicts(chs []recChange) error {
 		return fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
 	}
 	return nil
-}
-
-// throughDirs reports whether every existing parent of rel inside root is a
-// real directory, so that writing rel cannot be redirected by a symlink.
-// Checked before the commit record is written, so that such a commit is
-// refused cleanly instead of being left half-done for Recover.
-func throughDirs(root *os.Root, rel string) bool {
-	dir := filepath.Dir(rel)
-	if dir == "." {
-		return true
-	}
-	parts := strings.Split(dir, string(filepath.Separator))
-	for i := range parts {
-		info, err := root.Lstat(filepath.Join(parts[:i+1]...))
-		if errors.Is(err, fs.ErrNotExist) {
-			return true // created by the commit, as a real directory
-		}
-		if err != nil || !info.IsDir() {
-			return false
-		}
-	}
-	return true
 }
 
 // finish marks the transaction committed and removes it.
@@ -220,7 +200,7 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 		if _, err := root.Stat(d); err != nil {
 			continue // an emptied subdir that was removed
 		}
-		if err := syncDirIn(root, d); err != nil {
+		if err := fsutil.SyncDirIn(root, d); err != nil {
 			return skipped, err
 		}
 	}

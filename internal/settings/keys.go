@@ -2,10 +2,11 @@ package settings
 
 import (
 	"math"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // Key describes one setting for `dream config` and for help text.
@@ -168,7 +169,7 @@ func stringKey(name, def, help string, path bool, field func(*Settings) *string)
 			}
 			t = strings.TrimSpace(t)
 			if path {
-				t = expandHome(t, home)
+				t = fsutil.ExpandHome(t, home)
 			}
 			*field(s) = t
 			return nil
@@ -203,18 +204,4 @@ func listKey(name, def, help string, field func(*Settings) *[]string) spec {
 		},
 		format: func(s *Settings) string { return strings.Join(*field(s), "; ") },
 	}
-}
-
-// expandHome replaces a leading "~" path element with home.
-func expandHome(p, home string) string {
-	if home == "" {
-		return p
-	}
-	if p == "~" {
-		return home
-	}
-	if rest, ok := strings.CutPrefix(p, "~/"); ok {
-		return filepath.Join(home, rest)
-	}
-	return p
 }
