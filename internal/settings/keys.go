@@ -76,6 +76,16 @@ var specs = []spec{
 	stringKey("state_dir", "$XDG_STATE_HOME/dream or ~/.local/state/dream", "where tasks, telemetry, audit history and journals are kept", true, func(s *Settings) *string { return &s.StateDir }),
 	listKey("pinned", "", "facts that must still be in memory after every dream, or it is rolled back (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
 	boolKey("review", "false", "stage a dream's changes for review instead of committing them", func(s *Settings) *bool { return &s.Review }),
+	lockBackendKey(),
+	listKey("etcd_endpoints", "", "etcd client URLs for lock = etcd (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.EtcdEndpoints }),
+	stringKey("etcd_ca_cert", "", "PEM file of the CA that signs the etcd servers (TLS)", true, func(s *Settings) *string { return &s.EtcdCACert }),
+	stringKey("etcd_cert", "", "PEM client certificate for etcd (TLS, with etcd_key)", true, func(s *Settings) *string { return &s.EtcdCert }),
+	stringKey("etcd_key", "", "PEM client key for etcd (TLS, with etcd_cert)", true, func(s *Settings) *string { return &s.EtcdKey }),
+	stringKey("etcd_username", "", "etcd user, when etcd auth is on", false, func(s *Settings) *string { return &s.EtcdUsername }),
+	secretKey("etcd_password", "etcd password (prefer DREAM_ETCD_PASSWORD to a file)", func(s *Settings) *string { return &s.EtcdPassword }),
+	stringKey("lock_prefix", "", "etcd key prefix of this memory's lock; empty derives it from sync_remote", false, func(s *Settings) *string { return &s.LockPrefix }),
+	durationKey("lock_ttl", "60s", "etcd lease TTL: how long a crashed holder blocks other machines", func(s *Settings) *time.Duration { return &s.LockTTL }),
+	stringKey("sync_remote", "", "git URL the memory history is pulled from before a dream and pushed to after", false, func(s *Settings) *string { return &s.SyncRemote }),
 }
 
 // Keys returns every setting in display order.

@@ -47,6 +47,8 @@ type Settings struct {
 	// Review asks for a dream's changes to be staged for approval instead
 	// of committed.
 	Review bool
+	// Distributed holds the lock backend and the sync remote.
+	Distributed
 }
 
 // Defaults returns the built-in configuration. env looks up an environment
@@ -61,6 +63,7 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		MaxTokens:   400_000,
 		Timeout:     10 * time.Minute,
 		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
+		Distributed: DefaultDistributed(),
 	}
 }
 
