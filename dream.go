@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -97,7 +97,7 @@ func DefaultSettings() Settings { return settings.Defaults(nil, "") }
 // Dreamer runs dreams for one memory directory.
 type Dreamer struct {
 	cfg      Config
-	lock     *lock.Lock
+	lock     lockbackend.Backend
 	memKey   string
 	minHours time.Duration
 
@@ -163,10 +163,14 @@ func New(cfg Config) (*Dreamer, error) {
 	if resolved, err := filepath.EvalSymlinks(cfg.MemoryDir); err == nil {
 		key = MemoryKey(resolved)
 	}
+	lk, err := openLock(cfg, key)
+	if err != nil {
+		return nil, fmt.Errorf("dream: consolidation lock: %w", err)
+	}
 	d := &Dreamer{
 		cfg:      cfg,
 		memKey:   key,
-		lock:     lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", key+".flock")),
+		lock:     lk,
 		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
 	}
 	d.baseCtx, d.cancel = context.WithCancel(context.Background())
@@ -179,6 +183,7 @@ func New(cfg Config) (*Dreamer, error) {
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
 		d.cancel()
+		d.lock.Close()
 		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)
 	}
 	d.lastAt = last
@@ -340,7 +345,7 @@ func (d *Dreamer) Close() error {
 	d.mu.Unlock()
 	d.cancel()
 	d.wg.Wait()
-	return nil
+	return d.lock.Close()
 }
 
 func (d *Dreamer) currentSession() string {

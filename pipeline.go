@@ -43,6 +43,7 @@ type Report struct {
 	Changes          []journal.Change `json:"changes"`
 	SessionsReviewed int              `json:"sessions_reviewed"`
 	AuditCommit      string           `json:"audit_commit,omitempty"`
+	SyncError        string           `json:"sync_error,omitempty"`
 	Review           bool             `json:"review,omitempty"`
 	MemoryDir        string           `json:"memory_dir"`
 	StartedAt        time.Time        `json:"started_at"`
@@ -100,6 +101,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
 		return d.fail(&rep, fmt.Errorf("recording hand edits: %w", err))
 	}
+	if err := d.syncPull(ctx, hist); err != nil {
+		return d.fail(&rep, err)
+	}
 
 	reg, err := task.Open(d.cfg.StateDir)
 	if err != nil {
@@ -107,6 +111,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	}
 	id := task.NewID(start)
 	rep.TaskID = id
+	if err := d.lock.SetTask(ctx, id); err != nil {
+		d.cfg.Logf("dream: naming the task in the lock: %v", err)
+	}
 	h, err := reg.Start(task.Entry{ID: id, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: start, Review: o.review})
 	if err != nil {
 		return d.fail(&rep, err)
@@ -241,6 +248,12 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return rep, nil
 	}
 
+	// Nothing lands unless the lock is provably still ours (fencing).
+	if err := d.lock.Fence(ctx); err != nil {
+		err = fmt.Errorf("dream: not landing the dream: %w", err)
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 	if len(changes) > 0 {
 		if applied, err := txn.Commit(); err != nil {
 			err = fmt.Errorf("committing the dream: %w", err)
@@ -264,6 +277,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 		rep.AuditCommit = commit
 	}
+	rep.SyncError = d.syncPush(ctx, hist)
 	if err := d.lock.Complete(); err != nil {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}

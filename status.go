@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 // Gate names, in funnel order. StatusReport.Next is one of them or "ready".
@@ -55,6 +57,11 @@ type StatusReport struct {
 	Next                 string      `json:"next"`
 	Recovered            []string    `json:"recovered,omitempty"`
 	Warnings             []string    `json:"warnings,omitempty"`
+
+	// LockBackend is the lock's backend and holder wherever it runs.
+	LockBackend lockbackend.Status `json:"lock_backend"`
+	// Sync compares the memory's history with sync_remote; nil without one.
+	Sync *gitsync.State `json:"sync,omitempty"`
 }
 
 // Status evaluates every gate without starting a dream. It re-reads the lock
@@ -91,6 +98,12 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		return s, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
 	}
 	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason}
+	if b, err := d.lock.Describe(ctx); err != nil {
+		s.Warnings = append(s.Warnings, err.Error())
+	} else {
+		s.LockBackend = b
+	}
+	s.Sync = d.syncStatus(ctx)
 
 	add := func(name string, open bool, detail string) {
 		s.Gates = append(s.Gates, GateState{Name: name, Open: open, Detail: detail})

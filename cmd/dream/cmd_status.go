@@ -39,6 +39,7 @@ func cmdStatus(a *app, args []string) int {
 		holder = fmt.Sprintf("held by pid %d", s.Lock.PID)
 	}
 	fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
+	printDistributed(w, s)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)
 	}

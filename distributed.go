@@ -1,0 +1,137 @@
+package dream
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/etcdlock"
+	"github.com/dreamkit/dream/internal/gitsync"
+	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/settings"
+)
+
+// syncTimeout bounds the fetch `dream status` does to compare with the
+// remote: status must answer even when the remote is down.
+const syncTimeout = 15 * time.Second
+
+// openLock builds the backend the settings ask for. The file lock is always
+// there: with etcd it is taken too, for agents that know only the file.
+func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
+	file := lockbackend.NewFile(lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", memKey+".flock")))
+	switch cfg.Settings.Lock {
+	case "", settings.LockFile:
+		return file, nil
+	case settings.LockEtcd:
+		ec, err := etcdlock.FromSettings(cfg.Settings.Distributed, cfg.MemoryDir)
+		if err != nil {
+			return nil, err
+		}
+		return etcdlock.New(ec, file)
+	default:
+		return nil, fmt.Errorf("unknown lock backend %q (want file or etcd)", cfg.Settings.Lock)
+	}
+}
+
+// syncRepo is the memory's remote, nil when sync_remote is not set.
+func (d *Dreamer) syncRepo(hist *audit.History) *gitsync.Repo {
+	if d.cfg.Settings.SyncRemote == "" {
+		return nil
+	}
+	return gitsync.New(hist, d.cfg.Settings.SyncRemote, d.cfg.StateDir)
+}
+
+// syncPull merges the remote's memory before a dream, under the lock. Hand
+// edits are recorded first so that a merge can never lose them. An error
+// (a conflict, an unreachable remote) stops the dream with nothing changed:
+// dreaming on a stale memory would only make the next merge conflict.
+func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) error {
+	r := d.syncRepo(hist)
+	if r == nil {
+		return nil
+	}
+	if _, err := hist.RecordHandEdits(ctx); err != nil {
+		return fmt.Errorf("dream: recording hand edits before the pull: %w", err)
+	}
+	res, err := r.Pull(ctx)
+	if err != nil {
+		return fmt.Errorf("dream: pulling the memory from %s: %w", r.Remote(), err)
+	}
+	if res.Commits > 0 {
+		d.cfg.Logf("dream: pulled %d commit(s) from %s (%s, %d file(s))", res.Commits, r.Remote(), res.Kind, len(res.Files))
+	}
+	return nil
+}
+
+// syncPush sends the history to the remote after a dream landed, still
+// under the lock, so that the next holder's pull sees it. It returns a
+// message for the report when the push failed: the dream has landed here
+// and is pushed by the next dream or `dream sync`.
+func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History) string {
+	r := d.syncRepo(hist)
+	if r == nil {
+		return ""
+	}
+	if _, err := r.Push(ctx); err != nil {
+		d.cfg.Logf("dream: %v", err)
+		return err.Error()
+	}
+	return ""
+}
+
+// SyncReport is what `dream sync` did.
+type SyncReport struct {
+	Remote string             `json:"remote"`
+	Pulled gitsync.PullResult `json:"pulled"`
+	Pushed int                `json:"pushed"`
+	State  gitsync.State      `json:"state"`
+}
+
+// ErrNoRemote: `dream sync` without sync_remote.
+var ErrNoRemote = fmt.Errorf("dream: no sync_remote configured")
+
+// Sync pulls and pushes the memory's history by hand, under the lock. It
+// does not move the time gate.
+func (d *Dreamer) Sync(ctx context.Context) (SyncReport, error) {
+	rep := SyncReport{Remote: d.cfg.Settings.SyncRemote}
+	if rep.Remote == "" {
+		return rep, ErrNoRemote
+	}
+	err := d.withLock(ctx, func() (bool, error) {
+		hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+		if err != nil {
+			return false, fmt.Errorf("dream: opening the audit history: %w", err)
+		}
+		r := d.syncRepo(hist)
+		if _, err := hist.RecordHandEdits(ctx); err != nil {
+			return false, fmt.Errorf("dream: recording hand edits: %w", err)
+		}
+		if rep.Pulled, err = r.Pull(ctx); err != nil {
+			return false, fmt.Errorf("dream: pulling from %s: %w", r.Remote(), err)
+		}
+		if rep.Pushed, err = r.Push(ctx); err != nil {
+			return false, fmt.Errorf("dream: pushing to %s: %w", r.Remote(), err)
+		}
+		rep.State = r.Status(ctx)
+		return false, nil
+	})
+	return rep, err
+}
+
+// syncStatus compares with the remote for `dream status`; nil without one.
+func (d *Dreamer) syncStatus(ctx context.Context) *gitsync.State {
+	if d.cfg.Settings.SyncRemote == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+	if err != nil {
+		return &gitsync.State{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
+	}
+	st := d.syncRepo(hist).Status(ctx)
+	return &st
+}

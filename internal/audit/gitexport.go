@@ -1,0 +1,15 @@
+package audit
+
+import "context"
+
+// Git runs one git command against the history with the same isolation as
+// every other command here (no hooks, no user or system configuration, fixed
+// identity, no inherited GIT_* variables), for packages that move the
+// history elsewhere (internal/gitsync) and must not weaken it.
+func (h *History) Git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	return h.git(ctx, stdin, args...)
+}
+
+// GitExitCode is git's exit status in an error from Git, or -1 when git did
+// not run to an exit (not found, killed, cancelled).
+func GitExitCode(err error) int { return exitCode(err) }
