@@ -66,6 +66,9 @@ func (r *hostRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, err
 	start := time.Now()
 	p := filepath.Join(job.MemoryDir, dreamsFile)
 	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		b, err = []byte(seedMemory[dreamsFile]), nil
+	}
 	if err != nil {
 		return dream.Outcome{}, err
 	}
