@@ -63,6 +63,9 @@ var settingFlagNames = []struct{ name, help string }{
 	{"timeout", "longest a dream may run, e.g. 10m"},
 	{"min-hours", "hours since the last consolidation before a dream may start"},
 	{"min-sessions", "sessions touched since the last consolidation before a dream may start"},
+	{"lock", "consolidation lock backend: file or etcd"},
+	{"etcd-endpoints", "etcd client URLs for --lock etcd, ';'-separated"},
+	{"sync-remote", "git URL the memory's history is pulled from and pushed to"},
 }
 
 // newFlags returns a FlagSet with the location, model and output flags every
