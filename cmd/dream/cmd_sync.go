@@ -87,6 +87,10 @@ func describeSync(state string, ahead, behind int, errText string) string {
 		return fmt.Sprintf("behind by %d commit(s): the next dream or `dream sync` pulls them", behind)
 	case "diverged":
 		return fmt.Sprintf("diverged (%d here, %d there): the next sync merges them", ahead, behind)
+	case "nothing local":
+		return fmt.Sprintf("nothing here yet, %d commit(s) there: the next dream or `dream sync` pulls them", behind)
+	case "remote empty":
+		return fmt.Sprintf("the remote is empty, %d commit(s) here: the next dream or `dream sync` pushes them", ahead)
 	case "unreachable", "unknown":
 		return state + ": " + errText
 	}
