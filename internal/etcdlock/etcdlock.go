@@ -120,9 +120,6 @@ func (l *Lock) lastKey() string    { return l.cfg.Prefix + "last" }
 
 // op bounds one request.
 func (l *Lock) op(parent context.Context) (context.Context, context.CancelFunc) {
-	if parent == nil {
-		parent = l.base
-	}
 	return context.WithTimeout(parent, l.cfg.OpTimeout)
 }
 
@@ -146,7 +143,7 @@ func (l *Lock) Prefix() string { return l.cfg.Prefix }
 // A value dream did not write reads as "never", the gate's safe side (a
 // dream runs; it cannot lose memory).
 func (l *Lock) LastConsolidatedAt() (time.Time, error) {
-	ctx, cancel := l.op(nil)
+	ctx, cancel := l.op(l.base)
 	defer cancel()
 	resp, err := l.client.Get(ctx, l.lastKey())
 	if err != nil {
@@ -189,7 +186,7 @@ func (l *Lock) TryAcquire() (time.Time, error) {
 // acquireEtcd grants a lease, tries the mutex, announces the holder and
 // reads "last". On any failure the lease is revoked.
 func (l *Lock) acquireEtcd() (time.Time, error) {
-	ctx, cancel := l.op(nil)
+	ctx, cancel := l.op(l.base)
 	defer cancel()
 	// The lease is granted under the request's timeout, but kept alive under
 	// base: concurrency.NewSession would tie both to one context.
@@ -245,7 +242,7 @@ func (l *Lock) acquireEtcd() (time.Time, error) {
 
 // revoke drops a lease, best effort: if it fails the lease expires by itself.
 func (l *Lock) revoke(id clientv3.LeaseID) {
-	ctx, cancel := l.op(nil)
+	ctx, cancel := l.op(l.base)
 	defer cancel()
 	_, _ = l.client.Revoke(ctx, id)
 }
@@ -346,7 +343,7 @@ func (l *Lock) Rollback(time.Time) error {
 func (l *Lock) rollback() error {
 	var errs []error
 	if l.ours != nil {
-		ctx, cancel := l.op(nil)
+		ctx, cancel := l.op(l.base)
 		restore := clientv3.OpDelete(l.lastKey())
 		if l.priorRaw != nil {
 			restore = clientv3.OpPut(l.lastKey(), string(l.priorRaw))
@@ -372,7 +369,7 @@ func (l *Lock) release() error {
 	if s == nil {
 		return nil
 	}
-	ctx, cancel := l.op(nil)
+	ctx, cancel := l.op(l.base)
 	defer cancel()
 	s.Orphan()
 	err := m.Unlock(ctx)
@@ -393,7 +390,7 @@ func (l *Lock) Inspect() (lock.Holder, error) {
 	if err != nil {
 		return h, err
 	}
-	ctx, cancel := l.op(nil)
+	ctx, cancel := l.op(l.base)
 	defer cancel()
 	st, err := l.describeEtcd(ctx)
 	switch {
