@@ -68,6 +68,9 @@ type Config struct {
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
 	CurrentSession func() string
+	// SessionRule is the host's own rule for what counts as a session;
+	// nil means every *.jsonl outside subagents/ directories.
+	SessionRule *SessionRule
 	// Settings are the gate thresholds and budgets. Use DefaultSettings as
 	// a base.
 	Settings Settings

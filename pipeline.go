@@ -298,7 +298,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 	if d.cfg.SessionsDir == "" {
 		return 0, nil
 	}
-	return gate.CountSessionsTouchedSince(ctx, d.cfg.SessionsDir, since, d.currentSession())
+	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
 }
 
 func changedPaths(cs []journal.Change) []string {
