@@ -56,16 +56,36 @@ func refuse(t Target, format string, args ...any) error {
 // IsOurs reports whether a hook command is dream's: its program is named
 // dream (any directory) and its first argument is "hook".
 func IsOurs(command string) bool {
-	f := strings.Fields(command)
-	if len(f) < 2 {
-		return false
-	}
-	prog := strings.Trim(f[0], `'"`)
+	prog, rest := firstWord(strings.TrimSpace(command))
 	if i := strings.LastIndexAny(prog, `/\`); i >= 0 {
 		prog = prog[i+1:]
 	}
 	prog = strings.TrimSuffix(prog, ".exe")
-	return prog == "dream" && f[1] == "hook"
+	f := strings.Fields(rest)
+	return prog == "dream" && len(f) > 0 && f[0] == "hook"
+}
+
+// firstWord splits off a command's program, which may be single- or
+// double-quoted (a path with spaces).
+func firstWord(s string) (word, rest string) {
+	if s != "" && (s[0] == '\'' || s[0] == '"') {
+		if end := strings.IndexByte(s[1:], s[0]); end >= 0 {
+			return s[1 : 1+end], s[2+end:]
+		}
+	}
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		return s[:i], s[i:]
+	}
+	return s, ""
+}
+
+// ShellQuote quotes a program path for a hook command line when it holds
+// anything a shell would split or expand.
+func ShellQuote(p string) string {
+	if p != "" && !strings.ContainsAny(p, " \t\n'\"$`\\|&;<>()*?[]#~!{}") {
+		return p
+	}
+	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
 // Installed reports whether src already carries dream's hook for t.Event.

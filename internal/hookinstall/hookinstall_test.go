@@ -161,7 +161,7 @@ func TestRemoveKeepsLaterEdits(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	cases := []struct {
 		name, src, want string
-		comments    bool
+		comments        bool
 	}{
 		{"trailing comma", "{\n  \"model\": \"opus\",\n}\n", "trailing comma", true},
 		{"comments for codex", "// codex hooks\n{}\n", "comments", false},
@@ -218,13 +218,13 @@ func TestSymlinkedSettingsStayLinked(t *testing.T) {
 
 func TestIsOurs(t *testing.T) {
 	for cmd, want := range map[string]bool{
-		"dream hook --host claude":                     true,
-		"/home/u/go/bin/dream hook --host codex":       true,
-		"'/Applications/My Tools/dream' hook":          false, // split by the space: not recognised, never touched
-		"dream maybe --host claude --hook":             false,
-		"dreamer hook":                                 false,
-		`C:\tools\dream.exe hook --host gemini`:        true,
-		"notify-send dream hook":                       false,
+		"dream hook --host claude":               true,
+		"/home/u/go/bin/dream hook --host codex": true,
+		"'/Applications/My Tools/dream' hook":    true,
+		"dream maybe --host claude --hook":       false,
+		"dreamer hook":                           false,
+		`C:\tools\dream.exe hook --host gemini`:  true,
+		"notify-send dream hook":                 false,
 	} {
 		if got := IsOurs(cmd); got != want {
 			t.Errorf("IsOurs(%q) = %v", cmd, got)

@@ -321,3 +321,20 @@ func parseGitFile(content, dir string) (string, bool) {
 	}
 	return filepath.Dir(gitDir), true
 }
+
+// WorktreeRoot is the checkout holding dir: the nearest directory with a
+// .git entry (a linked worktree's own root, not its main checkout), or dir
+// itself outside any repository. Per-project agent settings
+// (.claude/settings.json) live there.
+func WorktreeRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
+}
