@@ -222,6 +222,14 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
+	refused, err := d.guardEdits(txn)
+	for _, r := range refused {
+		progress(Progress{Kind: ProgressTurn, Text: "kept as it was, the host agent could not load the change: " + r})
+	}
+	if err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 	changes, err := txn.Changes()
 	if err != nil {
 		finish(task.StatusFailed, err)

@@ -243,6 +243,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		StateDir:        a.loaded.Settings.StateDir,
 		CurrentSession:  func() string { return session },
 		SessionRule:     a.sessionRule(),
+		CheckEdit:       a.checkEdit(mem),
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
 		Provider:        choice.Name,

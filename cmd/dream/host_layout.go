@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/dreamkit/dream"
@@ -98,4 +99,13 @@ func printLayout(w io.Writer, l *host.Layout) {
 type statusWithLayout struct {
 	dream.StatusReport
 	Layout *host.Layout `json:"layout,omitempty"`
+}
+
+// checkEdit is the layout's edit guard when the dream consolidates the
+// layout's own memory dir.
+func (a *app) checkEdit(mem string) func(rel string, before, after []byte) error {
+	if a.layout == nil || filepath.Clean(mem) != filepath.Clean(a.layout.MemoryDir) {
+		return nil
+	}
+	return a.layout.CheckEdit
 }

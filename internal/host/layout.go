@@ -43,7 +43,7 @@ const (
 type Format string
 
 const (
-	FormatMarkdown          Format = "markdown"           // UTF-8 text; frontmatter, when opened, is closed
+	FormatMarkdown          Format = "markdown"            // UTF-8 text; frontmatter, when opened, is closed
 	FormatCodexMemoryBlocks Format = "codex-memory-blocks" // Codex MEMORY.md: ---/rollout_summary_files:/---/body blocks
 	FormatCodexSummary      Format = "codex-memory-summary"
 	FormatJSONL             Format = "jsonl"   // one JSON object per line

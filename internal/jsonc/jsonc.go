@@ -83,7 +83,9 @@ type SyntaxError struct {
 	Msg       string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
+}
 
 // maxDepth bounds nesting so that a hostile file cannot exhaust the stack.
 const maxDepth = 256
