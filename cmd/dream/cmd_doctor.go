@@ -169,7 +169,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	case choice.Name == dream.ProviderOffline:
 		add("provider", statusWarn, "offline engine ("+choice.Why+"): mechanical fixes only, zero tokens", "export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...) for model dreams")
 	default:
-		add("provider", statusOK, fmt.Sprintf("%s, model %s (%s; %s)", choice.Name, choice.Model, choice.Why, keyText), "")
+		add("provider", statusOK, fmt.Sprintf("%s, model %s (%s; the value is never shown)", choice.Name, choice.Model, choice.Why), "")
 	}
 
 	// Lock.
@@ -193,7 +193,11 @@ func (a *app) doctor(ctx context.Context) []check {
 	if st := s.StateDir; st == "" {
 		add("state dir", statusFail, "no state dir", "dream doctor --state-dir DIR")
 	} else if err := writable(st); err != nil {
-		add("state dir", statusFail, st+": "+err.Error(), "mkdir -p "+st+" && chmod u+rwx "+st+" (or --state-dir DIR)")
+		fix := "chmod u+rwx " + st + " (or set state_dir / --state-dir to a writable DIR)"
+		if info, serr := os.Stat(st); serr == nil && !info.IsDir() {
+			fix = "move the file " + st + " aside, or set state_dir / --state-dir to a DIR"
+		}
+		add("state dir", statusFail, st+": "+err.Error(), fix)
 	} else {
 		add("state dir", statusOK, st+" writable", "")
 	}
