@@ -148,11 +148,14 @@ func (l Layout) Writable() []string {
 // a pattern.
 func (l Layout) FileFor(rel string) (File, bool) {
 	rel = filepath.ToSlash(rel)
+	if rel == ".." || strings.HasPrefix(rel, "../") || strings.Contains(rel, "/../") {
+		return File{}, false
+	}
 	for _, f := range l.Files {
 		if f.Path == rel {
 			return f, true
 		}
-		if strings.ContainsAny(f.Path, "*?[") {
+		if strings.ContainsAny(f.Path, "*?[") && !strings.HasPrefix(rel, "/") {
 			if ok, _ := matchPattern(f.Path, rel); ok {
 				return f, true
 			}
