@@ -24,7 +24,6 @@ type hostWorld struct {
 	env                 []string
 	layout              host.Layout
 	current, transcript string
-	sessionFiles        []string
 }
 
 // fixtureSrc is the repository's fixture homes.

@@ -113,14 +113,14 @@ func Install(t Target, src []byte) ([]byte, bool, error) {
 	indent := detectIndent(src, root)
 	hooks := root.Get("hooks")
 	if hooks == nil {
-		return insertMember(src, root, "hooks", hooksObject(t), indent, 1), true, nil
+		return insertMember(src, root, "hooks", hooksObject(t), indent), true, nil
 	}
 	if hooks.Kind != jsonc.Object {
 		return nil, false, refuse(t, `"hooks" is not an object`)
 	}
 	groups := hooks.Get(t.Event)
 	if groups == nil {
-		return insertMember(src, hooks, t.Event, "["+"\n"+indent+groupText(t, indent)+"\n]", indent, 2), true, nil
+		return insertMember(src, hooks, t.Event, "["+"\n"+indent+groupText(t)+"\n]", indent), true, nil
 	}
 	if groups.Kind != jsonc.Array {
 		return nil, false, refuse(t, `"hooks".%q is not an array`, t.Event)
@@ -128,7 +128,7 @@ func Install(t Target, src []byte) ([]byte, bool, error) {
 	if _, _, found := findOurs(groups); found {
 		return src, false, nil
 	}
-	return insertItem(src, groups, groupText(t, indent), indent, 3), true, nil
+	return insertItem(src, groups, groupText(t), indent), true, nil
 }
 
 // Remove returns src without dream's hook for t.Event, and whether it
@@ -212,14 +212,13 @@ func handlerText(t Target) string {
 	return b.String()
 }
 
-// groupText is one matcher group holding dream's handler; indent is the
-// file's indent unit, used for the lines inside the group.
-func groupText(t Target, indent string) string {
+// groupText is one matcher group holding dream's handler, on one line.
+func groupText(t Target) string {
 	return `{"hooks": [` + handlerText(t) + `]}`
 }
 
 func hooksObject(t Target) string {
-	return "{\n  " + quote(t.Event) + ": [\n    " + groupText(t, "  ") + "\n  ]\n}"
+	return "{\n  " + quote(t.Event) + ": [\n    " + groupText(t) + "\n  ]\n}"
 }
 
 // indentBlock indents every line of s after the first by prefix.
@@ -278,7 +277,7 @@ func lineIndent(src []byte, pos int) string {
 // insertMember adds "key": value as obj's last member. The text goes right
 // after the last member's value (or right after "{"), so cutMember can take
 // exactly it out again.
-func insertMember(src []byte, obj *jsonc.Value, key, value, indent string, depth int) []byte {
+func insertMember(src []byte, obj *jsonc.Value, key, value, indent string) []byte {
 	if len(obj.Members) == 0 {
 		inner := lineIndent(src, obj.Start)
 		ins := "\n" + inner + indent + quote(key) + ": " + indentBlock(value, inner+indent) + "\n" + inner
@@ -295,7 +294,7 @@ func insertMember(src []byte, obj *jsonc.Value, key, value, indent string, depth
 }
 
 // insertItem appends item to arr, after its last element.
-func insertItem(src []byte, arr *jsonc.Value, item, indent string, depth int) []byte {
+func insertItem(src []byte, arr *jsonc.Value, item, indent string) []byte {
 	if len(arr.Items) == 0 {
 		inner := lineIndent(src, arr.Start)
 		ins := "\n" + inner + indent + item + "\n" + inner

@@ -81,16 +81,10 @@ func Resolve(host, repoDir, home string, env func(string) (string, bool)) (Layou
 	return Layout{}, fmt.Errorf("unknown host %q; valid hosts: %s", host, strings.Join(Names(), ", "))
 }
 
-// agentHome returns the directory named by variable if it is set to an
-// absolute path, else home joined with dflt. It fails only when neither is
-// available, so that a layout never silently lands in the working directory.
-func agentHome(env func(string) (string, bool), variable, home, dflt string) (string, error) {
-	dir, _, err := agentHomeFrom(env, variable, home, dflt)
-	return dir, err
-}
-
-// agentHomeFrom is agentHome that also says where the directory came from,
-// for Layout.Sources.
+// agentHomeFrom returns the directory named by variable if it is set to an
+// absolute path, else home joined with dflt, and says which it was (for
+// Layout.Sources). It fails only when neither is available, so that a
+// layout never silently lands in the working directory.
 func agentHomeFrom(env func(string) (string, bool), variable, home, dflt string) (dir, from string, err error) {
 	if v, ok := env(variable); ok && v != "" {
 		v = fsutil.ExpandHome(v, home)

@@ -155,10 +155,10 @@ func TestParseCodexMemory(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"# Memory\n\n- x\n": "text before the first",
-		"---\ndescription: d\nkeywords: k\n---\n- x\n":                                  "does not start with rollout_summary_files",
-		"---\nrollout_summary_files:\n  - a.md\nkeywords: k\n---\n":                     "lacks description",
-		"---\nrollout_summary_files:\n  - a.md\ndescription: d\nkeywords: k\n":          "not closed",
+		"# Memory\n\n- x\n":                                                                "text before the first",
+		"---\ndescription: d\nkeywords: k\n---\n- x\n":                                     "does not start with rollout_summary_files",
+		"---\nrollout_summary_files:\n  - a.md\nkeywords: k\n---\n":                        "lacks description",
+		"---\nrollout_summary_files:\n  - a.md\ndescription: d\nkeywords: k\n":             "not closed",
 		"---\nrollout_summary_files:\n  - a.md\ndescription: d\nkeywords: k\nextra\n---\n": "unexpected header line",
 	}
 	for src, want := range bad {
@@ -173,10 +173,10 @@ func TestParseCodexMemory(t *testing.T) {
 func TestNanobotKeys(t *testing.T) {
 	r := nanobotSessionRule()
 	for name, want := range map[string]string{
-		"Y2xpOmRpcmVjdA.jsonl":     "cli:direct",
-		"dGVsZWdyYW06MTIz.jsonl":   "telegram:123",
-		"cli_direct.jsonl":         "cli_direct", // legacy safe_key name
-		"abc.jsonl":                "abc",        // not a round trip: legacy
+		"Y2xpOmRpcmVjdA.jsonl":   "cli:direct",
+		"dGVsZWdyYW06MTIz.jsonl": "telegram:123",
+		"cli_direct.jsonl":       "cli_direct", // legacy safe_key name
+		"abc.jsonl":              "abc",        // not a round trip: legacy
 	} {
 		got, ok := r.Match(0, name)
 		if !ok || got != want {

@@ -30,16 +30,16 @@ func TestParseSpans(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for src, want := range map[string]string{
-		"":                  "no JSON value",
-		"{\"a\": 1,}":       "trailing comma",
-		"[1,]":              "trailing comma",
-		"{a: 1}":            "quoted key",
-		"{\"a\": 1} x":      "text after",
+		"":                     "no JSON value",
+		"{\"a\": 1,}":          "trailing comma",
+		"[1,]":                 "trailing comma",
+		"{a: 1}":               "quoted key",
+		"{\"a\": 1} x":         "text after",
 		"{\"a\": 1, \"a\": 2}": "duplicate key",
-		"{\"a\": 01}":       "bad number",
-		"\"a\nb\"":          "newline",
-		"/* x":              "unterminated",
-		"\xff":              "UTF-8",
+		"{\"a\": 01}":          "bad number",
+		"\"a\nb\"":             "newline",
+		"/* x":                 "unterminated",
+		"\xff":                 "UTF-8",
 		strings.Repeat("[", 300) + strings.Repeat("]", 300): "nested too deeply",
 	} {
 		_, _, err := Parse([]byte(src))
