@@ -81,11 +81,12 @@ func cmdHook(a *app, args []string) (code int) {
 		}
 		return exitOK
 	}
-	if err := spawnDetached(job.argv(stateDir), logw); err != nil {
+	pid, err := spawnDetached(job.argv(stateDir), logw)
+	if err != nil {
 		logf("%s: could not start the dream: %v", job.host, err)
 		return exitOK
 	}
-	logf("%s event=%s session=%s: gates open, dream started in the background for %s (%s)", job.host, orDash(payload.HookEventName), orDash(payload.SessionID), job.memory, time.Since(started).Round(time.Microsecond))
+	logf("%s event=%s session=%s: gates open, dream started in the background (pid %d) for %s (%s)", job.host, orDash(payload.HookEventName), orDash(payload.SessionID), pid, job.memory, time.Since(started).Round(time.Microsecond))
 	return exitOK
 }
 
@@ -189,7 +190,9 @@ func (a *app) planHook(p hookPayload) (*hookJob, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	j := &hookJob{repo: repo, memory: s.MemoryDir, sessions: s.SessionsDir, session: p.SessionID}
+	// The code the memory describes is the checkout, not the subdirectory
+	// the agent's shell happened to be in.
+	j := &hookJob{repo: host.WorktreeRoot(repo), memory: s.MemoryDir, sessions: s.SessionsDir, session: p.SessionID}
 	if l != nil {
 		j.host = l.Host
 		if j.memory == "" {
@@ -302,10 +305,10 @@ func openHookLog(stateDir string) *os.File {
 
 // spawnDetached starts this binary with args in its own session, stdin
 // from the null device and output to log, and does not wait for it.
-func spawnDetached(args []string, log io.Writer) error {
+func spawnDetached(args []string, log io.Writer) (int, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin = nil
@@ -314,9 +317,10 @@ func spawnDetached(args []string, log io.Writer) error {
 	}
 	cmd.SysProcAttr = detachedAttr()
 	if err := cmd.Start(); err != nil {
-		return err
+		return 0, err
 	}
-	return cmd.Process.Release()
+	pid := cmd.Process.Pid
+	return pid, cmd.Process.Release()
 }
 
 func orDash(s string) string {

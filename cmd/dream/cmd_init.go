@@ -235,9 +235,14 @@ func (a *app) initInstructions(agent string) int {
 		fmt.Fprintf(w, "To use dream instead (audit history, undo, review), run it beside codebot:\n\n")
 		fmt.Fprintf(w, "  dream maybe --host codebot       # from cron or `dream daemon add %s`\n", l.SessionsDir)
 	}
-	if c := l.Consolidator; c != nil && c.Enabled && !c.TakesLock {
+	if c := l.Consolidator; c != nil && c.Enabled && !c.TakesLock && dirExists(l.MemoryDir) {
 		fmt.Fprintf(w, "\nwarning: %s\n", c.Detail)
 		fmt.Fprintf(w, "         turn it off (agents.defaults.dream.enabled = false in nanobot's config.json) or do not run dream on this workspace.\n")
 	}
 	return exitOK
+}
+
+func dirExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }

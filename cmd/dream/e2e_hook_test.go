@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +249,7 @@ func TestHookEndToEnd(t *testing.T) {
 			if r.code != 0 || r.stdout != "" || r.stderr != "" {
 				t.Fatalf("hook with the gates open: %s", r)
 			}
+			checkOwnSession(t, filepath.Join(w.home, ".local", "state", "dream", "hook.log"))
 			t.Logf("%s: the hook returned in %v with the time gate closed, %v when it started a dream (goal: <200ms, <1s)", tc.agent, closed.Round(time.Millisecond), started.Round(time.Millisecond))
 
 			// The background dream completes the lock: mtime now, empty body.
@@ -316,4 +318,28 @@ func TestHookNeverFails(t *testing.T) {
 		}
 		t.Logf("returned after %v with stdin held open", time.Since(start).Round(time.Millisecond))
 	})
+}
+
+// checkOwnSession reads the background dream's pid from the hook log and,
+// while it still runs, checks in /proc that it leads its own session and
+// process group, so the agent's exit or a kill of the hook's group does
+// not reach it.
+func checkOwnSession(t *testing.T, logPath string) {
+	t.Helper()
+	b, _ := os.ReadFile(logPath)
+	m := regexp.MustCompile(`\(pid (\d+)\)`).FindAllSubmatch(b, -1)
+	if len(m) == 0 {
+		t.Fatalf("no pid in the hook log:\n%s", b)
+	}
+	pid := string(m[len(m)-1][1])
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		t.Logf("background dream %s already finished (or no /proc): session not checked", pid)
+		return
+	}
+	// pid (comm) state ppid pgrp session ...
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 4 || f[2] != pid || f[3] != pid {
+		t.Fatalf("background dream %s: pgrp %s session %s, want both %s", pid, f[2], f[3], pid)
+	}
 }
