@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/lock"
 )
@@ -120,16 +121,35 @@ func (a *app) parseQuiet(fs *flag.FlagSet, raw map[string]*string, args []string
 	return pos, err
 }
 
-// hookRepo is the directory the agent worked in, when the payload names a
-// real one.
+// hookRepo is the directory the agent worked in: the payload's cwd, or,
+// without one, the cwd the transcript's first record names (Claude Code
+// and Gemini CLI records carry "cwd", a Codex rollout's session_meta its
+// payload.cwd). Only an existing absolute directory is taken.
 func hookRepo(p hookPayload) string {
-	if p.CWD == "" || !filepath.IsAbs(p.CWD) {
+	dir := p.CWD
+	if dir == "" && filepath.IsAbs(p.TranscriptPath) {
+		if line, ok := gate.FirstLine(filepath.Clean(p.TranscriptPath)); ok {
+			var rec struct {
+				CWD     string `json:"cwd"`
+				Payload struct {
+					CWD string `json:"cwd"`
+				} `json:"payload"`
+			}
+			if json.Unmarshal(line, &rec) == nil {
+				dir = rec.CWD
+				if dir == "" {
+					dir = rec.Payload.CWD
+				}
+			}
+		}
+	}
+	if dir == "" || !filepath.IsAbs(dir) {
 		return ""
 	}
-	if info, err := os.Stat(p.CWD); err != nil || !info.IsDir() {
+	if info, err := os.Stat(dir); err != nil || !info.IsDir() {
 		return ""
 	}
-	return filepath.Clean(p.CWD)
+	return filepath.Clean(dir)
 }
 
 // parseWithRepo is parse with a default for --repo.
