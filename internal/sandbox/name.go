@@ -27,6 +27,9 @@ func CheckName(rel string) error {
 		return fmt.Errorf("%w: %q is not valid UTF-8; use a plain name such as topic-name.md", ErrBadName, rel)
 	}
 	for _, r := range rel {
+		if r == utf8.RuneError {
+			return fmt.Errorf("%w: %q contains U+FFFD, the stand-in for bytes that were not valid UTF-8; use a plain name such as topic-name.md", ErrBadName, rel)
+		}
 		if isControl(r) {
 			return fmt.Errorf("%w: %q contains the control character %U (newlines, tabs and other control characters are refused); use a plain name such as topic-name.md",
 				ErrBadName, rel, r)
