@@ -208,7 +208,11 @@ func TestSecretRulesCompiledLazily(t *testing.T) {
 				if _, ok := n.(*ast.FuncLit); ok {
 					return false // runs later, on first use
 				}
-				if sel, ok := n.(*ast.SelectorExpr); ok {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
 					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "regexp" {
 						t.Errorf("%s: package-level regexp.%s runs at init; compile it in a sync.OnceValue", fset.Position(sel.Pos()), sel.Sel.Name)
 					}
