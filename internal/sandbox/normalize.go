@@ -55,6 +55,55 @@ func joinLines(s string) (joined string, origin func(int) int) {
 	return joined, origin
 }
 
+// minBase64Run is the shortest run worth decoding: 18 bytes of payload,
+// less than any credential the rules know.
+const minBase64Run = 24
+
+// base64Runs returns the [start, end) offsets of every maximal run of base64
+// characters (either alphabet, '=' padding included) at least minBase64Run
+// long that mixes letter cases or holds a digit or symbol, as encoded text
+// does and words run together do not. A hand-written scan: a regexp for this
+// was the guard's largest cost.
+func base64Runs(s string) [][2]int {
+	var out [][2]int
+	for i := 0; i < len(s); {
+		if !isBase64Byte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		var lower, upper, other bool
+		for j < len(s) && isBase64Byte(s[j]) {
+			c := s[j]
+			switch {
+			case c >= 'a' && c <= 'z':
+				lower = true
+			case c >= 'A' && c <= 'Z':
+				upper = true
+			default:
+				other = true
+			}
+			j++
+		}
+		end := j
+		for end < len(s) && end-j < 2 && s[end] == '=' {
+			end++
+		}
+		if j-i >= minBase64Run && (lower && upper || other) {
+			out = append(out, [2]int{i, end})
+		}
+		i = end
+		if i == j {
+			i++
+		}
+	}
+	return out
+}
+
+func isBase64Byte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_'
+}
+
 // decodeBase64 decodes run in whichever alphabet it uses, padded or not,
 // and returns nil when it is not base64.
 func decodeBase64(run string) []byte {

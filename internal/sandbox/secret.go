@@ -16,7 +16,11 @@ var ErrSecret = errors.New("content looks like a secret")
 // almost no false positives, so any match is refused.
 type tokenRule struct {
 	kind string
-	re   *regexp.Regexp
+	// hints are literals one of which every match contains; a text with
+	// none of them is not searched (Go's regexp costs microseconds per
+	// pattern per KiB, and most memory text holds no credential at all).
+	hints []string
+	re    *regexp.Regexp
 	// random, when set, also requires the match to look machine-generated;
 	// used where the prefix alone ("sk-") occurs in ordinary prose.
 	random bool
@@ -26,7 +30,10 @@ type tokenRule struct {
 // password in a URL's user info, a bearer token). Group 1 is the value.
 type valueRule struct {
 	kind string
-	re   *regexp.Regexp
+	// hints are lower-case literals one of which every match contains,
+	// letter case ignored.
+	hints []string
+	re    *regexp.Regexp
 	// ok decides whether the value is a literal secret.
 	ok func(string) bool
 }
@@ -42,52 +49,65 @@ type secretRules struct {
 	// a credential word. Group 1 is the name, group 2 the word, group 3 the
 	// value.
 	assign *regexp.Regexp
-	// b64 finds runs that may be base64 (standard or URL alphabet).
-	b64 *regexp.Regexp
 }
 
-var rules = sync.OnceValue(func() *secretRules {
+// assignHints are the lower-case stems every credential word of assign
+// contains.
+var assignHints = []string{"key", "secret", "token", "pass", "pwd", "credential"}
+
+// containsAny reports whether s contains one of the literals.
+func containsAny(s string, lits []string) bool {
+	for _, l := range lits {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
+}
+
+var rules = sync.OnceValue(compileSecretRules)
+
+func compileSecretRules() *secretRules {
 	return &secretRules{
 		tokens: []tokenRule{
-			{kind: "PEM private key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
-			{kind: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
-			{kind: "GitHub token", re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`)},
-			{kind: "GitHub token", re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}\b`)},
-			{kind: "GitLab token", re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
-			{kind: "Slack token", re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
-			{kind: "Anthropic API key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
-			{kind: "OpenAI API key", re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), random: true},
-			{kind: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-			{kind: "Stripe key", re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
-			{kind: "Hugging Face token", re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), random: true},
-			{kind: "npm token", re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
-			{kind: "Slack token", re: regexp.MustCompile(`\bxapp-[0-9]-[A-Za-z0-9-]{20,}`)},
-			{kind: "JSON Web Token", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
-			{kind: "SendGrid key", re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b`)},
-			{kind: "DigitalOcean token", re: regexp.MustCompile(`\bdo[por]_v1_[a-f0-9]{64}\b`)},
-			{kind: "Telegram bot token", re: regexp.MustCompile(`\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b`)},
+			{kind: "PEM private key", hints: []string{"-----BEGIN"}, re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
+			{kind: "AWS access key id", hints: []string{"AKIA", "ASIA", "ABIA", "ACCA"}, re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+			{kind: "GitHub token", hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`)},
+			{kind: "GitHub token", hints: []string{"github_pat_"}, re: regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}\b`)},
+			{kind: "GitLab token", hints: []string{"glpat-"}, re: regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}`)},
+			{kind: "Slack token", hints: []string{"xox"}, re: regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`)},
+			{kind: "Anthropic API key", hints: []string{"sk-ant-"}, re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
+			{kind: "OpenAI API key", hints: []string{"sk-"}, re: regexp.MustCompile(`\bsk-[A-Za-z0-9_\-]{20,}`), random: true},
+			{kind: "Google API key", hints: []string{"AIza"}, re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+			{kind: "Stripe key", hints: []string{"k_live_", "k_test_"}, re: regexp.MustCompile(`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
+			{kind: "Hugging Face token", hints: []string{"hf_"}, re: regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`), random: true},
+			{kind: "npm token", hints: []string{"npm_"}, re: regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`)},
+			{kind: "Slack token", hints: []string{"xapp-"}, re: regexp.MustCompile(`\bxapp-[0-9]-[A-Za-z0-9-]{20,}`)},
+			{kind: "JSON Web Token", hints: []string{"eyJ"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`)},
+			{kind: "SendGrid key", hints: []string{"SG."}, re: regexp.MustCompile(`\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b`)},
+			{kind: "DigitalOcean token", hints: []string{"_v1_"}, re: regexp.MustCompile(`\bdo[por]_v1_[a-f0-9]{64}\b`)},
+			{kind: "Telegram bot token", hints: []string{":AA"}, re: regexp.MustCompile(`\b[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}\b`)},
 			// Webhook URLs are credentials: whoever has one can post as the
 			// integration. Shapes from each service's documentation.
-			{kind: "Slack webhook URL", re: regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}`)},
-			{kind: "Discord webhook URL", re: regexp.MustCompile(`https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_\-]{20,}`)},
-			{kind: "Microsoft Teams webhook URL", re: regexp.MustCompile(`https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[^\s"'<>]{20,}`)},
-			{kind: "Google Chat webhook URL", re: regexp.MustCompile(`https://chat\.googleapis\.com/v1/spaces/[^\s/]+/messages\?[^\s"'<>]*token=[A-Za-z0-9_%\-]{16,}`)},
+			{kind: "Slack webhook URL", hints: []string{"hooks.slack.com"}, re: regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}`)},
+			{kind: "Discord webhook URL", hints: []string{"discord"}, re: regexp.MustCompile(`https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/[0-9]{5,}/[A-Za-z0-9_\-]{20,}`)},
+			{kind: "Microsoft Teams webhook URL", hints: []string{".webhook.office.com"}, re: regexp.MustCompile(`https://[A-Za-z0-9\-]+\.webhook\.office\.com/webhookb2/[^\s"'<>]{20,}`)},
+			{kind: "Google Chat webhook URL", hints: []string{"chat.googleapis.com"}, re: regexp.MustCompile(`https://chat\.googleapis\.com/v1/spaces/[^\s/]+/messages\?[^\s"'<>]*token=[A-Za-z0-9_%\-]{16,}`)},
 		},
 		values: []valueRule{
 			// A connection string's password is a secret whatever its
 			// entropy: "postgres://app:hunter22@db" logs anyone in.
-			{kind: "password in a URL", re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:([^\s/@]+)@`), ok: looksLikeURLPassword},
-			{kind: "bearer token", re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)`), ok: looksLikeSecretValue},
-			{kind: "signature in a URL", re: regexp.MustCompile(`(?i)[?&](?:x-amz-signature|sig|signature)=([A-Za-z0-9%+/_\-]{16,})`), ok: looksRandom},
+			{kind: "password in a URL", hints: []string{"://"}, re: regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@]*:([^\s/@]+)@`), ok: looksLikeURLPassword},
+			{kind: "bearer token", hints: []string{"bearer"}, re: regexp.MustCompile(`(?i)\bbearer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)`), ok: looksLikeSecretValue},
+			{kind: "signature in a URL", hints: []string{"sig"}, re: regexp.MustCompile(`(?i)[?&](?:x-amz-signature|sig|signature)=([A-Za-z0-9%+/_\-]{16,})`), ok: looksRandom},
 		},
 		assign: regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_])([A-Za-z0-9_.\-]*?(` +
 			`api[_\-]?key|apikey|secret(?:[_\-]?(?:access[_\-]?)?key)?|token|` +
 			`pass(?:word|wd|phrase)?|pwd|access[_\-]?key(?:[_\-]?id)?|auth[_\-]?key|private[_\-]?key|` +
 			`client[_\-]?secret|credentials?|account[_\-]?key|signing[_\-]?key|encryption[_\-]?key))` +
 			`["']?[ \t]*(?::=|=>|=|:)[ \t]*["'` + "`" + `]?([^\s"'` + "`" + `,;]+)`),
-		b64: regexp.MustCompile(`[A-Za-z0-9+/]{24,}={0,2}|[A-Za-z0-9_\-]{24,}={0,2}`),
 	}
-})
+}
 
 // identRe matches a value that is a reference, not a literal: a variable or
 // constant name, possibly dotted (settings.SECRET_KEY). Compiled on first
@@ -186,7 +206,7 @@ func findSecrets(content string) []finding {
 		seen[f.value] = true
 		out = append(out, f)
 	}
-	if !strings.ContainsAny(content, "\n") && !rs.b64.MatchString(content) {
+	if !strings.ContainsAny(content, "\n") && len(base64Runs(content)) == 0 {
 		return out
 	}
 	joined, origin := joinLines(content)
@@ -199,7 +219,7 @@ func findSecrets(content string) []finding {
 			add(f.finding)
 		}
 	}
-	for _, loc := range rs.b64.FindAllStringIndex(joined, -1) {
+	for _, loc := range base64Runs(joined) {
 		run := joined[loc[0]:loc[1]]
 		dec := decodeBase64(run)
 		if len(dec) < 12 {
@@ -228,6 +248,9 @@ func scanTokens(rs *secretRules, content string) []located {
 	var out []located
 	taken := make(map[int]bool)
 	for _, rule := range rs.tokens {
+		if !containsAny(content, rule.hints) {
+			continue
+		}
 		for _, loc := range rule.re.FindAllStringIndex(content, -1) {
 			v := content[loc[0]:loc[1]]
 			if taken[loc[0]] || (rule.random && !looksRandom(v[3:])) {
@@ -256,7 +279,11 @@ func scanText(rs *secretRules, content string, withLines bool) []finding {
 		l.line = line(l.offset)
 		out = append(out, l.finding)
 	}
+	lower := strings.ToLower(content)
 	for _, rule := range rs.values {
+		if !containsAny(lower, rule.hints) {
+			continue
+		}
 		for _, m := range rule.re.FindAllStringSubmatchIndex(content, -1) {
 			v := content[m[2]:m[3]]
 			if taken[m[2]] || !rule.ok(v) {
@@ -265,6 +292,9 @@ func scanText(rs *secretRules, content string, withLines bool) []finding {
 			taken[m[2]] = true
 			out = append(out, finding{kind: rule.kind, line: line(m[2]), value: v})
 		}
+	}
+	if !containsAny(lower, assignHints) {
+		return out
 	}
 	for _, m := range rs.assign.FindAllStringSubmatchIndex(content, -1) {
 		name, word := content[m[2]:m[3]], content[m[4]:m[5]]
