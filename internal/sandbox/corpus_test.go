@@ -36,7 +36,7 @@ var corpusRoots = []string{
 //
 //	go test ./internal/sandbox -run TestSecretGuardCorpus -v [-update]
 func TestSecretGuardCorpus(t *testing.T) {
-	type tally struct{ files, lines, refused int }
+	type tally struct{ files, lines, refused, refusedFiles int }
 	var memory, other tally
 	var refusals []string
 	for _, root := range corpusRoots {
@@ -53,10 +53,20 @@ func TestSecretGuardCorpus(t *testing.T) {
 			}
 			defer f.Close()
 			tl := &other
+			// The whole file too, as a write sees it: forms that span
+			// lines (a wrapped key, a PEM body) only show here.
+			whole, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
 			if strings.HasSuffix(p, ".md") && !strings.Contains(filepath.ToSlash(p), "/repo/") {
 				tl = &memory
 			}
 			tl.files++
+			if err := CheckSecret(string(whole)); err != nil {
+				tl.refusedFiles++
+				refusals = append(refusals, fmt.Sprintf("%s (whole file) %s", filepath.ToSlash(p), refusalKind(err)))
+			}
 			sc := bufio.NewScanner(f)
 			sc.Buffer(make([]byte, 1<<20), 16<<20)
 			n := 0
@@ -69,9 +79,7 @@ func TestSecretGuardCorpus(t *testing.T) {
 				}
 				if err := CheckSecret(line); err != nil {
 					tl.refused++
-					kind := strings.TrimPrefix(err.Error(), ErrSecret.Error()+" (")
-					kind = kind[:strings.Index(kind, ") on line")]
-					refusals = append(refusals, fmt.Sprintf("%s:%d %s", filepath.ToSlash(p), n, kind))
+					refusals = append(refusals, fmt.Sprintf("%s:%d %s", filepath.ToSlash(p), n, refusalKind(err)))
 				}
 			}
 			return sc.Err()
@@ -80,8 +88,8 @@ func TestSecretGuardCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("secret guard over the project's corpus: memory files: %d of %d lines refused (%d files); transcripts, repositories and other files: %d of %d lines refused (%d files)",
-		memory.refused, memory.lines, memory.files, other.refused, other.lines, other.files)
+	t.Logf("secret guard over the project's corpus: memory files: %d of %d lines refused, %d of %d whole files; transcripts, repositories and other files: %d of %d lines refused, %d of %d whole files",
+		memory.refused, memory.lines, memory.refusedFiles, memory.files, other.refused, other.lines, other.refusedFiles, other.files)
 	if memory.lines == 0 || other.lines == 0 {
 		t.Fatalf("corpus not found: %+v %+v", memory, other)
 	}
@@ -100,4 +108,13 @@ func TestSecretGuardCorpus(t *testing.T) {
 	if string(want) != got {
 		t.Errorf("refused lines changed (review, then -update):\n--- want\n%s--- got\n%s", want, got)
 	}
+}
+
+// refusalKind is the kind a refusal names, between the parentheses.
+func refusalKind(err error) string {
+	msg := strings.TrimPrefix(err.Error(), ErrSecret.Error()+" (")
+	if i := strings.Index(msg, ") on line"); i >= 0 {
+		return msg[:i]
+	}
+	return msg
 }
