@@ -115,7 +115,7 @@ func undoFile(base, dream, cur version) (version, string) {
 	case linediff.IsBinary(base.data) || linediff.IsBinary(dream.data) || linediff.IsBinary(cur.data):
 		return version{}, "binary file changed after the dream"
 	}
-	merged, conflicts := merge3(linediff.Split(dream.data), linediff.Split(cur.data), linediff.Split(base.data))
+	merged, conflicts := linediff.Merge3(linediff.Split(dream.data), linediff.Split(cur.data), linediff.Split(base.data))
 	if len(conflicts) > 0 {
 		var parts []string
 		for _, c := range conflicts {
@@ -126,7 +126,7 @@ func undoFile(base, dream, cur version) (version, string) {
 	return version{data: []byte(strings.Join(merged, ""))}, ""
 }
 
-func lineRange(r region) string {
+func lineRange(r linediff.Region) string {
 	switch {
 	case r.A1-r.A0 <= 0:
 		return fmt.Sprintf("after %d", r.A0)
