@@ -12,7 +12,7 @@ import (
 )
 
 // finishTemp fills, syncs, chmods and closes a freshly created temp file.
-func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error {
+func finishTemp(f *os.File, perm os.FileMode, sync bool, fill func(io.Writer) error) error {
 	if err := fill(f); err != nil {
 		f.Close()
 		return err
@@ -21,9 +21,11 @@ func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error 
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	return f.Close()
 }
@@ -32,8 +34,8 @@ func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error 
 // root and returns its name; the caller renames it into place. Every step
 // goes through the os.Root of the memory dir, so no symlink in the memory
 // dir can redirect a write outside it. n numbers the file for the crash
-// points.
-func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int) (string, error) {
+// points. Without sync the caller flushes the file system before renaming.
+func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync bool) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", fmt.Errorf("install %s: %w", rel, err)
@@ -52,7 +54,7 @@ func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int) (strin
 	if err != nil {
 		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
-	if err := finishTemp(f, perm, func(w io.Writer) error { _, err := writeTempData(w, in); return err }); err != nil {
+	if err := finishTemp(f, perm, sync, func(w io.Writer) error { _, err := writeTempData(w, in); return err }); err != nil {
 		root.Remove(tmp)
 		return "", fmt.Errorf("install %s: %w", rel, err)
 	}

@@ -107,20 +107,8 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	// The staged content must be durable before the record that points at
 	// it: after a power cut, roll-forward needs every staged file, and so
 	// every staged file's directory entry.
-	stagedDirs := map[string]bool{}
-	for _, c := range chs {
-		if c.Kind != Deleted {
-			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
-			if err := syncFile(p); err != nil {
-				return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
-			}
-			stagedDirs[filepath.Dir(p)] = true
-		}
-	}
-	for _, dir := range sortedKeys(stagedDirs) {
-		if err := SyncDir(dir); err != nil {
-			return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
-		}
+	if err := t.syncStaged(chs); err != nil {
+		return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 	}
 	rec := t.rec
 	rec.State = StateCommitting
@@ -401,6 +389,9 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 	defer root.Close()
 	type install struct{ tmp, rel string }
 	var installs []install
+	// Many files: one file-system flush after writing them all, instead of
+	// one fsync each (where the platform has it).
+	batch := len(rec.Changes) >= batchSync && canSyncFS
 	var deletes []recChange
 	cleanup := func() {
 		for _, in := range installs {
@@ -425,7 +416,7 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				skipped = append(skipped, c.Path)
 				continue
 			}
-			tmp, err := prepareTemp(root, filepath.Join(stageDir, rel), rel, c.Mode, len(installs)+1)
+			tmp, err := prepareTemp(root, filepath.Join(stageDir, rel), rel, c.Mode, len(installs)+1, !batch)
 			if err != nil {
 				cleanup()
 				return skipped, &notRenamedError{err}
@@ -440,6 +431,12 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				continue
 			}
 			deletes = append(deletes, c)
+		}
+	}
+	if batch && len(installs) > 0 {
+		if _, err := syncFS(memDir); err != nil {
+			cleanup()
+			return skipped, &notRenamedError{err}
 		}
 	}
 	dirs := map[string]bool{".": true}
@@ -514,6 +511,39 @@ func removeEmptyParents(root *os.Root, dir string, dirs map[string]bool) {
 		dir = filepath.Dir(dir)
 		dirs[dir] = true
 	}
+}
+
+// batchSync is the number of files from which one file-system flush
+// replaces per-file fsyncs.
+const batchSync = 32
+
+// syncStaged makes every staged file of chs and its directory durable.
+func (t *Txn) syncStaged(chs []recChange) error {
+	var files []string
+	dirs := map[string]bool{}
+	for _, c := range chs {
+		if c.Kind != Deleted {
+			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
+			files = append(files, p)
+			dirs[filepath.Dir(p)] = true
+		}
+	}
+	if len(files) >= batchSync {
+		if ok, err := syncFS(t.Dir()); ok {
+			return err
+		}
+	}
+	for _, p := range files {
+		if err := syncFile(p); err != nil {
+			return err
+		}
+	}
+	for _, dir := range sortedKeys(dirs) {
+		if err := SyncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func syncFile(path string) error {

@@ -208,3 +208,25 @@ func replace(t testing.TB, dir string, files map[string]string) {
 		}
 	}
 }
+
+// A commit of many files takes the batched path (one file-system flush
+// instead of an fsync per file) and lands every file.
+func TestCommitManyFilesBatched(t *testing.T) {
+	state, mem := setup(t)
+	edits := map[string]string{}
+	for i := range 3 * batchSync {
+		edits[fmt.Sprintf("many/t%03d.md", i)] = fmt.Sprintf("fact %d\n", i)
+	}
+	txn, err := BeginWith(state, mem, "d1", Options{LinkUnchanged: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replace(t, txn.Dir(), edits)
+	chs, err := txn.Commit()
+	if err != nil || len(chs) != len(edits) {
+		t.Fatalf("Commit = %d changes, %v", len(chs), err)
+	}
+	if got := readTree(t, mem); !sameTree(got, after(preTree(), edits)) {
+		t.Fatalf("memory = %s", describe(got))
+	}
+}
