@@ -3,7 +3,6 @@ package journal
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -97,23 +96,6 @@ func walkFiles(root string, fn func(rel, abs string, info fs.FileInfo) error) er
 	})
 }
 
-// scan fingerprints every memory file under root.
-func scan(root string) (map[string]fingerprint, error) {
-	out := map[string]fingerprint{}
-	err := walkFiles(root, func(rel, abs string, info fs.FileInfo) error {
-		fp, err := fingerprintFile(abs)
-		if err != nil {
-			return err
-		}
-		out[rel] = fp
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", root, err)
-	}
-	return out, nil
-}
-
 // fingerprintFile hashes one file; ok is false when it does not exist.
 func fingerprintFile(path string) (fingerprint, error) {
 	f, err := os.Open(path)
@@ -131,19 +113,6 @@ func fingerprintFile(path string) (fingerprint, error) {
 		return fingerprint{}, fmt.Errorf("hash %s: %w", path, err)
 	}
 	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, nil
-}
-
-// currentFingerprint is fingerprintFile with "absent" as a result, not an
-// error.
-func currentFingerprint(path string) (fp fingerprint, exists bool, err error) {
-	fp, err = fingerprintFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fingerprint{}, false, nil
-	}
-	if err != nil {
-		return fingerprint{}, false, err
-	}
-	return fp, true, nil
 }
 
 // stageTree fills dst with every memory file of src and returns, per file,
