@@ -29,7 +29,7 @@ flags=(--memory-dir "$tmp/mem" --sessions-dir "$tmp/sessions" --repo "$tmp/repo"
 mean() { # command... -> mean wall seconds over $runs runs
   local t0 t1
   t0=$(date +%s%N)
-  for _ in $(seq "$runs"); do "$@" > /dev/null; done
+  for _ in $(seq "$runs"); do "$@" > /dev/null 2>&1; done
   t1=$(date +%s%N)
   awk -v a="$t0" -v b="$t1" -v n="$runs" 'BEGIN { printf "%.5f", (b - a) / 1e9 / n }'
 }
