@@ -27,8 +27,10 @@ const Name = "openai"
 
 // DefaultModel is the model callers fall back to when none is configured: a
 // small, cheap model with dependable tool calling, which is what a
-// background consolidation needs.
-const DefaultModel = sdk.ChatModelGPT4_1Mini
+// background consolidation needs. The SDK marks its constant for this model
+// deprecated (a shutdown is announced for 2027-01-14); the name is spelled
+// out so the default stays explicit until it is moved to a successor.
+const DefaultModel = "gpt-4.1-mini"
 
 // Defaults for the zero values of Options.
 const (
