@@ -147,7 +147,7 @@ func (l *Lock) LastConsolidatedAt() (time.Time, error) {
 	defer cancel()
 	resp, err := l.client.Get(ctx, l.lastKey())
 	if err != nil {
-		return time.Time{}, fmt.Errorf("reading the last consolidation time from etcd: %w", err)
+		return time.Time{}, fmt.Errorf("reading the last consolidation time from etcd at %s (lock = etcd; is it running and reachable?): %w", strings.Join(l.cfg.Endpoints, ","), err)
 	}
 	if len(resp.Kvs) == 0 {
 		return time.Time{}, nil
