@@ -118,6 +118,9 @@ type Dreamer struct {
 	closed   bool
 	lastAt   time.Time // cached lock mtime: the last consolidation
 	lastScan time.Time
+
+	fast      fastGate // MaybeStart's closed-time-gate flag
+	realClock bool     // Config.Now was left nil
 }
 
 // New validates cfg and returns a Dreamer. It reads the lock mtime once, so
@@ -156,7 +159,8 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.Settings.Timeout <= 0 {
 		cfg.Settings.Timeout = def.Timeout
 	}
-	if cfg.Now == nil {
+	realClock := cfg.Now == nil
+	if realClock {
 		cfg.Now = time.Now
 	}
 	if cfg.OnProgress == nil {
@@ -176,6 +180,8 @@ func New(cfg Config) (*Dreamer, error) {
 		memKey:   key,
 		lock:     lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", key+".flock")),
 		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
+
+		realClock: realClock,
 	}
 	d.baseCtx, d.cancel = context.WithCancel(context.Background())
 	// A host killed mid-dream leaves the lock with the dead dream's fresh
@@ -190,6 +196,7 @@ func New(cfg Config) (*Dreamer, error) {
 		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)
 	}
 	d.lastAt = last
+	d.armGate(last)
 	if cfg.PersistThrottle {
 		d.lastScan = d.readThrottle()
 	}
@@ -212,6 +219,9 @@ func (d *Dreamer) Config() Config { return d.cfg }
 // caller's goroutine, the session gate and the lock.
 func (d *Dreamer) MaybeStart() {
 	if !d.cfg.Settings.Enabled {
+		return
+	}
+	if d.fast.closed.Load() { // the time gate, with no lock, clock or syscall
 		return
 	}
 	d.mu.Lock()
@@ -290,6 +300,7 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.mu.Lock()
 	d.lastAt = t
 	d.mu.Unlock()
+	d.armGate(t)
 }
 
 // StartManual runs one dream now in the caller's goroutine: it skips the
@@ -346,6 +357,7 @@ func (d *Dreamer) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
+	d.stopGate()
 	d.cancel()
 	d.wg.Wait()
 	return nil

@@ -19,8 +19,7 @@ func TestStatusJSONFields(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("status failed:\n%s", r)
 	}
-	var raw map[string]any
-	raw = decodeJSON[map[string]any](t, r)
+	raw := decodeJSON[map[string]any](t, r)
 	for _, k := range []string{"enabled", "last_consolidated_at", "sessions_touched_since", "min_hours", "min_sessions", "lock", "next"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("status --json lacks %q", k)
