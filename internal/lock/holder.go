@@ -24,8 +24,9 @@ type Holder struct {
 }
 
 // Inspect describes the current holder. It never modifies anything: it
-// neither creates the guard file nor takes its flock, so it cannot make a
-// concurrent TryAcquire fail.
+// neither creates the guard file nor takes any flock, so it cannot make a
+// concurrent TryAcquire fail. A lock path that is not a readable regular
+// file is an error, which a caller shows (dream status) rather than guess.
 func (l *Lock) Inspect() (Holder, error) {
 	st, err := readState(l.path)
 	if err != nil {
