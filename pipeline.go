@@ -100,6 +100,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
 		return d.fail(&rep, fmt.Errorf("recording hand edits: %w", err))
 	}
+	if err := d.fence("before staging"); err != nil {
+		return d.fail(&rep, err)
+	}
 
 	reg, err := task.Open(d.cfg.StateDir)
 	if err != nil {
@@ -213,6 +216,10 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		finish(status, runErr)
 		return d.fail(&rep, runErr)
 	}
+	if err := d.fence("after the agent ran"); err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 
 	if missing, err := offline.MissingPinned(pinned, txn.Dir()); err != nil || len(missing) > 0 {
 		if err == nil {
@@ -224,6 +231,10 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 
 	changes, err := txn.Changes()
 	if err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
+	if err := d.fence("before the commit"); err != nil {
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	}

@@ -1,0 +1,43 @@
+package dream
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dreamkit/dream/internal/lock"
+)
+
+// ErrLockLost is matched (errors.Is) by the error of a dream that found,
+// at a stage boundary, that another agent had taken the consolidation lock
+// over (it follows the seeds' protocol and saw our PID as dead or our mtime
+// as stale). Such a dream lands nothing, leaves the other holder's lock file
+// alone and fails; its message names the new holder ("lock taken over by
+// PID N").
+var ErrLockLost = lock.ErrLost
+
+// fence checks, at a stage boundary of a running dream, that the lock is
+// still ours. It is the only thing that keeps a dream from landing changes
+// over another consolidation that started meanwhile: the other agents do not
+// know dream's flock, only the PID body and mtime, and those are what it
+// re-reads. stage names the boundary for the message.
+func (d *Dreamer) fence(stage string) error {
+	err := d.lock.Verify()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, lock.ErrLost) {
+		return fmt.Errorf("dream: %w %s; rolled back, nothing landed", err, stage)
+	}
+	return fmt.Errorf("dream: checking the consolidation lock %s: %w", stage, err)
+}
+
+// inspectForStatus is Inspect for `dream status`, which must explain a lock
+// file it cannot use (a directory, a FIFO, an unreadable file) instead of
+// failing: the problem comes back in words, with a holder that is not live.
+func (d *Dreamer) inspectForStatus() (lock.Holder, string) {
+	h, err := d.lock.Inspect()
+	if err != nil {
+		return lock.Holder{Exists: true, Reason: "unusable lock file"}, err.Error()
+	}
+	return h, ""
+}
