@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/settings"
 )
@@ -139,7 +140,7 @@ func New(cfg Config) (*Dreamer, error) {
 	// A host that fills Settings by hand gets the defaults for what it left
 	// zero: a zero timeout must not mean a dream that may run forever.
 	def := DefaultSettings()
-	if cfg.Settings.MinHours <= 0 {
+	if !(cfg.Settings.MinHours > 0) { // NaN included
 		cfg.Settings.MinHours = def.MinHours
 	}
 	if cfg.Settings.MinSessions <= 0 {
@@ -167,7 +168,7 @@ func New(cfg Config) (*Dreamer, error) {
 		cfg:      cfg,
 		memKey:   key,
 		lock:     lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", key+".flock")),
-		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
+		minHours: gate.HoursDuration(cfg.Settings.MinHours),
 	}
 	d.baseCtx, d.cancel = context.WithCancel(context.Background())
 	// A host killed mid-dream leaves the lock with the dead dream's fresh

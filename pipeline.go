@@ -309,6 +309,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 	if d.cfg.SessionsDir == "" {
 		return 0, nil
 	}
+	since = gate.SessionsSince(d.cfg.Now(), since)
 	return gate.CountSessionsTouchedSince(ctx, d.cfg.SessionsDir, since, d.currentSession())
 }
 

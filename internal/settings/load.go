@@ -103,7 +103,14 @@ func Load(in Inputs) (Loaded, error) {
 // key falls back to its default, so the warning's promise holds whatever a
 // lower layer said.
 func (l *Loaded) set(s spec, r raw, source string, def *Settings, home string) {
-	if err := s.apply(&l.Settings, r, home); err != nil {
+	err := s.apply(&l.Settings, r, home)
+	if err == nil {
+		err = checkRange(s.Name, &l.Settings)
+	}
+	if err != nil {
+		if r.note != "" {
+			err = fmt.Errorf("%s: %w", r.note, err)
+		}
 		s.reset(&l.Settings, def)
 		l.Source[s.Name] = "default"
 		l.Warnings = append(l.Warnings, fmt.Sprintf("%s = %q from %s: %v; using default %s",
