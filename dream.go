@@ -137,6 +137,9 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.StateDir == "" {
 		cfg.StateDir = DefaultSettings().StateDir
 	}
+	if err := checkWritableDirs(cfg); err != nil {
+		return nil, err
+	}
 	// A host that fills Settings by hand gets the defaults for what it left
 	// zero: a zero timeout must not mean a dream that may run forever.
 	def := DefaultSettings()

@@ -28,6 +28,7 @@ func commands() []command {
 		{"eval", "", "score dreams on scenarios with planted defects and probe facts", cmdEval},
 		{"demo", "", "a full dream on a bundled example memory, in a temp dir, no setup", cmdDemo},
 		{"config", "", "the effective value of each setting and where it came from", cmdConfig},
+		{"trust", "[PATH]", "let a project's .dream.toml set every key (until then it may only tune gates and budgets); --remove, --list", cmdTrust},
 		{"version", "", "print the version", cmdVersion},
 		{"help", "[COMMAND]", "this list, or one command's flags", cmdHelp},
 	}

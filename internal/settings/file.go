@@ -16,25 +16,31 @@ import (
 const maxFileSize = 1 << 20
 
 // readFile parses a TOML config file into raw values per known key and the
-// sorted names of keys it does not know. A missing file returns an error
+// sorted names of keys it does not know; it also returns the bytes it
+// parsed, which the trust check hashes. A missing file returns an error
 // satisfying errors.Is(err, fs.ErrNotExist); a malformed one an error naming
-// the file and line.
-func readFile(path string) (map[string]raw, []string, error) {
+// the file and line. Only a regular file is read: a FIFO planted as
+// .dream.toml must not block every dream command.
+func readFile(path string) (map[string]raw, []string, []byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, nil, fmt.Errorf("read config file: %w", err)
 	}
 	if info.IsDir() {
-		return nil, nil, fmt.Errorf("read config file %s: is a directory", path)
+		return nil, nil, nil, fmt.Errorf("read config file %s: is a directory", path)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, nil, fmt.Errorf("read config file %s: not a regular file (%v)", path, info.Mode().Type())
 	}
 	if info.Size() > maxFileSize {
-		return nil, nil, fmt.Errorf("read config file %s: larger than %d bytes", path, maxFileSize)
+		return nil, nil, nil, fmt.Errorf("read config file %s: larger than %d bytes", path, maxFileSize)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, nil, fmt.Errorf("read config file: %w", err)
 	}
-	return parseFile(path, string(data))
+	values, unknown, err := parseFile(path, string(data))
+	return values, unknown, data, err
 }
 
 // parseFile is readFile after the I/O, separate so that it can be fuzzed.

@@ -3,9 +3,35 @@ package dream
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/trust"
 )
+
+// ErrCredentialDir is matched (errors.Is) by New's error when the memory dir
+// or the state dir is, lies inside, or contains a place that holds
+// credentials (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, the agents' auth
+// files): the model's write tool must never reach them, whatever a host
+// layout, a flag or a config file says.
+var ErrCredentialDir = trust.ErrCredentialDir
+
+// checkWritableDirs refuses a configuration that would let dream write where
+// credentials live. The home directory and the variables that move those
+// stores come from this process's environment, as the agents that own them
+// read it.
+func checkWritableDirs(cfg Config) error {
+	home, _ := os.UserHomeDir()
+	for _, d := range []struct{ role, dir string }{
+		{"memory dir", cfg.MemoryDir},
+		{"state dir", cfg.StateDir},
+	} {
+		if err := trust.CheckWritableDir(d.role, d.dir, os.LookupEnv, home); err != nil {
+			return fmt.Errorf("dream: %w", err)
+		}
+	}
+	return nil
+}
 
 // ErrLockLost is matched (errors.Is) by the error of a dream that found,
 // at a stage boundary, that another agent had taken the consolidation lock
