@@ -60,7 +60,15 @@ func TestHostileLockFile(t *testing.T) {
 			if st.code != 0 {
 				t.Fatalf("status exit %d, want 0:\n%s", st.code, st)
 			}
-			var s dream.StatusReport
+			// Decoded as the JSON contract, not the Go type.
+			var s struct {
+				Lock struct {
+					Held    bool   `json:"held"`
+					Problem string `json:"problem"`
+				} `json:"lock"`
+				Gates []dream.GateState `json:"gates"`
+				Next  string            `json:"next"`
+			}
 			if err := json.Unmarshal([]byte(st.stdout), &s); err != nil {
 				t.Fatalf("status did not print JSON: %v\n%s", err, st)
 			}
