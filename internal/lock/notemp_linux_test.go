@@ -27,11 +27,11 @@ func TestLockCreatesNoOtherFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := f.lock()
-	prior := mustAcquire(t, l)
+	mustAcquire(t, l)
 	if err := l.Complete(); err != nil {
 		t.Fatal(err)
 	}
-	prior = mustAcquire(t, l)
+	prior := mustAcquire(t, l)
 	if err := l.Rollback(prior); err != nil {
 		t.Fatal(err)
 	}
