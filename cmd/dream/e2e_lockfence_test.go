@@ -121,3 +121,47 @@ func TestLockTakenOverMidDreamDoesNotLand(t *testing.T) {
 		})
 	}
 }
+
+// TestOneWinnerAcrossStateDirs: dream processes with different
+// XDG_STATE_HOME (two users, a container, a second config) start at once on
+// one memory dir. Exactly one dreams; every other one exits 3 (held) having
+// sent nothing to any model. Their state dirs share nothing, so only the
+// flock on the lock file itself can tell them apart.
+func TestOneWinnerAcrossStateDirs(t *testing.T) {
+	w := newWorld(t)
+	const procs = 6
+	srv := llmtest.NewServer(
+		llmtest.Turn{Delay: 3 * time.Second, Text: "Nothing to change."},
+		llmtest.Turn{Text: "a second winner"},
+	)
+	defer srv.Close()
+	results := make(chan result, procs)
+	start := make(chan struct{})
+	for i := range procs {
+		state := filepath.Join(w.root, "xdg-state-"+strconv.Itoa(i))
+		env := append(modelEnv("anthropic", srv.URL, false), "XDG_STATE_HOME="+state)
+		go func() {
+			<-start
+			results <- w.dream(env, "run", "--json", "--memory-dir", w.mem, "--sessions-dir", w.sessions, "--repo", w.repo)
+		}()
+	}
+	close(start)
+	won, held := 0, 0
+	for range procs {
+		r := <-results
+		switch r.code {
+		case 0:
+			won++
+		case 3:
+			held++
+		default:
+			t.Errorf("a contender failed:\n%s", r)
+		}
+	}
+	if won != 1 || held != procs-1 {
+		t.Errorf("%d winner(s) and %d held, want 1 and %d", won, held, procs-1)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model request(s), want the winner's 1", n)
+	}
+}
