@@ -182,6 +182,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		case <-runCtx.Done():
 		}
 	}()
+	d.watchLock(runCtx, cancel)
 
 	progress := func(p Progress) {
 		switch p.Kind {

@@ -1,9 +1,11 @@
 package dream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/trust"
@@ -55,6 +57,33 @@ func (d *Dreamer) fence(stage string) error {
 		return fmt.Errorf("dream: %w %s; rolled back, nothing landed", err, stage)
 	}
 	return fmt.Errorf("dream: checking the consolidation lock %s: %w", stage, err)
+}
+
+// lockWatchInterval is how often a running dream re-checks its lock. A
+// check costs about as much as a few stats; a second is far below any
+// model turn, so a dream that lost its lock stops within one turn.
+const lockWatchInterval = time.Second
+
+// watchLock re-checks the lock while the agent runs and, as soon as another
+// agent has taken it over, cancels the run with the takeover as its cause:
+// the dream stops spending tokens on changes it could never land. It ends
+// with ctx.
+func (d *Dreamer) watchLock(ctx context.Context, cancel context.CancelCauseFunc) {
+	go func() {
+		t := time.NewTicker(lockWatchInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := d.lock.Verify(); errors.Is(err, lock.ErrLost) {
+					cancel(fmt.Errorf("dream: %w during the run; rolled back, nothing landed", err))
+					return
+				}
+			}
+		}
+	}()
 }
 
 // inspectForStatus is Inspect for `dream status`, which must explain a lock
