@@ -187,3 +187,26 @@ func TestUnreadableLockFailsClosed(t *testing.T) {
 		t.Errorf("the unreadable lock changed:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestOtherUsersLock: a lock file this user may read but not write (another
+// user's, on a shared memory dir) is never taken; while that user's dream
+// holds it, the answer is "held" (exit 3 for dream run), not a failure.
+func TestOtherUsersLock(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to act as two users")
+	}
+	f := newFixture(t)
+	f.write(t, nil, time.Now().Add(-30*time.Hour))
+	out, err := runAsNobody(t, f, "try")
+	if err == nil || !strings.Contains(out, "permission denied") || !strings.Contains(out, "group-writable") {
+		t.Fatalf("nobody acquiring root's idle lock: %v\n%s", err, out)
+	}
+	holder := startHolder(t, f.memDir, f.guard)
+	out, err = runAsNobody(t, f, "try")
+	if err == nil || !strings.Contains(out, "is held by a dream process (pid "+strconv.Itoa(holder.Process.Pid)+")") {
+		t.Fatalf("nobody acquiring root's held lock: %v\n%s", err, out)
+	}
+	if got := f.body(t); got != strconv.Itoa(holder.Process.Pid) {
+		t.Errorf("body = %q", got)
+	}
+}

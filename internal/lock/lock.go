@@ -43,6 +43,7 @@ package lock
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -291,6 +292,14 @@ const maxOpenAttempts = 16
 func (l *Lock) openFlocked(g *os.File) (f *os.File, created bool, err error) {
 	for range maxOpenAttempts {
 		f, created, err = openLockFile(l.path)
+		if errors.Is(err, fs.ErrPermission) {
+			// Another user's lock file (or an unreadable one): never
+			// taken, but a dream holding it is still "held", not a failure.
+			if held := heldByDream(l.path); held != nil {
+				return nil, false, held
+			}
+			return nil, false, fmt.Errorf("%w (dream must read and write it; to share a memory dir between users, make the file group-writable)", err)
+		}
 		if err != nil {
 			return nil, false, err
 		}
@@ -325,6 +334,27 @@ func (l *Lock) openFlocked(g *os.File) (f *os.File, created bool, err error) {
 		f.Close()
 	}
 	return nil, false, fmt.Errorf("acquiring consolidation lock: %s keeps being replaced", l.path)
+}
+
+// heldByDream reports, as an ErrHeld error, a dream that holds the flock of
+// a lock file this process may read but not write; nil otherwise.
+func heldByDream(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|readFlags, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	got, err := tryFlock(f)
+	if err != nil {
+		return nil
+	}
+	if got {
+		unlockFlock(f)
+		return nil
+	}
+	st, _ := readOpen(f)
+	pid, _ := parsePID(st.body)
+	return fmt.Errorf("%w by a dream process (pid %d)", ErrHeld, pid)
 }
 
 // Verify reports whether this Lock still holds the lock as every other agent
