@@ -21,6 +21,9 @@ type fileState struct {
 	body    []byte // at most maxBody bytes; nil when the file is larger
 	tooBig  bool
 	info    os.FileInfo // of the open file; nil for a symlink or no file
+	// holder is the record on the inode itself (holderAttr), if any.
+	holder    record
+	hasHolder bool
 }
 
 // readState opens the lock file read-only without following a symlink (and
@@ -53,6 +56,7 @@ func readOpen(f *os.File) (fileState, error) {
 		return fileState{}, notRegular(f.Name(), fi.Mode())
 	}
 	st := fileState{exists: true, mtime: fi.ModTime(), size: fi.Size(), info: fi}
+	st.holder, st.hasHolder = readHolderAttr(f)
 	buf := make([]byte, maxBody+1)
 	n, err := f.ReadAt(buf, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -176,6 +180,11 @@ func restoreFile(f *os.File, orig fileState) {
 		_ = f.Truncate(0)
 	} else {
 		_ = writeBody(f, orig.body)
+	}
+	if orig.hasHolder {
+		writeHolderAttr(f, orig.holder)
+	} else {
+		clearHolderAttr(f)
 	}
 	_ = setFileTimes(f, f.Name(), orig.mtime)
 }

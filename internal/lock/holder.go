@@ -33,11 +33,15 @@ func (l *Lock) Inspect() (Holder, error) {
 		return Holder{}, err
 	}
 	dream := l.Held()
+	pid, _ := parsePID(st.body)
 	if !dream && l.guardPath != "" {
 		if rec, ok := readGuardRecord(l.guardPath); ok {
-			pid, _ := parsePID(st.body)
 			dream = pid == rec.PID && l.alive(rec.PID)
 		}
+	}
+	if !dream && st.hasHolder {
+		// A dream with another state dir: its record is on the inode.
+		dream = pid == st.holder.PID && l.alive(pid)
 	}
 	return classify(st, l.now(), l.alive, dream), nil
 }

@@ -224,6 +224,11 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 		restore = func() { removeIfSame(l.path, f) }
 	}
 	rec, hasRec := readRecord(g)
+	if pid, _ := parsePID(st.body); st.hasHolder && st.holder.PID == pid && (!hasRec || rec.PID != pid) {
+		// A dream from another state dir left this inode: its record
+		// travels with the file.
+		rec, hasRec = st.holder, true
+	}
 	now := l.now()
 	// Holding the flock proves no other Lock in this process holds the lock,
 	// so a body naming our own PID was left by an earlier process that had
@@ -251,9 +256,11 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 		prior = st.mtime
 	}
 
-	if err := writeRecord(g, record{PID: l.pid, Prior: timePtr(prior), AcquiredAt: now}); err != nil {
+	mine := record{PID: l.pid, Prior: timePtr(prior), AcquiredAt: now}
+	if err := writeRecord(g, mine); err != nil {
 		return time.Time{}, err
 	}
+	writeHolderAttr(f, mine) // fsynced with the body below
 	if !created || st.exists {
 		// Put back what we found if we fail after writing our PID, so a
 		// failed acquisition changes nothing (and never leaves our live
@@ -399,6 +406,7 @@ func (l *Lock) Complete() error {
 		if err := f.Truncate(0); err != nil {
 			return err
 		}
+		clearHolderAttr(f)
 		return setFileTimes(f, l.path, time.Now())
 	})
 }
@@ -418,6 +426,7 @@ func (l *Lock) Rollback(prior time.Time) error {
 		if err := f.Truncate(0); err != nil {
 			return err
 		}
+		clearHolderAttr(f)
 		return setFileTimes(f, l.path, prior)
 	})
 }
