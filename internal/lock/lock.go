@@ -26,7 +26,10 @@
 // file) keeps the mtime the lock had before acquisition, because a dream
 // killed with SIGKILL leaves its own fresh mtime behind: the next acquirer
 // sharing that state directory returns the recorded prior instead, and a
-// crash never closes the time gate for a day.
+// crash never closes the time gate for a day. The same record rides on the
+// lock file's inode as a user extended attribute where the file system has
+// them (Linux), so that a dream process with another state dir recovers it
+// too, and sees a running dream as one.
 //
 // While a dream holds the lock, another agent that knows nothing of the
 // flock may still reclaim the file (it follows the seeds' protocol, or runs
