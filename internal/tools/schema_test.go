@@ -360,3 +360,29 @@ func TestSpecRejectsBadTags(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDecode measures what checking the spec adds to a call's decoding:
+// "strict" is the decoder alone, "spec" is decode as the tools call it. A
+// tool call costs milliseconds of file I/O; the ratio shows the check is
+// noise beside it.
+func BenchmarkDecode(b *testing.B) {
+	input := json.RawMessage(`{"pattern":"make release","path":".","glob":"*.jsonl","output_mode":"count","head_limit":20}`)
+	b.Run("strict", func(b *testing.B) {
+		for b.Loop() {
+			var in grepInput
+			dec := json.NewDecoder(bytes.NewReader(input))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("spec", func(b *testing.B) {
+		for b.Loop() {
+			var in grepInput
+			if err := decode("grep", input, &in, grepSpec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
