@@ -28,6 +28,7 @@ import (
 // A field is required unless its json tag says omitempty. Unknown fields
 // are refused (decode), hence additionalProperties false.
 type inputSpec struct {
+	typ    reflect.Type
 	fields []fieldSpec
 	schema json.RawMessage
 }
@@ -59,7 +60,7 @@ func specOf(t reflect.Type) (*inputSpec, error) {
 	if t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("tools: input type %s is not a struct", t)
 	}
-	s := &inputSpec{}
+	s := &inputSpec{typ: t}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -182,7 +183,11 @@ func (s *inputSpec) check(tool string, raw map[string]json.RawMessage, v any) er
 			return fmt.Errorf("%s: invalid input: unknown field %q; the fields are %s", tool, k, quoteList(s.names()))
 		}
 	}
-	rv := reflect.ValueOf(v).Elem()
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Type() != s.typ {
+		return fmt.Errorf("tools: %s decoded into %T with the spec of %s", tool, v, s.typ)
+	}
+	rv = rv.Elem()
 	var missing []string
 	for _, f := range s.fields {
 		r, sent := raw[f.name]

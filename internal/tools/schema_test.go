@@ -386,3 +386,8 @@ func BenchmarkDecode(b *testing.B) {
 		}
 	})
 }
+
+func TestDecodeWithTheWrongSpec(t *testing.T) {
+	var in globInput
+	wantErr(t, decode("glob", json.RawMessage(`{"pattern":"x"}`), &in, readSpec), "spec of")
+}
