@@ -176,16 +176,16 @@ func jsonString(s string) []byte {
 // model nothing. Messages name the field and what it takes, so the model can
 // correct the call.
 func (s *inputSpec) check(tool string, raw map[string]json.RawMessage, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Type() != s.typ {
+		return fmt.Errorf("tools: %s decoded into %T with the spec of %s", tool, v, s.typ)
+	}
 	// encoding/json matches keys case-insensitively, so "File_Path" got past
 	// DisallowUnknownFields into FilePath; the schema allows exact names only.
 	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		if !slices.ContainsFunc(s.fields, func(f fieldSpec) bool { return f.name == k }) {
 			return fmt.Errorf("%s: invalid input: unknown field %q; the fields are %s", tool, k, quoteList(s.names()))
 		}
-	}
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.Elem().Type() != s.typ {
-		return fmt.Errorf("tools: %s decoded into %T with the spec of %s", tool, v, s.typ)
 	}
 	rv = rv.Elem()
 	var missing []string
