@@ -27,6 +27,8 @@ func commands() []command {
 		{"stats", "", "fired:completed:failed, tokens and cache hit rate over a window", cmdStats},
 		{"eval", "", "score dreams on scenarios with planted defects and probe facts", cmdEval},
 		{"demo", "", "a full dream on a bundled example memory, in a temp dir, no setup", cmdDemo},
+		{"daemon", "[install|add PATH]", "watch projects' transcripts and dream when they go idle; loopback /metrics and /status", cmdDaemon},
+		{"mcp", "", "an MCP server over stdio with the dream tools", cmdMCP},
 		{"config", "", "the effective value of each setting and where it came from", cmdConfig},
 		{"version", "", "print the version", cmdVersion},
 		{"help", "[COMMAND]", "this list, or one command's flags", cmdHelp},
