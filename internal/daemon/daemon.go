@@ -299,10 +299,10 @@ func (d *Daemon) shutdown() error {
 		}
 	}
 	n := d.running
-	d.mu.Unlock()
 	if d.rescanT != nil {
 		d.rescanT.Stop()
 	}
+	d.mu.Unlock()
 	d.log.Info("shutting down", "running_dreams", n)
 	d.killDreams(dream.ErrKilled)
 	done := make(chan struct{})
@@ -404,6 +404,20 @@ func (d *Daemon) idleFired(mem string) {
 	d.startQueuedLocked()
 }
 
+// retry queues a memory dir whose walk met the scan throttle.
+func (d *Daemon) retry(mem string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.targets[mem]
+	if t == nil || d.closing || t.state != stateWaiting {
+		return
+	}
+	t.timer = nil
+	t.state = stateQueued
+	d.queue = append(d.queue, mem)
+	d.startQueuedLocked()
+}
+
 // startQueuedLocked starts funnel walks while there are free slots.
 func (d *Daemon) startQueuedLocked() {
 	for !d.closing && d.running < d.cfg.MaxConcurrent && len(d.queue) > 0 {
@@ -469,6 +483,13 @@ func (d *Daemon) walk(cfg Config, p dream.Project, sessions string) {
 			// quiet again. The funnel decides whether that means a dream.
 			t.dirty = false
 			d.touchLocked(t, t.lastEvent)
+		} else if res.Gate == dream.GateThrottle && !d.closing {
+			// Another process (a hook's `dream maybe`) scanned the
+			// sessions a moment ago: ask once more when the throttle
+			// has reopened, rather than wait for the next activity.
+			t.state = stateWaiting
+			mem := p.MemoryDir
+			t.timer = time.AfterFunc(dream.ScanInterval, func() { d.retry(mem) })
 		}
 	}
 	d.startQueuedLocked()

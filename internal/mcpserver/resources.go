@@ -19,9 +19,6 @@ import (
 // a model's context is not the place for more.
 const maxResourceBytes = 1 << 20
 
-// lockFile is dream's lock inside the memory dir: not a memory.
-const lockFile = ".consolidate-lock"
-
 // fileURI is the file:// URI of rel inside the memory dir.
 func (s *Server) fileURI(rel string) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(filepath.Join(s.opts.Base.MemoryDir, rel))}
