@@ -201,11 +201,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	d.w = w
 	defer w.Close()
-	d.started = time.Now()
 	d.dreamCtx, d.killDreams = context.WithCancelCause(context.WithoutCancel(ctx))
 	defer d.killDreams(nil)
 
 	d.mu.Lock()
+	d.started = time.Now()
 	cfg := d.cfg
 	d.mu.Unlock()
 	for _, warn := range cfg.Warnings {
