@@ -349,15 +349,21 @@ func (d *Daemon) onEvent(ev fsnotify.Event) {
 	if t == nil || within(name, t.project.MemoryDir) {
 		return // the memory dir's own files are not session activity
 	}
-	if ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
-			d.watchTreeLocked(name, owner, 1)
-		}
-	}
+	root := ""
 	for _, s := range t.sessions {
 		if within(name, s) {
-			t.active = s
+			root = s
 			break
+		}
+	}
+	if root == "" {
+		return
+	}
+	t.active = root
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(name); err == nil && fi.IsDir() {
+			rel, _ := filepath.Rel(root, name)
+			d.watchTreeLocked(name, owner, strings.Count(rel, string(filepath.Separator))+1)
 		}
 	}
 	d.touchLocked(t, time.Now())

@@ -279,7 +279,10 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 		return nil, RunOutput{}, err
 	}
 	defer d.Close()
-	rep, err := d.Run(ctx, dream.RunOptions{Review: !in.Apply})
+	// The user's review setting wins over a model's apply: a policy set
+	// in config.toml is not the model's to lift.
+	review := !in.Apply || s.opts.Base.Settings.Review
+	rep, err := d.Run(ctx, dream.RunOptions{Review: review})
 	defer s.refreshAfter(mem)
 	if err != nil {
 		if errors.Is(err, dream.ErrLockHeld) {
@@ -297,6 +300,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	switch {
 	case len(rep.Changes) == 0:
 		return text("dream %s %s and changed nothing: %s", rep.TaskID, rep.Status, rep.Summary), out, nil
+	case out.Staged && in.Apply:
+		return text("dream %s staged %d change(s) for review although apply was asked (review = true in the user's settings): read them with dream_diff id=%s, then dream_apply or dream_discard",
+			rep.TaskID, len(rep.Changes), rep.TaskID), out, nil
 	case out.Staged:
 		return text("dream %s staged %d change(s) for review (%s): read them with dream_diff id=%s, then dream_apply or dream_discard",
 			rep.TaskID, len(rep.Changes), strings.Join(rep.FilesTouched, ", "), rep.TaskID), out, nil
