@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -70,9 +71,7 @@ func TestMetricsAndStatusOverLoopback(t *testing.T) {
 	root := t.TempDir()
 	p := newProject(t, root, "alpha")
 	rec := newRecorder(50 * time.Millisecond)
-	addrc := make(chan string, 1)
 	h := startDaemon(t, root, rec, 1, 200*time.Millisecond, []project{p}, func(c *Config) { c.Listen = "127.0.0.1:0" })
-	_ = addrc
 	addr := h.d.Status().Listen
 	if addr == "" {
 		t.Fatal("no listener")
@@ -121,8 +120,9 @@ func TestMetricsAndStatusOverLoopback(t *testing.T) {
 	if m, ok := value(fams, "dream_dream_duration_seconds", host); !ok || m.GetHistogram().GetSampleCount() != 1 {
 		t.Errorf("duration histogram: %v", m)
 	}
-	for _, name := range []string{"dream_lock_contention_total", "dream_dreams_failed_total", "dream_dreams_killed_total", "dream_watched_memory_dirs", "dream_dreams_running"} {
-		if _, ok := fams[name]; !ok && name != "dream_dreams_failed_total" && name != "dream_dreams_killed_total" {
+	// Unlabelled series are exported from the start, at zero.
+	for _, name := range []string{"dream_lock_contention_total", "dream_watched_memory_dirs", "dream_dreams_running", "dream_cache_hit_rate", "dream_fs_events_total"} {
+		if _, ok := fams[name]; !ok {
 			t.Errorf("%s missing", name)
 		}
 	}
@@ -187,5 +187,35 @@ func TestListenerRefusesNonLoopback(t *testing.T) {
 				t.Errorf("%s from %s: %d, want %d", path, remote, rr.Code, code)
 			}
 		}
+	}
+}
+
+// Lock contention: another live process holds the consolidation lock (an
+// agent's own dream, a `dream run` in a terminal) while the time gate is
+// open: the walk closes at the lock and the contention is counted.
+func TestLockContentionCounted(t *testing.T) {
+	root := t.TempDir()
+	p := newProject(t, root, "alpha")
+	lock := p.mem + "/.consolidate-lock"
+	writeFile(t, lock, "1") // PID 1 is alive
+	old := time.Now().Add(-10 * time.Minute)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder(0)
+	h := startDaemon(t, root, rec, 1, 200*time.Millisecond, []project{p}, func(c *Config) { c.Dream.MinHours = 0.01 })
+	touchSessions(t, p, 3)
+	waitUntil(t, 60*time.Second, "the walk", func() bool { return h.walksDone(1) })
+	if got := h.d.Status().Projects[0].LastGate; got != "lock" {
+		t.Fatalf("walk closed at %q, want lock", got)
+	}
+	if v := testCounter(t, h.d, "dream_lock_contention_total", nil); v != 1 {
+		t.Errorf("lock_contention_total = %v, want 1", v)
+	}
+	if v := testCounter(t, h.d, "dream_gate_closed_total", map[string]string{"gate": "lock"}); v != 1 {
+		t.Errorf("gate_closed_total{gate=lock} = %v, want 1", v)
+	}
+	if count, _, _ := rec.snapshot(); len(count) != 0 {
+		t.Errorf("a dream ran under another process's lock: %v", count)
 	}
 }
