@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/host"
@@ -131,32 +130,26 @@ func discoverPerCWD(hostName, home string, env func(string) (string, bool)) ([]P
 	return out, errors.Join(errs...)
 }
 
-// transcriptCWD returns the working directory recorded in the newest
-// transcripts of dir, or "".
+// transcriptCWD returns the working directory recorded in dir's
+// transcripts, or "". Every transcript of one project dir ran in the
+// directory the dir is named after, so the first few readable ones are
+// asked, in directory order, with no stat of the rest: a project with
+// thousands of sessions costs one directory read.
 func transcriptCWD(dir string) string {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return ""
 	}
-	type cand struct {
-		path string
-		mod  int64
-	}
-	var cands []cand
+	tried := 0
 	for _, e := range entries {
-		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".jsonl") {
-			if info, err := e.Info(); err == nil {
-				cands = append(cands, cand{filepath.Join(dir, e.Name()), info.ModTime().UnixNano()})
-			}
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
 		}
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].mod > cands[j].mod })
-	for i, c := range cands {
-		if i == cwdProbeFiles {
-			break
-		}
-		if cwd := readCWD(c.path); cwd != "" {
+		if cwd := readCWD(filepath.Join(dir, e.Name())); cwd != "" {
 			return cwd
+		}
+		if tried++; tried == cwdProbeFiles {
+			break
 		}
 	}
 	return ""

@@ -285,7 +285,7 @@ func TestToolErrorsAreToolResults(t *testing.T) {
 		{"dream_discard", map[string]any{"id": "nope"}},
 		{"dream_undo", map[string]any{"id": "nope"}},
 		{"dream_kill", map[string]any{"id": "nope"}},
-		{"dream_run", map[string]any{"memory_dir": "/etc"}},         // not a memory dir dream knows
+		{"dream_run", map[string]any{"memory_dir": "/etc"}},        // not a memory dir dream knows
 		{"dream_status", map[string]any{"memory_dir": "relative"}}, // not absolute
 		{"dream_diff", map[string]any{}},                           // id is required
 		{"dream_log", map[string]any{"limit": "ten"}},              // wrong type
