@@ -267,3 +267,32 @@ func TestDaemonInstallAndRemove(t *testing.T) {
 		t.Errorf("remove deleted a foreign unit:\n%s", r)
 	}
 }
+
+// A storm of 10,000 transcript writes against the real binary: one dream
+// for the memory dir, whatever the number of events.
+func TestDaemonEventStormOneDream(t *testing.T) {
+	w := newWorld(t)
+	w.write(w.mem, "dup.md", "---\nname: dup\ndescription: d\ntype: user\n---\n\n- 用 tab 缩进。\n- 用 tab 缩进。\n")
+	w.daemonFile(fmt.Sprintf("detect = false\n\n[[project]]\nmemory_dir = %q\nsessions_dir = %q\n", w.mem, w.sessions))
+	cmd, logs := w.startDaemon([]string{"DREAM_PROVIDER=offline"}, "--idle", "500ms", "--state-dir", w.state)
+	f, err := os.OpenFile(filepath.Join(w.sessions, "storm.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(f, `{"type":"user","cwd":%q,"message":{"role":"user","content":"步骤 %d"}}`+"\n", w.repo, i)
+	}
+	f.Close()
+	finished := func() int { return strings.Count(logs.String(), `"msg":"dream finished"`) }
+	waitFor(t, 60*time.Second, "the dream", func() bool { return finished() >= 1 })
+	// More writes after it: the funnel is walked again and the time gate,
+	// just closed by the dream, keeps it from a second.
+	w.write(w.sessions, "after.jsonl", "{}\n")
+	waitFor(t, 60*time.Second, "the second walk", func() bool { return strings.Contains(logs.String(), `"gate":"time"`) })
+	tasks := decodeJSON[[]struct{ ID, Status string }](t, w.dream(nil, "tasks", "--json", "--state-dir", w.state))
+	if len(tasks) != 1 || tasks[0].Status != "completed" || finished() != 1 {
+		t.Errorf("tasks after the storm: %+v\n%s", tasks, logs)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+}
