@@ -1,0 +1,107 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// writeBenchMemory lays out a Claude Code style memory of n topic files: an
+// index pointing at nine in ten of them, and topics with frontmatter, nested
+// headings, bullets (some repeated inside a file), a numbered procedure, a
+// fenced block and a relative date under a dated heading.
+func writeBenchMemory(tb testing.TB, dir string, n int) {
+	tb.Helper()
+	rng := rand.New(rand.NewPCG(7, 11))
+	word := func() string { return fmt.Sprintf("w%d", rng.IntN(3000)) }
+	sentence := func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			w[i] = word()
+		}
+		return strings.Join(w, " ")
+	}
+	var idx strings.Builder
+	idx.WriteString("# Memory index\n\n")
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("topic_%05d.md", i)
+		if i%10 != 3 {
+			fmt.Fprintf(&idx, "- [Topic %d](%s) — %s\n", i, name, sentence(6))
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "---\nname: topic %d\ndescription: %s\ntype: project\n---\n\n# Topic %d\n\n", i, sentence(5), i)
+		fmt.Fprintf(&b, "## Notes\n\n")
+		dup := sentence(9)
+		for f := 0; f < 6; f++ {
+			fmt.Fprintf(&b, "- %s\n", sentence(10))
+		}
+		fmt.Fprintf(&b, "- %s\n", dup)
+		if i%4 == 0 {
+			fmt.Fprintf(&b, "- %s\n", dup)
+		}
+		fmt.Fprintf(&b, "\n### Procedure\n\n1. %s\n2. %s\n3. %s\n\n", sentence(6), sentence(6), sentence(6))
+		fmt.Fprintf(&b, "```sh\ngo test ./... # %s\n```\n\n", sentence(3))
+		fmt.Fprintf(&b, "## 2026-11-%02d\n\n- yesterday we changed %s\n", 1+i%28, sentence(5))
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(idx.String()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// copyFlat copies the flat memory dir src into dst.
+func copyFlat(tb testing.TB, src, dst string) {
+	tb.Helper()
+	es, err := os.ReadDir(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, e := range es {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEngine times one offline dream (Run, then FindLeads without a
+// repository) on memories of 300, 3,000 and 30,000 topic files; the copy of
+// the memory each run starts from is not timed. Reading the figures as a
+// ratio between sizes shows whether the engine stays linear:
+// go test -run=^$ -bench=Engine -benchtime=3x ./internal/offline/
+func BenchmarkEngine(b *testing.B) {
+	sizes := []int{300, 3000}
+	if os.Getenv("DREAM_BENCH_HUGE") != "" {
+		sizes = append(sizes, 30000)
+	}
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("topics=%d", n), func(b *testing.B) {
+			tmpl := b.TempDir()
+			writeBenchMemory(b, tmpl, n)
+			now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+			ctx := context.Background()
+			for b.Loop() {
+				b.StopTimer()
+				dir := b.TempDir()
+				copyFlat(b, tmpl, dir)
+				b.StartTimer()
+				if _, err := Run(ctx, Options{MemoryDir: dir, Now: now}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := FindLeads(ctx, dir, ""); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
