@@ -1,0 +1,286 @@
+// Package lossguard compares a memory before and after a dream, unit by
+// unit, and decides whether the dream may land. It runs after every dream,
+// model or offline, before the commit: memory belongs to the user, so a
+// change that loses what the memory says without a trace must not land
+// silently.
+//
+// Units are the text-bearing blocks of the Markdown tree (paragraphs,
+// headings, code, table rows, html), each compared by its whole lines.
+//
+//   - Strict (the offline engine): every unit that is not byte-identical in
+//     its file afterwards must overlap a fix record's byte range, or the
+//     dream fails: the engine may only change what it says it changed.
+//   - Model: a unit may disappear only if its text survives in some memory
+//     file (moved or merged). When the units lost without a trace exceed
+//     MaxLoss of the units or of the bytes, or a file shrinks below half its
+//     size, the dream is held for review, naming what it would lose.
+package lossguard
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/dreamkit/dream/internal/memory"
+)
+
+// DefaultMaxLoss is the share of units or bytes a model dream may lose
+// without a trace before it is held for review.
+const DefaultMaxLoss = 0.20
+
+// Record names bytes of a file, as it was before the dream, that a runner
+// changed on purpose (an offline fix).
+type Record struct {
+	File       string
+	Start, End int
+}
+
+// Options configure Check.
+type Options struct {
+	// Strict requires every changed unit to be named by a Record.
+	Strict bool
+	// Records are the runner's account of its changes.
+	Records []Record
+	// MaxLoss is the share (0–1] of units or bytes that may be lost without
+	// a trace; zero means DefaultMaxLoss.
+	MaxLoss float64
+}
+
+// Unit is one unit of a file, for reports.
+type Unit struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+}
+
+// Verdict is what Check decided.
+type Verdict struct {
+	// Changed is false when no memory file differs: "no changes".
+	Changed bool `json:"changed"`
+	// Unaccounted are, in strict mode, changed units no record names.
+	Unaccounted []Unit `json:"unaccounted,omitempty"`
+	// Lost are units whose text survives nowhere.
+	Lost []Unit `json:"lost,omitempty"`
+	// Shrunk are files now under half their size (or removed).
+	Shrunk []string `json:"shrunk,omitempty"`
+	Units  int      `json:"units"`
+	Bytes  int      `json:"bytes"`
+	// LostBytes is the size of the lost units.
+	LostBytes int `json:"lost_bytes"`
+	// Hold is set when the dream must be staged for review, not applied.
+	Hold bool `json:"hold"`
+}
+
+// Err is the strict-mode failure, or nil.
+func (v Verdict) Err() error {
+	if len(v.Unaccounted) == 0 {
+		return nil
+	}
+	return &UnaccountedError{Units: v.Unaccounted}
+}
+
+// UnaccountedError is a strict dream that changed units it did not record.
+type UnaccountedError struct{ Units []Unit }
+
+func (e *UnaccountedError) Error() string {
+	return fmt.Sprintf("loss guard: the offline engine changed %d unit(s) no fix names: %s", len(e.Units), describe(e.Units, 5))
+}
+
+// Summary says what would be lost, for the user and the report.
+func (v Verdict) Summary() string {
+	if !v.Changed {
+		return "no changes"
+	}
+	if !v.Hold {
+		return ""
+	}
+	var parts []string
+	if len(v.Lost) > 0 {
+		parts = append(parts, fmt.Sprintf("would lose %d of %d unit(s) (%d of %d bytes) without a trace: %s",
+			len(v.Lost), v.Units, v.LostBytes, v.Bytes, describe(v.Lost, 8)))
+	}
+	if len(v.Shrunk) > 0 {
+		parts = append(parts, "would shrink below half: "+strings.Join(v.Shrunk, ", "))
+	}
+	return "loss guard: held for review: " + strings.Join(parts, "; ")
+}
+
+func describe(us []Unit, n int) string {
+	var b []string
+	for i, u := range us {
+		if i == n {
+			b = append(b, fmt.Sprintf("and %d more", len(us)-n))
+			break
+		}
+		b = append(b, fmt.Sprintf("%s:%d %q", u.File, u.Line, clip(u.Text, 80)))
+	}
+	return strings.Join(b, ", ")
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Tree is the Markdown files of a memory dir: path → bytes.
+type Tree map[string][]byte
+
+// ReadTree reads every Markdown file under dir (hidden entries and the
+// lock skipped, as memory.Load does).
+func ReadTree(dir string) (Tree, error) {
+	t := Tree{}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() || !strings.EqualFold(filepath.Ext(p), ".md") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		t[filepath.ToSlash(rel)] = b
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loss guard: reading %s: %w", dir, err)
+	}
+	return t, nil
+}
+
+type leaf struct {
+	file       string
+	start, end int
+	line       int
+	text, norm string
+}
+
+func leaves(rel string, src []byte) []leaf {
+	d := memory.ParseDoc(src)
+	var out []leaf
+	for _, u := range d.Units {
+		if !u.Leaf || u.Kind == memory.UnitBreak {
+			continue
+		}
+		text := string(src[u.Start:u.End])
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		norm := normalize(u.Content)
+		if u.Kind == memory.UnitCode || u.Kind == memory.UnitFrontmatter || u.Kind == memory.UnitHTML {
+			norm = normalize(text)
+		}
+		out = append(out, leaf{file: rel, start: u.Start, end: u.End, line: d.LineOf(u.Start), text: text, norm: norm})
+	}
+	return out
+}
+
+func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// Check compares before with after.
+func Check(before, after Tree, o Options) Verdict {
+	if o.MaxLoss <= 0 {
+		o.MaxLoss = DefaultMaxLoss
+	}
+	var v Verdict
+	files := map[string]bool{}
+	for f := range before {
+		files[f] = true
+	}
+	for f := range after {
+		files[f] = true
+	}
+	for f := range files {
+		b, inB := before[f]
+		a, inA := after[f]
+		if inA != inB || string(a) != string(b) {
+			v.Changed = true
+			break
+		}
+	}
+	var all []string
+	for f, src := range after {
+		for _, l := range leaves(f, src) {
+			all = append(all, l.norm)
+		}
+	}
+	corpus := strings.Join(all, "\n\x00\n")
+	names := make([]string, 0, len(before))
+	for f := range before {
+		names = append(names, f)
+	}
+	sort.Strings(names)
+	for _, f := range names {
+		src := before[f]
+		now, ok := after[f]
+		if len(src) > 64 && (!ok || len(now)*2 < len(src)) {
+			v.Shrunk = append(v.Shrunk, f)
+		}
+		used := map[string]int{}
+		for _, l := range leaves(f, src) {
+			v.Units++
+			v.Bytes += l.end - l.start
+			if ok && presentOnce(string(now), l.text, used) {
+				continue
+			}
+			if accounted(o.Records, f, l.start, l.end) {
+				continue
+			}
+			u := Unit{File: f, Line: l.line, Text: l.text}
+			if o.Strict {
+				v.Unaccounted = append(v.Unaccounted, u)
+				continue
+			}
+			if l.norm != "" && strings.Contains(corpus, l.norm) {
+				continue // moved or merged: its text is still in memory
+			}
+			v.Lost = append(v.Lost, u)
+			v.LostBytes += l.end - l.start
+		}
+	}
+	if !o.Strict && v.Units > 0 {
+		v.Hold = float64(len(v.Lost)) > o.MaxLoss*float64(v.Units) ||
+			float64(v.LostBytes) > o.MaxLoss*float64(v.Bytes) || len(v.Shrunk) > 0
+	}
+	return v
+}
+
+// presentOnce reports whether text occurs in now more times than it has
+// already been claimed by an earlier unit of the same file.
+func presentOnce(now, text string, used map[string]int) bool {
+	n := strings.Count(now, text)
+	if used[text] < n {
+		used[text]++
+		return true
+	}
+	return false
+}
+
+func accounted(rs []Record, file string, start, end int) bool {
+	for _, r := range rs {
+		if r.File != file {
+			continue
+		}
+		if r.Start < end && start < r.End || r.Start == r.End && r.Start >= start && r.Start < end {
+			return true
+		}
+	}
+	return false
+}
