@@ -95,7 +95,7 @@ type Doc struct {
 	Comments []string
 	// Pins are the lines carrying a pin marker outside code, as spans of
 	// the marker itself.
-	Pins []Span
+	Pins       []Span
 	lineStarts []int
 }
 

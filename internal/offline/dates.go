@@ -33,8 +33,8 @@ var datePatterns = sync.OnceValue(func() struct{ en, zh, headingDate *regexp.Reg
 	num := `\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve`
 	wd := `monday|tuesday|wednesday|thursday|friday|saturday|sunday`
 	return struct{ en, zh, headingDate *regexp.Regexp }{
-		en: regexp.MustCompile(`(?i)\b(?:the day before yesterday|the day after tomorrow|yesterday|today|tomorrow|tonight|last night|this (?:morning|afternoon|evening|week|month|year)|(?:last|next) (?:week|month|year)|last (?:` + wd + `)|(?:` + num + `) (?:day|week|month|year)s? ago)\b`),
-		zh: regexp.MustCompile(`大前天|前天|昨天|昨日|昨晚|今天|今日|今晚|今早|明天|后天|本周|这周|上个?星期|上礼拜|上周|下周|本月|上个?月|下个?月|今年|去年|明年|(?:[0-9]{1,3}|[一二两三四五六七八九十]{1,3}) ?(?:天|周|个星期|个月|年)前`),
+		en:          regexp.MustCompile(`(?i)\b(?:the day before yesterday|the day after tomorrow|yesterday|today|tomorrow|tonight|last night|this (?:morning|afternoon|evening|week|month|year)|(?:last|next) (?:week|month|year)|last (?:` + wd + `)|(?:` + num + `) (?:day|week|month|year)s? ago)\b`),
+		zh:          regexp.MustCompile(`大前天|前天|昨天|昨日|昨晚|今天|今日|今晚|今早|明天|后天|本周|这周|上个?星期|上礼拜|上周|下周|本月|上个?月|下个?月|今年|去年|明年|(?:[0-9]{1,3}|[一二两三四五六七八九十]{1,3}) ?(?:天|周|个星期|个月|年)前`),
 		headingDate: regexp.MustCompile(`(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})|(\d{4})年(\d{1,2})月(\d{1,2})日`),
 	}
 })
@@ -140,7 +140,9 @@ func headingDate(h string) (time.Time, bool) {
 	return t, true
 }
 
-func day0(t time.Time) time.Time { return time.Date(t.Year(), t.Month(), t.Day(), 12, 0, 0, 0, time.UTC) }
+func day0(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 12, 0, 0, 0, time.UTC)
+}
 
 // recurringWords mark a sentence about recurring or relative spans of time,
 // in which a date word names no day.

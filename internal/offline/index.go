@@ -383,7 +383,9 @@ func (s *state) fixBudget() error {
 		needLines -= c.lines
 		needBytes -= u.End - u.Start
 	}
-	if len(moved) == 0 {
+	if len(moved) == 0 || needLines > 0 || needBytes > 0 {
+		// Moving the user's text out of the index is worth it only if the
+		// index then fits; otherwise it only hides their words.
 		s.notes = append(s.notes, fmt.Sprintf("%s is over budget (%d lines, %d bytes; budget %d, %d) with pointers, headings and pinned lines alone: related topics need merging",
 			ix.rel, lines, size, memory.MaxIndexLines, memory.MaxIndexBytes))
 		return nil

@@ -123,7 +123,6 @@ func shingles(norm string) map[string]bool {
 	return set
 }
 
-
 func jaccard(a, b map[string]bool) float64 {
 	if len(a) > len(b) {
 		a, b = b, a
