@@ -237,10 +237,12 @@ func Check(before, after Tree, o Options) Verdict {
 		for _, l := range leaves(f, src) {
 			v.Units++
 			v.Bytes += l.end - l.start
-			if ok && presentOnce(string(now), l.text, used) {
+			// A unit a record names is accounted for; the others must each
+			// still be there, as many times as they were.
+			if accounted(o.Records, f, l.start, l.end) {
 				continue
 			}
-			if accounted(o.Records, f, l.start, l.end) {
+			if ok && presentOnce(string(now), l.text, used) {
 				continue
 			}
 			u := Unit{File: f, Line: l.line, Text: l.text}

@@ -454,6 +454,17 @@ func (w *walker) inlineText(n ast.Node) string {
 		case *ast.AutoLink:
 			b.Write(v.URL(w.src))
 			return
+		case *ast.Link:
+			// The destination is part of what a line says: two pointers
+			// with the same words to different files are two facts.
+			b.WriteByte('[')
+			for c := m.FirstChild(); c != nil; c = c.NextSibling() {
+				visit(c)
+			}
+			b.WriteString("](")
+			b.Write(v.Destination)
+			b.WriteByte(')')
+			return
 		}
 		for c := m.FirstChild(); c != nil; c = c.NextSibling() {
 			visit(c)

@@ -288,7 +288,14 @@ func makePointer(title, rel, hook string) string {
 	return p
 }
 
-func stripPin(s string) string { return strings.ReplaceAll(s, "<!-- pin -->", "") }
+// stripPin drops a pin marker from text copied into a pointer (the pointer
+// is not the pinned fact); a marker quoted in a code span stays.
+func stripPin(s string) string {
+	if strings.Contains(s, "`") {
+		return s
+	}
+	return strings.ReplaceAll(s, "<!-- pin -->", "")
+}
 
 // escapeDest percent-encodes what CommonMark or a URL reader would not keep.
 func escapeDest(rel string) string {
