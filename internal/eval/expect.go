@@ -14,7 +14,7 @@ import (
 
 func (e Expect) validate() error {
 	switch e.Kind {
-	case KindAbsent, KindPresent, KindMaxCount:
+	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
 		if e.Pattern == "" {
 			return fmt.Errorf("%s needs a pattern", e.Kind)
 		}
@@ -85,7 +85,7 @@ func (s *snapshot) memoryText() []string {
 // dream (for unchanged).
 func (e Expect) holds(s, before *snapshot) bool {
 	switch e.Kind {
-	case KindAbsent, KindPresent, KindMaxCount:
+	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
 		re := regexp.MustCompile(e.Pattern)
 		n := 0
 		texts := s.memoryText()
@@ -100,13 +100,17 @@ func (e Expect) holds(s, before *snapshot) bool {
 			return n == 0
 		case KindPresent:
 			return n > 0
+		case KindMinCount:
+			return n >= max(e.Max, 1)
 		default:
 			return n <= max(e.Max, 1)
 		}
 	case KindIndexMaxLines:
-		return s.dir.Index == nil || len(s.dir.Index.Lines) <= orDefault(e.Max, memory.MaxIndexLines)
+		l, _ := memory.LoadedSize([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || l <= orDefault(e.Max, memory.MaxIndexLines)
 	case KindIndexMaxBytes:
-		return s.dir.Index == nil || s.dir.Index.Bytes <= orDefault(e.Max, memory.MaxIndexBytes)
+		_, b := memory.LoadedSize([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || b <= orDefault(e.Max, memory.MaxIndexBytes)
 	case KindNoRelativeDates:
 		for _, t := range s.memoryText() {
 			if relativeDateRE.MatchString(t) {
@@ -149,6 +153,11 @@ func (e Expect) holds(s, before *snapshot) bool {
 		}
 		return true
 	case KindUnchanged:
+		if e.File != "" {
+			b, inB := before.files[e.File]
+			a, inA := s.files[e.File]
+			return before != nil && inA == inB && a == b
+		}
 		return before != nil && s.hash == before.hash
 	}
 	return false

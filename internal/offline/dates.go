@@ -21,9 +21,9 @@ import (
 // that wrote the line, a one-day audit window). Without one the phrase is a
 // lead.
 //
-// A phrase is a date only in prose, as a whole word (for CJK: delimited by
-// punctuation, the line start or a non-CJK character, so 目前天津 and 提前天数
-// hold no 前天), and not when it is a name ("The Today screen", Today.tsx),
+// A phrase is a date only in prose, as a whole word (for CJK: opening a
+// clause, after punctuation, the line start or a non-CJK character, so
+// 目前天津 and 提前天数 hold no 前天), and not when it is a name ("The Today screen", Today.tsx),
 // a label ("Today:", "Yesterday, Today, Blockers"), quoted, possessive, or
 // about recurring time ("the last week of every quarter", "older than 30
 // days ago").
@@ -146,7 +146,7 @@ func day0(t time.Time) time.Time {
 
 // recurringWords mark a sentence about recurring or relative spans of time,
 // in which a date word names no day.
-var recurringWords = []string{"every", "each", "older than", "newer than", "within", "per ", "daily", "weekly", "monthly", "nightly", "usually", "always", "whenever", "每"}
+var recurringWords = []string{"every", "each", "older than", "newer than", "within", "whenever", "每"}
 
 // isDatePhrase applies the rules that tell a date from a name, a label, a
 // quotation or a rule.
@@ -156,8 +156,10 @@ func isDatePhrase(d *memory.Doc, u memory.Unit, ms, me int, phrase string) bool 
 	after, _ := utf8.DecodeRune(src[me:])
 	first, _ := utf8.DecodeRuneInString(phrase)
 	if memory.IsCJK(first) {
-		// CJK has no spaces: the phrase must stand on its own.
-		if ms > d.LineStart(ms) && memory.IsCJK(before) || me < len(src) && memory.IsCJK(after) {
+		// CJK has no spaces: the phrase must open a clause (after the line
+		// start, punctuation or a non-CJK character), or it is the middle
+		// of a word: 目前天津 holds no 前天, 提前天数 none either.
+		if ms > d.LineStart(ms) && memory.IsCJK(before) {
 			return false
 		}
 	} else {
@@ -502,8 +504,7 @@ func phrase2prose(d *memory.Doc, u memory.Unit, ms int, phrase, resolved string)
 			return bare
 		}
 	}
-	first, _ := utf8.DecodeRuneInString(phrase)
-	if unicode.IsUpper(first) {
+	if first, _ := utf8.DecodeRuneInString(phrase); unicode.IsUpper(first) || sentenceStart(d, u, ms) {
 		return strings.ToUpper(resolved[:1]) + resolved[1:]
 	}
 	return resolved

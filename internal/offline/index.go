@@ -312,17 +312,8 @@ func escapeDest(rel string) string {
 
 var _ = url.PathUnescape
 
-// budget is the size of an index as an agent loads it: lines that hold
-// something (blank lines are free) and bytes without a BOM.
-func budget(src []byte) (lines, size int) {
-	src = bytes.TrimPrefix(src, []byte{0xEF, 0xBB, 0xBF})
-	for _, l := range bytes.Split(src, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) > 0 {
-			lines++
-		}
-	}
-	return lines, len(src)
-}
+// budget is the size of an index as an agent loads it.
+func budget(src []byte) (lines, size int) { return memory.LoadedSize(src) }
 
 // fixBudget keeps the index within what an agent loads by moving whole
 // units, verbatim, to the overflow file: first the detail nested under a
