@@ -27,7 +27,7 @@ func (d *Dreamer) guardLoss(rep *Report, out Outcome, stagedDir string) (held bo
 		return false, nil
 	}
 	if v.Hold {
-		rep.Summary = v.Summary()
+		rep.Summary, rep.Review = v.Summary(), true
 		return true, nil
 	}
 	return false, nil
