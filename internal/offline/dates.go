@@ -85,7 +85,7 @@ func (s *state) fixDates() error {
 // findPhrases returns the match ranges of both patterns in seg, in order.
 func findPhrases(en, zh *regexp.Regexp, seg string) [][]int {
 	var out [][]int
-	if hasLetterRun(seg) {
+	if hasEnglishCue(seg) {
 		out = append(out, en.FindAllStringIndex(seg, -1)...)
 	}
 	if hasIdeographs(seg) {
@@ -94,9 +94,14 @@ func findPhrases(en, zh *regexp.Regexp, seg string) [][]int {
 	return out
 }
 
-func hasLetterRun(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+// enCues are words every English phrase contains one of: a cheap filter
+// that spares the regular expression most of the prose.
+var enCues = []string{"yesterday", "today", "tomorrow", "tonight", "last", "this", "next", "ago"}
+
+func hasEnglishCue(s string) bool {
+	l := strings.ToLower(s)
+	for _, c := range enCues {
+		if strings.Contains(l, c) {
 			return true
 		}
 	}

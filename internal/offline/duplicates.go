@@ -3,6 +3,7 @@ package offline
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -104,8 +105,7 @@ func isBoldLabel(s string) bool {
 // runs of whitespace, emphasis markers and final punctuation are ignored,
 // and nothing else ("a != b" stays unlike "a = b").
 func normalize(s string) string {
-	s = strings.ToLower(s)
-	s = strings.NewReplacer("**", "", "__", "", "~~", "").Replace(s)
+	s = emphasisMarks().Replace(strings.ToLower(s))
 	var b strings.Builder
 	for _, w := range strings.Fields(s) {
 		w = strings.Trim(w, "*_")
@@ -119,6 +119,9 @@ func normalize(s string) string {
 	}
 	return strings.TrimRight(b.String(), ".,;!?。，；！？… ")
 }
+
+// emphasisMarks strips emphasis markers; built once, on first use.
+var emphasisMarks = sync.OnceValue(func() *strings.Replacer { return strings.NewReplacer("**", "", "__", "", "~~", "") })
 
 // substantial reports whether a normalised unit says enough to be removed as
 // a duplicate: "- none" under two headings is layout, not a fact.
