@@ -31,6 +31,10 @@ import (
 // without a trace before it is held for review.
 const DefaultMaxLoss = 0.20
 
+// minMergedLen is the shortest text found inside another unit: "ops"
+// occurs in any memory, a sentence does not.
+const minMergedLen = 16
+
 // Record names bytes of a file, as it was before the dream, that a runner
 // changed on purpose (an offline fix).
 type Record struct {
@@ -216,9 +220,11 @@ func Check(before, after Tree, o Options) Verdict {
 		}
 	}
 	var all []string
+	exact := map[string]bool{}
 	for f, src := range after {
 		for _, l := range leaves(f, src) {
 			all = append(all, l.norm)
+			exact[l.norm] = true
 		}
 	}
 	corpus := strings.Join(all, "\n\x00\n")
@@ -250,8 +256,10 @@ func Check(before, after Tree, o Options) Verdict {
 				v.Unaccounted = append(v.Unaccounted, u)
 				continue
 			}
-			if l.norm != "" && strings.Contains(corpus, l.norm) {
-				continue // moved or merged: its text is still in memory
+			// Moved or merged: its text is still in memory, as a unit of
+			// its own or (when long enough not to match by chance) inside one.
+			if l.norm != "" && (exact[l.norm] || len(l.norm) >= minMergedLen && strings.Contains(corpus, l.norm)) {
+				continue
 			}
 			v.Lost = append(v.Lost, u)
 			v.LostBytes += l.end - l.start

@@ -71,7 +71,7 @@ func MissingPinned(facts []string, memoryDir string) ([]string, error) {
 	}
 	var texts []string
 	for _, t := range fileTexts(dir) {
-		texts = append(texts, collapseSpace(string(t)))
+		texts = append(texts, collapseSpace(withoutPins(t)))
 	}
 	var missing []string
 	for _, f := range facts {
@@ -108,4 +108,22 @@ func fileTexts(dir *memory.Dir) [][]byte {
 		out = append(out, t.Raw)
 	}
 	return out
+}
+
+// withoutPins is src with its pin markers cut out, so that a fact pinned
+// mid-line ("never reset. <!-- pin --> (ask Ana)") is found as it was
+// recorded, without the marker.
+func withoutPins(src []byte) string {
+	d := memory.ParseDoc(src)
+	if len(d.Pins) == 0 {
+		return string(src)
+	}
+	var b strings.Builder
+	last := 0
+	for _, p := range d.Pins {
+		b.Write(src[last:p.Start])
+		last = p.End
+	}
+	b.Write(src[last:])
+	return b.String()
 }
