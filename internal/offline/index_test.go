@@ -15,7 +15,7 @@ func TestUnindexedMentionForms(t *testing.T) {
 	fm := "---\nname: t\ndescription: d\n---\n- fact\n"
 	files := map[string]string{
 		"MEMORY.md": "# Memory\n\n<!-- scratch.md and archive/ are left out on purpose -->\n\n- [A](a.md#limits) — anchor\n- See also [b](./b.md \"title\").\n- `c.md` holds the glossary.\n- d.md is mentioned bare.\n- [E](<e%20file.md>)\n- Folder: [drafts](drafts/)\n\n```\n- [Example](example.md)\n```\n",
-		"a.md": fm, "b.md": fm, "c.md": fm, "d.md": fm, "e file.md": fm,
+		"a.md":      fm, "b.md": fm, "c.md": fm, "d.md": fm, "e file.md": fm,
 		"drafts/x.md": fm, "archive/old.md": fm, "scratch.md": fm, "README.md": fm, "readme.md.bak": "x",
 		"ignored.md": fm, ".dreamignore": "# comment\nignored.md\n",
 		"new.md": fm,
