@@ -64,7 +64,7 @@ func (r *AgentRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(40), Pinned: job.Pinned})
+	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned})
 	if err != nil {
 		return out, err
 	}

@@ -64,6 +64,10 @@ type Leads struct {
 	Truncated bool `json:"truncated,omitempty"`
 }
 
+// LeadsPromptBytes is the share of a model's task prompt the leads may
+// take: enough for the top of every list, small beside the memory itself.
+const LeadsPromptBytes = 8000
+
 // maxLeads caps each list of leads: past it the model gets the most likely
 // ones and a count, not a flood.
 const maxLeads = 200
