@@ -228,6 +228,7 @@ func Check(before, after Tree, o Options) Verdict {
 		}
 	}
 	corpus := strings.Join(all, "\n\x00\n")
+	edited := newTraceIndex(after)
 	names := make([]string, 0, len(before))
 	for f := range before {
 		names = append(names, f)
@@ -259,6 +260,11 @@ func Check(before, after Tree, o Options) Verdict {
 			// Moved or merged: its text is still in memory, as a unit of
 			// its own or (when long enough not to match by chance) inside one.
 			if l.norm != "" && (exact[l.norm] || len(l.norm) >= minMergedLen && strings.Contains(corpus, l.norm)) {
+				continue
+			}
+			// Edited in place: most of its words are still in one unit of
+			// the same file ("Fact 3." → "Fact 3, confirmed on 2026-11-29.").
+			if edited.traced(f, l.norm) {
 				continue
 			}
 			v.Lost = append(v.Lost, u)
@@ -293,4 +299,61 @@ func accounted(rs []Record, file string, start, end int) bool {
 		}
 	}
 	return false
+}
+
+// traceIndex finds, per file, the unit that keeps most of a lost unit's
+// words, through an inverted index of words so that the check stays linear.
+type traceIndex struct {
+	// words maps file → word → the leaves (by index) that hold it.
+	words map[string]map[string][]int
+}
+
+// minKept is the share of a unit's words that must survive in one unit of
+// the same file for it to count as edited rather than lost.
+const minKept = 0.6
+
+func newTraceIndex(after Tree) *traceIndex {
+	ix := &traceIndex{words: map[string]map[string][]int{}}
+	for f, src := range after {
+		m := map[string][]int{}
+		for i, l := range leaves(f, src) {
+			for w := range wordSet(l.norm) {
+				if len(m[w]) < 256 { // a word in every unit proves nothing
+					m[w] = append(m[w], i)
+				}
+			}
+		}
+		ix.words[f] = m
+	}
+	return ix
+}
+
+func (ix *traceIndex) traced(file, norm string) bool {
+	ws := wordSet(norm)
+	if len(ws) < 3 {
+		return false
+	}
+	m := ix.words[file]
+	count := map[int]int{}
+	for w := range ws {
+		for _, i := range m[w] {
+			count[i]++
+		}
+	}
+	for _, n := range count {
+		if float64(n) >= minKept*float64(len(ws)) {
+			return true
+		}
+	}
+	return false
+}
+
+func wordSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == ',' || r == '.' || r == ';' || r == ':' || r == '!' || r == '?' || r == '-' || r == '(' || r == ')'
+	}) {
+		out[w] = true
+	}
+	return out
 }
