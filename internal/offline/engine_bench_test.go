@@ -14,13 +14,11 @@ import (
 	"time"
 )
 
-// writeBenchMemory lays out a Claude Code style memory of n topic files: an
+// writeBench lays out a Claude Code style memory of n topic files: an
 // index pointing at nine in ten of them, and topics with frontmatter, nested
 // headings, bullets (some repeated inside a file), a numbered procedure, a
 // fenced block and a relative date under a dated heading.
-func writeBenchMemory(tb testing.TB, dir string, n int) { writeBench(tb, dir, n, false) }
-
-// writeBench writes the memory; clean leaves out every defect (no repeat,
+// With clean it leaves out every defect (no repeat,
 // no relative date, every topic indexed), so that an engine has nothing to
 // write and only its reading and analysis are timed.
 func writeBench(tb testing.TB, dir string, n int, clean bool) {
