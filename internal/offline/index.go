@@ -28,48 +28,30 @@ func (s *state) fixUnindexed() error {
 	if s.opts.Layout.Index == "" {
 		return nil
 	}
+	m := s.mentions()
+	ignore := s.ignorePatterns(m)
 	var todo []*file
+	for _, f := range s.files {
+		if s.indexable(f) && !m.names(f.rel) && !matchesAny(ignore, f.rel) {
+			todo = append(todo, f)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
 	if s.index == nil {
-		for _, f := range s.files {
-			if s.indexable(f, nil) {
-				todo = append(todo, f)
-			}
-		}
-		if len(todo) == 0 {
-			return nil
-		}
+		// The layout has an index and there is none yet: start it.
 		s.index = &file{rel: s.opts.Layout.Index, doc: memory.ParseDoc(nil), mode: 0o644, index: true}
 		s.addFile(s.index)
 	}
-	m := s.mentions()
-	ignore := s.ignorePatterns(m)
-	for _, f := range s.files {
-		if f.index || m.names(f.rel) || matchesAny(ignore, f.rel) || !s.indexable(f, nil) {
-			continue
-		}
-		todo = appendOnce(todo, f)
-	}
 	for _, f := range todo {
-		if m.names(f.rel) {
-			continue
-		}
-		ptr := pointerFor(f)
-		s.addPointer(ptr)
+		s.addPointer(pointerFor(f))
 	}
 	return nil
 }
 
-func appendOnce(fs []*file, f *file) []*file {
-	for _, g := range fs {
-		if g == f {
-			return fs
-		}
-	}
-	return append(fs, f)
-}
-
 // indexable reports a file the index may point to.
-func (s *state) indexable(f *file, _ any) bool {
+func (s *state) indexable(f *file) bool {
 	if f.index || strings.Contains(f.rel, "/") {
 		return false
 	}

@@ -104,3 +104,17 @@ func TestPinnedFacts(t *testing.T) {
 		t.Errorf("missing = %q", missing)
 	}
 }
+
+func TestIndexStartedWhenMissing(t *testing.T) {
+	fm := "---\nname: %s\ndescription: about %s\n---\n- fact\n"
+	_, out := runOn(t, map[string]string{
+		"a.md": strings.ReplaceAll(fm, "%s", "a"), "secret.md": strings.ReplaceAll(fm, "%s", "s"), ".dreamignore": "secret.md\n",
+	}, Options{Layout: LayoutFor("claude")})
+	if out["MEMORY.md"] != "- [a](a.md) — about a\n" {
+		t.Errorf("MEMORY.md = %q", out["MEMORY.md"])
+	}
+	_, out = runOn(t, map[string]string{"secret.md": "- s\n", ".dreamignore": "secret.md\n"}, Options{Layout: LayoutFor("claude")})
+	if _, ok := out["MEMORY.md"]; ok {
+		t.Error("an index was started for nothing")
+	}
+}
