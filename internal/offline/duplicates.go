@@ -26,6 +26,7 @@ func (s *state) fixDuplicates() error {
 	for _, f := range s.files {
 		d := f.doc
 		first := map[string]int{}
+		var rs []removal
 		for i, u := range d.Units {
 			key, ok := dupKey(d, i, u)
 			if !ok {
@@ -37,13 +38,14 @@ func (s *state) fixDuplicates() error {
 				continue
 			}
 			start, end := removalRange(d, u)
-			if d.PinnedRange(start, end) || !f.splice(start, end, "") {
+			if d.PinnedRange(start, end) || f.touched(start, end) {
 				continue
 			}
 			kept := d.Units[k]
-			s.fix(f, KindDuplicate, start, end, fmt.Sprintf("removed %q: same as line %d under %s",
-				clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path)))
+			rs = append(rs, removal{start, end, KindDuplicate, fmt.Sprintf("removed %q: same as line %d under %s",
+				clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path))})
 		}
+		s.applyRemovals(f, rs)
 	}
 	return nil
 }

@@ -371,17 +371,24 @@ func (s *state) fixBudget() error {
 		return nil
 	}
 	sort.Ints(moved)
+	var rs []removal
+	byStart := map[int]int{}
+	for _, i := range moved {
+		u := d.Units[i]
+		byStart[u.Start] = i
+		rs = append(rs, removal{u.Start, u.End, KindIndexBudget, fmt.Sprintf("moved %q to %s to keep the index within %d lines and %d bytes",
+			clip(string(d.Src[u.Start:u.End]), 100), OverflowFile, memory.MaxIndexLines, memory.MaxIndexBytes)})
+	}
+	applied := s.applyRemovals(ix, rs)
+	if len(applied) < len(rs) {
+		s.notes = append(s.notes, fmt.Sprintf("%s: %d line(s) were not moved out of the index because their neighbours would have merged", ix.rel, len(rs)-len(applied)))
+	}
 	of := s.overflow()
 	var add strings.Builder
 	nl := of.newline()
 	lastSection := ""
-	for _, i := range moved {
-		u := d.Units[i]
-		if !ix.splice(u.Start, u.End, "") {
-			continue
-		}
-		s.fix(ix, KindIndexBudget, u.Start, u.End, fmt.Sprintf("moved %q to %s to keep the index within %d lines and %d bytes",
-			clip(string(d.Src[u.Start:u.End]), 100), OverflowFile, memory.MaxIndexLines, memory.MaxIndexBytes))
+	for _, r := range applied {
+		u := d.Units[byStart[r.start]]
 		sec := "## From " + ix.rel
 		if len(u.Path) > 0 {
 			sec += ": " + strings.Join(u.Path, " › ")

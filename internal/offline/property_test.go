@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dreamkit/dream/internal/lossguard"
+	"github.com/dreamkit/dream/internal/memory"
 )
 
 // fragments are the pieces random memories are built from: the shapes
@@ -80,6 +82,7 @@ func checkEngine(t *testing.T, dir string, o Options) {
 	if v := lossguard.Check(before, after, lossguard.Options{Strict: true, Records: records(rep)}); v.Err() != nil {
 		t.Fatalf("%v\nfixes: %+v", v.Err(), rep.Fixes)
 	}
+	sameStructure(t, before, after, rep)
 	again, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -95,6 +98,9 @@ func TestPropertyRandomMemories(t *testing.T) {
 	n := 300
 	if testing.Short() {
 		n = 50
+	}
+	if v, err := strconv.Atoi(os.Getenv("DREAM_PROPERTY_SEEDS")); err == nil && v > 0 {
+		n = v // a longer search: DREAM_PROPERTY_SEEDS=5000
 	}
 	for seed := 0; seed < n; seed++ {
 		rng := rand.New(rand.NewPCG(uint64(seed), 99))
@@ -123,4 +129,39 @@ func FuzzEngine(f *testing.F) {
 		}
 		checkEngine(t, dir, Options{Layout: LayoutFor("")})
 	})
+}
+
+// sameStructure checks what byte identity alone cannot: every unit of the
+// input that no fix names is still a unit of the same kind, with the same
+// text, under the same heading path (a removal must not re-parent or merge
+// its neighbours).
+func sameStructure(t *testing.T, before, after lossguard.Tree, rep Report) {
+	t.Helper()
+	key := func(d *memory.Doc, u memory.Unit) string {
+		return string(u.Kind) + "\x00" + strings.Join(u.Path, "\x1f") + "\x00" + d.Text(u)
+	}
+	for rel, src := range before {
+		bd := memory.ParseDoc(src)
+		ad := memory.ParseDoc(after[rel])
+		have := map[string]int{}
+		for _, u := range ad.Units {
+			have[key(ad, u)]++
+		}
+	units:
+		for _, u := range bd.Units {
+			if !u.Leaf {
+				continue
+			}
+			for _, f := range rep.Fixes {
+				if f.File == rel && (f.Start < u.End && u.Start < f.End || f.Start == f.End && f.Start > u.Start && f.Start < u.End) {
+					continue units
+				}
+			}
+			k := key(bd, u)
+			if have[k] == 0 {
+				t.Fatalf("%s: %s unit %q under %v lost its place\nbefore:\n%s\nafter:\n%s", rel, u.Kind, bd.Text(u), u.Path, src, after[rel])
+			}
+			have[k]--
+		}
+	}
 }
