@@ -121,7 +121,7 @@ func runOffline(ctx context.Context, job Job, now time.Time, host string) (Outco
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)
 	}
-	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: tr}
+	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: tr, Leads: true}
 	rep, err := offline.Run(ctx, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)
@@ -146,8 +146,7 @@ func runOffline(ctx context.Context, job Job, now time.Time, host string) (Outco
 	for _, l := range rep.Leads {
 		job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d %s: %s", l.File, l.Line, l.Kind, l.Detail)})
 	}
-	opts.Provenance = nil
-	if leads, err := offline.FindLeadsWith(ctx, opts); err == nil {
+	if leads := rep.Found; leads != nil {
 		for _, p := range leads.CrossFileDuplicates {
 			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d and %s:%d hold the same text (a model dream decides whether it is one fact)", p.A.File, p.A.Line, p.B.File, p.B.Line)})
 		}
@@ -160,7 +159,7 @@ func runOffline(ctx context.Context, job Job, now time.Time, host string) (Outco
 		for _, p := range leads.NearDuplicates {
 			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d and %s:%d say almost the same (%.0f%% alike)", p.A.File, p.A.Line, p.B.File, p.B.Line, 100*p.Similarity)})
 		}
-		if n := leads.Count() - len(leads.UndatedDates) + len(rep.Leads); n > 0 {
+		if n := leads.Count(); n > 0 {
 			summary += fmt.Sprintf("; %d lead(s) need judgement: a model dream gets them in its task", n)
 		}
 	}

@@ -89,12 +89,10 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
-	l.CrossFileDuplicates = crossFileDuplicates(s)
-	if l.NearDuplicates, err = nearDuplicates(ctx, s.files); err != nil {
-		return l, fmt.Errorf("find leads: %w", err)
+	if l, err = s.findLeads(ctx); err != nil {
+		return l, err
 	}
-	l.DanglingPointers = s.danglingPointers()
-	if err := s.fixDates(); err != nil { // records undated phrases as leads; edits are dropped
+	if err := s.fixDates(); err != nil { // records undated phrases as leads; its edits are never written
 		return l, err
 	}
 	for _, ld := range s.leads {
@@ -102,10 +100,23 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 			l.UndatedDates = append(l.UndatedDates, Ref{File: ld.File, Line: ld.Line, Text: ld.Detail})
 		}
 	}
-	if o.RepoDir == "" {
+	return l, nil
+}
+
+// findLeads computes every lead but the undated dates (which fixDates
+// finds) on the memory as loaded.
+func (s *state) findLeads(ctx context.Context) (Leads, error) {
+	var l Leads
+	var err error
+	l.CrossFileDuplicates = crossFileDuplicates(s)
+	if l.NearDuplicates, err = nearDuplicates(ctx, s.files); err != nil {
+		return l, fmt.Errorf("find leads: %w", err)
+	}
+	l.DanglingPointers = s.danglingPointers()
+	if s.opts.RepoDir == "" {
 		return l, nil
 	}
-	repo, err := indexRepo(ctx, o.RepoDir, defaultRepoLimits)
+	repo, err := indexRepo(ctx, s.opts.RepoDir, defaultRepoLimits)
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}

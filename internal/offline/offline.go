@@ -69,6 +69,9 @@ type Report struct {
 	// Notes are problems a fix could not solve (an index still over budget
 	// with pointers alone).
 	Notes []string `json:"notes,omitempty"`
+	// Found are the leads of the memory as it was before the run, when
+	// Options.Leads asked for them: one reading of the memory serves both.
+	Found *Leads `json:"found,omitempty"`
 }
 
 // Layout says which files of the memory are an index (one-line pointers to
@@ -110,6 +113,9 @@ type Options struct {
 	// Provenance says on which day a line was written, beyond what the file
 	// itself says (a dated heading). Nil means the file alone.
 	Provenance Provenance
+	// Leads asks Run to report the leads too (Report.Found), from the same
+	// reading of the memory, instead of a second pass with FindLeads.
+	Leads bool
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
@@ -128,6 +134,13 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if err != nil {
 		return rep, fmt.Errorf("offline: %w", err)
 	}
+	if o.Leads {
+		l, err := s.findLeads(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("offline: %w", err)
+		}
+		rep.Found = &l
+	}
 	steps := []func(*state) error{
 		(*state).fixDuplicates,
 		(*state).fixDates,
@@ -145,6 +158,13 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	rep.Fixes = s.fixes
 	rep.Notes = s.notes
 	rep.Leads = s.leads
+	if rep.Found != nil {
+		for _, ld := range s.leads {
+			if ld.Kind == KindUndatedRelativeDate && len(rep.Found.UndatedDates) < maxLeads {
+				rep.Found.UndatedDates = append(rep.Found.UndatedDates, Ref{File: ld.File, Line: ld.Line, Text: ld.Detail})
+			}
+		}
+	}
 	for _, f := range s.files {
 		out, changed := f.render()
 		if !changed {
