@@ -32,6 +32,9 @@ type AgentRunner struct {
 	// Host is the agent whose layout says which file is an index (see
 	// offline.LayoutFor); empty is Claude Code's.
 	Host string
+	// StateDir holds the audit history, which dates lines for the offline
+	// hygiene; empty reads no history.
+	StateDir string
 }
 
 // Run implements Runner.
@@ -45,7 +48,7 @@ func (r *AgentRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	}
 	var out Outcome
 	if !r.SkipOffline {
-		o, err := runOffline(ctx, job, now(), r.Host)
+		o, err := runOffline(ctx, job, now(), r.Host, r.StateDir)
 		if err != nil {
 			return out, err
 		}
@@ -96,6 +99,9 @@ type OfflineRunner struct {
 	// Host is the agent whose layout says which file is an index (see
 	// offline.LayoutFor); empty is Claude Code's.
 	Host string
+	// StateDir holds the audit history, which dates lines; empty reads no
+	// history.
+	StateDir string
 }
 
 // Run implements Runner.
@@ -104,12 +110,12 @@ func (r *OfflineRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	if r.Now != nil {
 		now = r.Now
 	}
-	out, err := runOffline(ctx, job, now(), r.Host)
+	out, err := runOffline(ctx, job, now(), r.Host, r.StateDir)
 	out.Strict = true // the engine may change only what its fixes name
 	return out, err
 }
 
-func runOffline(ctx context.Context, job Job, now time.Time, host string) (Outcome, error) {
+func runOffline(ctx context.Context, job Job, now time.Time, host, stateDir string) (Outcome, error) {
 	// The staging copy holds regular files only: a linked memory file
 	// would look missing there, so it is refused here, with what to do.
 	if job.MemoryDisplayDir != "" {
@@ -121,7 +127,13 @@ func runOffline(ctx context.Context, job Job, now time.Time, host string) (Outco
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)
 	}
-	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: tr, Leads: true}
+	// Provenance, in order: the transcript call that wrote a line, then the
+	// audit history's one-day windows (a dated heading comes first of all).
+	var prov offline.Provenance = tr
+	if ap := newAuditProvenance(ctx, stateDir, job.MemoryDisplayDir); ap != nil {
+		prov = offline.Chain{tr, ap}
+	}
+	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: prov, Leads: true}
 	rep, err := offline.Run(ctx, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)

@@ -303,6 +303,9 @@ func localDay(t time.Time) string { return t.In(time.Local).Format("2006-01-02")
 type Version struct {
 	At      time.Time
 	Content []byte
+	// Since is when the memory was recorded before this version (the
+	// previous record of any file); zero means the file's previous version.
+	Since time.Time
 }
 
 // History is the Provenance of recorded versions (the audit history): a
@@ -325,7 +328,11 @@ func (h *History) WrittenOn(rel, line string) (time.Time, bool) {
 		if !containsLine(v.Content, line) {
 			continue
 		}
-		if k == 0 || localDay(vs[k-1].At) != localDay(v.At) {
+		since := v.Since
+		if since.IsZero() && k > 0 {
+			since = vs[k-1].At
+		}
+		if since.IsZero() || localDay(since) != localDay(v.At) {
 			return time.Time{}, false
 		}
 		return v.At.In(time.Local), true
