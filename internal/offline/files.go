@@ -45,6 +45,8 @@ type state struct {
 	fixes []Fix
 	leads []Lead
 	notes []string
+	// pointerEnd caches where new pointers go in the index.
+	pointerEnd *int
 }
 
 func load(ctx context.Context, o Options) (*state, error) {

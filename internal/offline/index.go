@@ -183,7 +183,11 @@ func (s *state) addPointer(ptr string) {
 	ix := s.index
 	nl := ix.newline()
 	at, prefix := len(ix.src), ""
-	if last := lastPointerEnd(ix.doc); last >= 0 {
+	if s.pointerEnd == nil {
+		e := lastPointerEnd(ix.doc) // once: the parse never changes, and each call scans every item
+		s.pointerEnd = &e
+	}
+	if last := *s.pointerEnd; last >= 0 {
 		at = last
 	} else if len(ix.src) > 0 {
 		if !bytes.HasSuffix(ix.src, []byte("\n")) {
