@@ -198,77 +198,82 @@ func leaves(rel string, src []byte) []leaf {
 
 func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
 
-// Check compares before with after.
+// Check compares before with after. Work is linear in the memory: each
+// file is parsed once per side at most (an unchanged file once), and the
+// search for moved text is built only when some unit left its file.
 func Check(before, after Tree, o Options) Verdict {
 	if o.MaxLoss <= 0 {
 		o.MaxLoss = DefaultMaxLoss
 	}
 	var v Verdict
-	files := map[string]bool{}
-	for f := range before {
-		files[f] = true
-	}
-	for f := range after {
-		files[f] = true
-	}
-	for f := range files {
-		b, inB := before[f]
-		a, inA := after[f]
-		if inA != inB || string(a) != string(b) {
+	for f, b := range before {
+		if a, ok := after[f]; !ok || string(a) != string(b) {
 			v.Changed = true
 			break
 		}
 	}
-	var all []string
-	exact := map[string]bool{}
-	for f, src := range after {
-		for _, l := range leaves(f, src) {
-			all = append(all, l.norm)
-			exact[l.norm] = true
+	for f := range after {
+		if _, ok := before[f]; !ok {
+			v.Changed = true
 		}
 	}
-	corpus := strings.Join(all, "\n\x00\n")
-	edited := newTraceIndex(after)
+	records := map[string][]Record{}
+	for _, r := range o.Records {
+		records[r.File] = append(records[r.File], r)
+	}
+	parsed := map[string][]leaf{} // before's leaves, reused for an unchanged after
 	names := make([]string, 0, len(before))
 	for f := range before {
 		names = append(names, f)
 	}
 	sort.Strings(names)
+	var gone []leaf // units not in their own file any more, nor accounted for
 	for _, f := range names {
 		src := before[f]
+		ls := leaves(f, src)
+		parsed[f] = ls
+		for _, l := range ls {
+			v.Units++
+			v.Bytes += l.end - l.start
+		}
 		now, ok := after[f]
 		if len(src) > 64 && (!ok || len(now)*2 < len(src)) {
 			v.Shrunk = append(v.Shrunk, f)
 		}
-		used := map[string]int{}
-		for _, l := range leaves(f, src) {
-			v.Units++
-			v.Bytes += l.end - l.start
+		if ok && string(now) == string(src) {
+			continue
+		}
+		have := map[string]int{}
+		if ok {
+			for _, l := range leaves(f, now) {
+				have[l.text]++
+			}
+		}
+		for _, l := range ls {
 			// A unit a record names is accounted for; the others must each
 			// still be there, as many times as they were.
-			if accounted(o.Records, f, l.start, l.end) {
+			if accounted(records[f], l.start, l.end) {
 				continue
 			}
-			if ok && presentOnce(string(now), l.text, used) {
+			if have[l.text] > 0 {
+				have[l.text]--
 				continue
 			}
-			u := Unit{File: f, Line: l.line, Text: l.text}
-			if o.Strict {
-				v.Unaccounted = append(v.Unaccounted, u)
+			gone = append(gone, l)
+		}
+	}
+	if len(gone) > 0 && !o.Strict {
+		sv := newSurvival(after, before, parsed)
+		for _, l := range gone {
+			if sv.survives(l) {
 				continue
 			}
-			// Moved or merged: its text is still in memory, as a unit of
-			// its own or (when long enough not to match by chance) inside one.
-			if l.norm != "" && (exact[l.norm] || len(l.norm) >= minMergedLen && strings.Contains(corpus, l.norm)) {
-				continue
-			}
-			// Edited in place: most of its words are still in one unit of
-			// the same file ("Fact 3." → "Fact 3, confirmed on 2026-11-29.").
-			if edited.traced(f, l.norm) {
-				continue
-			}
-			v.Lost = append(v.Lost, u)
+			v.Lost = append(v.Lost, Unit{File: l.file, Line: l.line, Text: l.text})
 			v.LostBytes += l.end - l.start
+		}
+	} else {
+		for _, l := range gone {
+			v.Unaccounted = append(v.Unaccounted, Unit{File: l.file, Line: l.line, Text: l.text})
 		}
 	}
 	if !o.Strict && v.Units > 0 {
@@ -278,22 +283,50 @@ func Check(before, after Tree, o Options) Verdict {
 	return v
 }
 
-// presentOnce reports whether text occurs in now more times than it has
-// already been claimed by an earlier unit of the same file.
-func presentOnce(now, text string, used map[string]int) bool {
-	n := strings.Count(now, text)
-	if used[text] < n {
-		used[text]++
-		return true
-	}
-	return false
+// survival finds a unit's text elsewhere in the memory after the dream.
+type survival struct {
+	exact  map[string]bool
+	corpus string
+	edited *traceIndex
 }
 
-func accounted(rs []Record, file string, start, end int) bool {
-	for _, r := range rs {
-		if r.File != file {
-			continue
+func newSurvival(after, before Tree, parsed map[string][]leaf) *survival {
+	sv := &survival{exact: map[string]bool{}, edited: &traceIndex{words: map[string]map[string][]int{}}}
+	var all []string
+	for f, src := range after {
+		ls, ok := parsed[f]
+		if b, inB := before[f]; !ok || !inB || string(b) != string(src) {
+			ls = leaves(f, src)
 		}
+		m := map[string][]int{}
+		for i, l := range ls {
+			all = append(all, l.norm)
+			sv.exact[l.norm] = true
+			for w := range wordSet(l.norm) {
+				if len(m[w]) < 256 { // a word in every unit proves nothing
+					m[w] = append(m[w], i)
+				}
+			}
+		}
+		sv.edited.words[f] = m
+	}
+	sv.corpus = strings.Join(all, "\n\x00\n")
+	return sv
+}
+
+// survives: moved or merged (its text is still in memory, as a unit of its
+// own or, when long enough not to match by chance, inside one), or edited
+// in place (most of its words are still in one unit of its file: "Fact 3."
+// → "Fact 3, confirmed on 2026-11-29.").
+func (sv *survival) survives(l leaf) bool {
+	if l.norm == "" {
+		return false
+	}
+	return sv.exact[l.norm] || len(l.norm) >= minMergedLen && strings.Contains(sv.corpus, l.norm) || sv.edited.traced(l.file, l.norm)
+}
+
+func accounted(rs []Record, start, end int) bool {
+	for _, r := range rs {
 		if r.Start < end && start < r.End || r.Start == r.End && r.Start >= start && r.Start < end {
 			return true
 		}
@@ -311,22 +344,6 @@ type traceIndex struct {
 // minKept is the share of a unit's words that must survive in one unit of
 // the same file for it to count as edited rather than lost.
 const minKept = 0.6
-
-func newTraceIndex(after Tree) *traceIndex {
-	ix := &traceIndex{words: map[string]map[string][]int{}}
-	for f, src := range after {
-		m := map[string][]int{}
-		for i, l := range leaves(f, src) {
-			for w := range wordSet(l.norm) {
-				if len(m[w]) < 256 { // a word in every unit proves nothing
-					m[w] = append(m[w], i)
-				}
-			}
-		}
-		ix.words[f] = m
-	}
-	return ix
-}
 
 func (ix *traceIndex) traced(file, norm string) bool {
 	ws := wordSet(norm)

@@ -101,7 +101,8 @@ func LayoutFor(host string) Layout {
 
 // Options configure Run.
 type Options struct {
-	// MemoryDir is edited in place: the caller passes a staging copy.
+	// MemoryDir is edited in place: the caller passes a staging copy, which
+	// it makes durable itself (files are replaced atomically, not synced).
 	MemoryDir string
 	// RepoDir is the code the memory describes; only leads read it.
 	RepoDir string
@@ -119,7 +120,7 @@ type Options struct {
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
-// changed, each atomically. The output depends only on the input files and
+// changed, each replaced atomically. The output depends only on the input files and
 // the provenance, so the same input yields the same bytes, and a second run
 // over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {
