@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/memory"
@@ -28,7 +27,7 @@ func (s *state) fixDuplicates() error {
 		first := map[string]int{}
 		var rs []removal
 		for i, u := range d.Units {
-			key, ok := dupKey(d, i, u)
+			key, ok := dupKey(d, u)
 			if !ok {
 				continue
 			}
@@ -52,7 +51,7 @@ func (s *state) fixDuplicates() error {
 
 // dupKey is the comparison key of a unit that may be removed as a
 // duplicate, or false for a unit that may not.
-func dupKey(d *memory.Doc, i int, u memory.Unit) (string, bool) {
+func dupKey(d *memory.Doc, u memory.Unit) (string, bool) {
 	switch u.Kind {
 	case memory.UnitItem:
 		if u.Ordered || u.Nested {
@@ -166,5 +165,3 @@ func hasIdeographs(s string) bool {
 	}
 	return false
 }
-
-var _ = unicode.IsUpper

@@ -3,7 +3,6 @@ package offline
 import (
 	"bytes"
 	"fmt"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -295,8 +294,6 @@ func escapeDest(rel string) string {
 	}
 	return b.String()
 }
-
-var _ = url.PathUnescape
 
 // budget is the size of an index as an agent loads it.
 func budget(src []byte) (lines, size int) { return memory.LoadedSize(src) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -256,5 +255,3 @@ func (l Leads) Markdown(max int) string {
 	}
 	return b.String()
 }
-
-var _ = sort.Strings
