@@ -31,6 +31,10 @@ import (
 // without a trace before it is held for review.
 const DefaultMaxLoss = 0.20
 
+// minShrinkBytes is the size under which a file halving says nothing (a
+// two-line stub tidied to one), so the half-size rule applies above it.
+const minShrinkBytes = 64
+
 // minMergedLen is the shortest text found inside another unit: "ops"
 // occurs in any memory, a sentence does not.
 const minMergedLen = 16
@@ -237,7 +241,7 @@ func Check(before, after Tree, o Options) Verdict {
 			v.Bytes += l.end - l.start
 		}
 		now, ok := after[f]
-		if len(src) > 64 && (!ok || len(now)*2 < len(src)) {
+		if len(src) > minShrinkBytes && (!ok || len(now)*2 < len(src)) {
 			v.Shrunk = append(v.Shrunk, f)
 		}
 		if ok && string(now) == string(src) {
