@@ -215,6 +215,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 		if a.session == "" {
 			a.session = host.CurrentSession(l.Host, a.env)
 		}
+		repo = a.layoutRepo(l, repo)
 	}
 	if mem == "" {
 		return "", "", "", usagef("no memory directory: pass --memory-dir DIR or --host NAME (claude, codex, gemini, nanobot, codebot, dir), or set memory_dir in the config file")
