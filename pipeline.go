@@ -109,6 +109,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	if err := d.syncPull(ctx, hist); err != nil {
 		return d.fail(&rep, err)
 	}
+	if err := d.fence("before staging"); err != nil {
+		return d.fail(&rep, err)
+	}
 
 	reg, err := task.Open(d.cfg.StateDir)
 	if err != nil {
@@ -186,6 +189,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		case <-runCtx.Done():
 		}
 	}()
+	d.watchLock(runCtx, cancel)
 
 	progress := func(p Progress) {
 		switch p.Kind {
@@ -225,6 +229,10 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		finish(status, runErr)
 		return d.fail(&rep, runErr)
 	}
+	if err := d.fence("after the agent ran"); err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 
 	if missing, err := offline.MissingPinned(pinned, txn.Dir()); err != nil || len(missing) > 0 {
 		if err == nil {
@@ -242,8 +250,20 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	}
+
+	if held, err := d.guardLoss(&rep, out, txn.Dir()); err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	} else if held {
+		o.review = true // staged for review, as --review does, and never applied
+	}
+
 	changes, err := txn.Changes()
 	if err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
+	if err := d.fence("before the commit"); err != nil {
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	}
@@ -329,6 +349,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 	if d.cfg.SessionsDir == "" {
 		return 0, nil
 	}
+	since = gate.SessionsSince(d.cfg.Now(), since)
 	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
 }
 

@@ -40,6 +40,9 @@ type LockStatus struct {
 	Held   bool   `json:"held"`
 	PID    int    `json:"pid"`
 	Reason string `json:"reason"`
+	// Problem is set when the lock file cannot be used at all (a directory,
+	// a FIFO, unreadable): no dream can start until it is fixed.
+	Problem string `json:"problem,omitempty"`
 }
 
 // StatusReport says why a dream would or would not start now.
@@ -85,7 +88,7 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	now := d.cfg.Now()
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
-		return s, fmt.Errorf("dream: reading the consolidation lock: %w", err)
+		s.Warnings = append(s.Warnings, fmt.Sprintf("reading the consolidation lock: %v", err))
 	}
 	d.setLast(last)
 	if !last.IsZero() {
@@ -93,11 +96,8 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		h := now.Sub(last).Hours()
 		s.LastConsolidatedAt, s.HoursSinceLast = &l, &h
 	}
-	holder, err := d.lock.Inspect()
-	if err != nil {
-		return s, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
-	}
-	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason}
+	holder, lockProblem := d.inspectForStatus()
+	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason, Problem: lockProblem}
 	if b, err := d.lock.Describe(ctx); err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	} else {
@@ -148,9 +148,12 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		detail += " (" + scanErr.Error() + ")"
 	}
 	add(GateSessions, n >= s.MinSessions, detail)
-	if holder.Live {
+	switch {
+	case lockProblem != "":
+		add(GateLock, false, "unusable: "+lockProblem)
+	case holder.Live:
 		add(GateLock, false, fmt.Sprintf("held by pid %d: %s", holder.PID, holder.Reason))
-	} else {
+	default:
 		add(GateLock, true, "free: "+holder.Reason)
 	}
 	if s.Next == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/internal/trust"
 )
 
 // app is one invocation of the command line.
@@ -30,6 +31,9 @@ type app struct {
 	hook    bool
 
 	loaded settings.Loaded
+	// projectFile is the .dream.toml loadSettings looked for (it may not
+	// exist): `dream trust` with no path trusts it.
+	projectFile string
 	// layout is the host layout locations resolved or detected, if any.
 	layout *host.Layout
 }
@@ -176,6 +180,7 @@ func (a *app) loadSettings(flags map[string]string) error {
 		repo, _ = os.Getwd()
 	}
 	project := filepath.Join(repo, ".dream.toml")
+	a.projectFile = project
 	if _, err := os.Stat(project); err != nil {
 		project = ""
 	}
@@ -185,6 +190,9 @@ func (a *app) loadSettings(flags map[string]string) error {
 		Env:         a.env,
 		Home:        home,
 		Flags:       flags,
+		// The record of which project files the user allowed lives in
+		// the user's own state dir, never where a project file points.
+		TrustProject: trust.Open(trust.DefaultPath(a.env, home)).Trusted,
 	})
 	if err != nil {
 		return usagef("%v", err)

@@ -271,6 +271,29 @@ func (l *Lock) SetTask(ctx context.Context, taskID string) error {
 	return nil
 }
 
+// Verify is the cheap check a running dream repeats: the file lock is
+// still ours, and the lease's keepalive has not given up (the client closes
+// the session when the lease expired or could not be renewed within its
+// TTL, e.g. with the link cut). It sends nothing to etcd, so calling it
+// every second costs nothing; Fence is the authoritative check.
+func (l *Lock) Verify() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.session == nil {
+		return lock.ErrNotHeld
+	}
+	if err := l.file.Verify(); err != nil {
+		return err
+	}
+	select {
+	case <-l.session.Done():
+		return fmt.Errorf("%w: the etcd lease of %s expired or could not be renewed within %s (fenced: this dream cannot land)",
+			lock.ErrLost, l.mutex.Key(), l.cfg.TTL)
+	default:
+		return nil
+	}
+}
+
 // Fence records the completion in one transaction conditioned on the lock
 // key's create revision still being ours (see the package comment). It also
 // checks the local file lock first.

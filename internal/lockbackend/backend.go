@@ -48,6 +48,11 @@ type Backend interface {
 	// TryAcquire takes the lock and returns the last consolidation time
 	// before it, for Rollback.
 	TryAcquire() (prior time.Time, err error)
+	// Verify is the cheap check a running dream makes at each stage
+	// boundary and while the agent runs: nil while the lock is still ours,
+	// else an error that is errors.Is(err, lock.ErrLost). It may answer from
+	// local state; Fence is the authoritative check.
+	Verify() error
 	// SetTask names the task the holder runs, for other machines' status.
 	SetTask(ctx context.Context, taskID string) error
 	// Fence proves the lock is still held and records the completion, at

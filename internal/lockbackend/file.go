@@ -3,7 +3,6 @@ package lockbackend
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/dreamkit/dream/internal/lock"
 )
@@ -24,20 +23,16 @@ func (f *File) Name() string { return NameFile }
 // and cannot carry more.
 func (f *File) SetTask(context.Context, string) error { return nil }
 
-// Fence checks that the lock file still names this process: another agent
-// that knows only the file may have reclaimed it after an hour. The file has
-// no compare-and-swap, so this narrows the window rather than closing it;
-// Complete checks again and reports a takeover.
+// Fence checks that the lock file still is ours (internal/lock's Verify):
+// another agent that knows only the file may have reclaimed it. The file
+// has no compare-and-swap, so this narrows the window rather than closing
+// it; Complete checks again and reports a takeover.
 func (f *File) Fence(context.Context) error {
 	if !f.Held() {
 		return fmt.Errorf("%w: %w", ErrFenced, lock.ErrNotHeld)
 	}
-	h, err := f.Lock.Inspect()
-	if err != nil {
-		return fmt.Errorf("checking the consolidation lock before the commit: %w", err)
-	}
-	if h.PID != os.Getpid() {
-		return fmt.Errorf("%w: the lock file now says %s", ErrFenced, h.Reason)
+	if err := f.Verify(); err != nil {
+		return fmt.Errorf("%w: %w", ErrFenced, err)
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func TestFileFence(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mem, lock.FileName), []byte("1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Fence(ctx); !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), "pid 1") {
+	if err := f.Fence(ctx); !errors.Is(err, ErrFenced) || !strings.Contains(strings.ToLower(err.Error()), "pid 1") {
 		t.Fatalf("Fence after a takeover: %v, want ErrFenced naming pid 1", err)
 	}
 	if err := f.Complete(); !errors.Is(err, lock.ErrLost) {

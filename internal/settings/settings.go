@@ -6,9 +6,15 @@
 // A bad value never stops a dream from being configured: it is reported as a
 // warning that names the key, the value and where it came from, and the
 // key's default is used instead, so that one typo in a shell profile cannot
-// silently turn the gate into "always open" or "never open". Only a file
-// that cannot be parsed at all is an error, because then no key in it can be
-// trusted.
+// silently turn the gate into "always open" or "never open". Numbers have
+// upper bounds as well as lower ones, and a number too large for TOML itself
+// (1e309) is refused for its key alone. Only a file that cannot be parsed at
+// all is an error, because then no key in it can be trusted.
+//
+// The project file comes with the repository, not from the user: unless the
+// user trusted its exact content (Inputs.TrustProject, backed by
+// internal/trust), it may set only the harmless keys (ProjectSafe), and each
+// other key it sets is refused with a warning naming it.
 package settings
 
 import (
@@ -47,6 +53,9 @@ type Settings struct {
 	// Review asks for a dream's changes to be staged for approval instead
 	// of committed.
 	Review bool
+	// MaxLoss is the share of memory units or bytes a model dream may lose
+	// without a trace before the loss guard holds it for review.
+	MaxLoss float64
 	// Distributed holds the lock backend and the sync remote.
 	Distributed
 }
@@ -62,6 +71,7 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		MaxTurns:    25,
 		MaxTokens:   400_000,
 		Timeout:     10 * time.Minute,
+		MaxLoss:     0.2,
 		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
 		Distributed: DefaultDistributed(),
 	}
