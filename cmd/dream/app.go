@@ -204,8 +204,12 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 		if err != nil {
 			return "", "", "", usagef("%v", err)
 		}
+		fromFlag := mem != ""
 		if mem == "" {
 			mem = l.MemoryDir
+		}
+		if s.Host == hostNanobot {
+			mem = a.nanobotWorkspace(mem, fromFlag)
 		}
 		if sessions == "" {
 			sessions = l.SessionsDir

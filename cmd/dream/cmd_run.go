@@ -15,6 +15,9 @@ func cmdRun(a *app, args []string) int {
 	}); !ok {
 		return code
 	}
+	if a.loaded.Settings.Host == hostNanobot {
+		return runNanobot(a, review)
+	}
 	d, view, code, ok := a.dreamerWithProvider()
 	if !ok {
 		return code
