@@ -26,6 +26,8 @@ func commands() []command {
 		{"discard", "ID", "drop the staged changes of a review run", cmdDiscard},
 		{"stats", "", "fired:completed:failed, tokens and cache hit rate over a window", cmdStats},
 		{"eval", "", "score dreams on scenarios with planted defects and probe facts", cmdEval},
+		{"history", "append|show|tail", "nanobot's history.jsonl: append an entry, show entries after a cursor, or the last ones", cmdHistory},
+		{"compact", "SESSION", "archive an idle nanobot session's unarchived turns into the history (refused while active or locked)", cmdCompact},
 		{"demo", "", "a full dream on a bundled example memory, in a temp dir, no setup", cmdDemo},
 		{"config", "", "the effective value of each setting and where it came from", cmdConfig},
 		{"version", "", "print the version", cmdVersion},
