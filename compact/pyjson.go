@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 )
 
 // nanobot writes its files with Python's json.dumps(..., ensure_ascii=False):
@@ -165,5 +164,3 @@ func rawJSON(v any) json.RawMessage {
 	_ = enc.Encode(v)
 	return bytes.TrimRight(b.Bytes(), "\n")
 }
-
-var _ io.Reader = (*bytes.Reader)(nil)
