@@ -38,25 +38,34 @@ func (a *app) nanobotWorkspace(mem string, fromFlag bool) string {
 	return filepath.Dir(filepath.Clean(mem))
 }
 
+// nanobotRunner is the history dream's runner; it needs a model.
+func nanobotRunner(choice dream.Choice, s dream.Settings) (dream.Runner, error) {
+	if choice.Provider == nil {
+		return nil, usagef("the nanobot history dream needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or --provider (%s)", choice.Why)
+	}
+	return &dream.HistoryDreamRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}, nil
+}
+
+// finishNanobotMaybe commits and compacts after a landed `dream maybe
+// --host nanobot`, as nanobot's periodic dream does.
+func (a *app) finishNanobotMaybe(d *dream.Dreamer, rep dream.Report) {
+	if a.loaded.Settings.Host != hostNanobot || rep.Status != dream.StatusCompleted {
+		return
+	}
+	if _, _, err := dream.FinishNanobotDream(a.ctx, dream.NanobotWorkspace(d), historydream.CommitPeriodic); err != nil {
+		fmt.Fprintf(a.stderr, "dream: %v\n", err)
+	}
+}
+
 // runNanobot is `dream run --host nanobot`: the history dream over the
 // workspace, then nanobot's git-store commit and history compaction.
 func runNanobot(a *app, review bool) int {
-	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
-	if err != nil {
-		return a.fail(usagef("%v", err))
-	}
-	if choice.Provider == nil {
-		return a.fail(usagef("the nanobot history dream needs a model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or --provider (%s)", choice.Why))
-	}
-	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
-	s := a.loaded.Settings
-	runner := &dream.HistoryDreamRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}
-	d, err := a.dreamer(runner, choice, view.on)
-	if err != nil {
-		return a.fail(err)
+	d, view, code, ok := a.dreamerWithProvider()
+	if !ok {
+		return code
 	}
 	defer d.Close()
-	rep, err := dream.RunNanobot(a.ctx, d, dream.RunOptions{Review: review || s.Review}, historydream.CommitManual)
+	rep, err := dream.RunNanobot(a.ctx, d, dream.RunOptions{Review: review || a.loaded.Settings.Review}, historydream.CommitManual)
 	view.done()
 	if a.jsonOut {
 		a.printJSON(rep)

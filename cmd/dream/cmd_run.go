@@ -36,7 +36,13 @@ func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, int, bool) {
 		return nil, nil, a.fail(usagef("%v", err)), false
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
-	d, err := a.dreamer(dream.RunnerFor(choice, a.loaded.Settings), choice, view.on)
+	runner := dream.RunnerFor(choice, a.loaded.Settings)
+	if a.loaded.Settings.Host == hostNanobot {
+		if runner, err = nanobotRunner(choice, a.loaded.Settings); err != nil {
+			return nil, nil, a.fail(err), false
+		}
+	}
+	d, err := a.dreamer(runner, choice, view.on)
 	if err != nil {
 		return nil, nil, a.fail(err), false
 	}
