@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,34 +187,67 @@ func (l *Log) LatestCursor(ctx context.Context) (int64, error) {
 // falling back to a full scan.
 const tailScanLimit = 4 << 20
 
-// lastValid returns the cursor of the last valid, complete entry, reading
-// backwards from the end; ok is false when none is found in the tail.
+// lastValid returns the cursor of the last valid entry, reading backwards
+// from the end; ok is false when none is found in the last tailScanLimit
+// bytes.
 func lastValid(f *os.File, size int64) (int64, bool, error) {
+	var c int64
+	found := false
+	err := scanBackward(f, size, tailScanLimit, func(line []byte, _ int64, _ bool) bool {
+		if e, err := decodeLine(line); err == nil {
+			c, found = e.Cursor, true
+			return false
+		}
+		return true
+	})
+	return c, found, err
+}
+
+// scanBackward calls fn for the non-empty lines of the log from the last
+// to the first (complete is false for a last line with no newline), until
+// fn returns false or limit bytes (0: no limit) have been read.
+func scanBackward(f *os.File, size, limit int64, fn func(line []byte, off int64, complete bool) bool) error {
 	const chunk = 64 << 10
 	end := size
 	var partial []byte // the first, possibly incomplete, line of the chunk after this one
-	for end > 0 && size-end < tailScanLimit {
+	lastLine := true
+	for end > 0 && (limit <= 0 || size-end < limit) {
 		start := max(0, end-chunk)
 		buf := make([]byte, end-start, end-start+int64(len(partial)))
 		if _, err := f.ReadAt(buf, start); err != nil && err != io.EOF {
-			return 0, false, fmt.Errorf("history: reading: %w", err)
+			return fmt.Errorf("history: reading: %w", err)
 		}
-		parts := bytes.Split(append(buf, partial...), []byte{'\n'})
+		buf = append(buf, partial...)
+		// Line i of parts starts at start+offsets[i].
+		parts := bytes.Split(buf, []byte{'\n'})
+		offsets := make([]int64, len(parts))
+		var o int64
+		for i, p := range parts {
+			offsets[i] = start + o
+			o += int64(len(p)) + 1
+		}
 		first := 1 // parts[0] may begin before start
 		if start == 0 {
 			first = 0
 		}
 		for i := len(parts) - 1; i >= first; i-- {
-			if line := bytes.TrimSpace(parts[i]); len(line) > 0 {
-				if e, err := decodeLine(line); err == nil {
-					return e.Cursor, true, nil
+			complete := !(lastLine && i == len(parts)-1)
+			line := bytes.TrimRight(parts[i], "\r")
+			if len(bytes.TrimSpace(line)) == 0 {
+				if i == len(parts)-1 {
+					lastLine = false // the final newline: the line before it is complete
 				}
+				continue
+			}
+			lastLine = false
+			if !fn(line, offsets[i], complete) {
+				return nil
 			}
 		}
 		partial = parts[0]
 		end = start
 	}
-	return 0, false, nil
+	return nil
 }
 
 // maxCursor is the largest valid cursor in the log (0 when none).
@@ -383,16 +417,42 @@ func (l *Log) reindex(ctx context.Context) {
 	}
 }
 
-// Tail returns the last n matching entries, oldest first.
+// Tail returns the last n matching entries, oldest first, reading the log
+// backwards, so that it costs O(n) for an unfiltered tail; n <= 0 means all.
 func (l *Log) Tail(ctx context.Context, n int, q Query) (Result, error) {
-	all, err := l.After(ctx, -1, Query{Session: q.Session, Unified: q.Unified})
-	if err != nil {
-		return all, err
+	if n <= 0 {
+		return l.After(ctx, -1, q)
 	}
-	if n > 0 && len(all.Entries) > n {
-		all.Entries = all.Entries[len(all.Entries)-n:]
+	f, size, err := l.openRead()
+	if err != nil || f == nil {
+		return Result{Entries: []Entry{}}, err
 	}
-	return all, nil
+	defer f.Close()
+	res := Result{Entries: []Entry{}}
+	err = scanBackward(f, size, 0, func(line []byte, off int64, complete bool) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		e, derr := decodeLine(line)
+		if derr != nil {
+			reason := derr.Error()
+			if !complete {
+				reason = "torn last line (a writer is mid-append or crashed): " + reason
+			}
+			res.Problems = append(res.Problems, Problem{Offset: off, Reason: reason})
+			return true
+		}
+		if q.match(e) {
+			res.Entries = append(res.Entries, e)
+		}
+		return len(res.Entries) < n
+	})
+	slices.Reverse(res.Entries)
+	slices.Reverse(res.Problems)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return res, err
 }
 
 // DreamCursor is the last entry a dream consumed (0 when none), from

@@ -514,3 +514,30 @@ func writeEntries(t testing.TB, dir string, n, corruptAfter int) {
 		t.Fatal(err)
 	}
 }
+
+func TestTailMatchesForwardRead(t *testing.T) {
+	dir := t.TempDir()
+	writeEntries(t, dir, 3000, 1500)
+	f, _ := os.OpenFile(filepath.Join(dir, LogName), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(`{"cursor": 3001, "timestamp": "x", "content": "torn`)
+	f.Close()
+	l := Open(dir, Options{})
+	ctx := context.Background()
+	all, _ := l.After(ctx, -1, Query{})
+	for _, n := range []int{1, 2, 7, 1499, 1500, 1501, 2999, 3000, 5000} {
+		got, err := l.Tail(ctx, n, Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all.Entries[max(0, len(all.Entries)-n):]
+		if fmt.Sprint(cursors(got.Entries)) != fmt.Sprint(cursors(want)) {
+			t.Fatalf("tail %d: got %d entries from %d", n, len(got.Entries), got.Entries[0].Cursor)
+		}
+		if len(got.Problems) == 0 || !strings.Contains(got.Problems[len(got.Problems)-1].Reason, "torn") {
+			t.Fatalf("tail %d: the torn last line is not reported: %+v", n, got.Problems)
+		}
+		if n >= 1501 && len(got.Problems) != 2 {
+			t.Fatalf("tail %d: problems %+v", n, got.Problems)
+		}
+	}
+}
