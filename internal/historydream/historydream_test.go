@@ -50,7 +50,7 @@ func workspace(t *testing.T, n int) string {
 func TestBuildPromptGolden(t *testing.T) {
 	ws := workspace(t, 4)
 	os.WriteFile(filepath.Join(ws, "SOUL.md"), []byte(strings.Repeat("rule. ", 2000)), 0o644) // over the 8,000 cap
-	os.Remove(filepath.Join(ws, "USER.md"))                                                 // "(empty)"
+	os.Remove(filepath.Join(ws, "USER.md"))                                                   // "(empty)"
 	res, err := history.Open(filepath.Join(ws, "memory"), history.Options{ReadOnly: true}).After(context.Background(), 0, history.Query{})
 	if err != nil {
 		t.Fatal(err)
