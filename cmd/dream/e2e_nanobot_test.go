@@ -282,3 +282,23 @@ func TestNanobotWorkspaceFromCurrentDirectory(t *testing.T) {
 		t.Fatalf("workspace not found from the current directory:\n%s", out)
 	}
 }
+
+// `dream maybe --host nanobot`, every gate open, runs the history dream and
+// commits it to nanobot's store as its periodic dream does.
+func TestNanobotMaybeRunsHistoryDream(t *testing.T) {
+	nw := newNanobotWorld(t, 3)
+	sessions := filepath.Join(nw.root, "home", ".nanobot", "sessions")
+	writeSession(t, sessions, "telegram:8812", time.Now(), 1)
+	srv := llmtest.NewServer(edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese, short; 24-hour time\n"), llmtest.Turn{Text: "USER.md updated"})
+	defer srv.Close()
+	r := nw.dream(modelEnv("anthropic", srv.URL, false), append([]string{"maybe", "--json", "--sessions-dir", sessions, "--min-sessions", "1"}, nw.flags()...)...)
+	if r.code != 0 {
+		t.Fatalf("maybe:\n%s", r)
+	}
+	if nw.read("memory/.dream_cursor") != "3" || !strings.Contains(nw.read("USER.md"), "24-hour time") {
+		t.Fatalf("the history dream did not run:\n%s", r)
+	}
+	if log := nw.git("log", "-1", "--format=%s"); strings.TrimSpace(log) != "dream: periodic memory consolidation" {
+		t.Fatalf("nanobot commit subject %q", log)
+	}
+}
