@@ -68,6 +68,14 @@ type Config struct {
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
 	CurrentSession func() string
+	// SessionRule is the host's own rule for what counts as a session;
+	// nil means every *.jsonl outside subagents/ directories.
+	SessionRule *SessionRule
+	// CheckEdit, when set, is asked about each file a dream changed before
+	// it lands (rel is slash-separated, relative to MemoryDir; before or
+	// after nil for a file added or deleted); a refused file is kept as it
+	// was. The command line sets it from the host layout.
+	CheckEdit func(rel string, before, after []byte) error
 	// Settings are the gate thresholds and budgets. Use DefaultSettings as
 	// a base.
 	Settings Settings
@@ -110,6 +118,9 @@ type Dreamer struct {
 	closed   bool
 	lastAt   time.Time // cached lock mtime: the last consolidation
 	lastScan time.Time
+
+	fast      fastGate // MaybeStart's closed-time-gate flag
+	realClock bool     // Config.Now was left nil
 }
 
 // New validates cfg and returns a Dreamer. It reads the lock mtime once, so
@@ -148,7 +159,8 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.Settings.Timeout <= 0 {
 		cfg.Settings.Timeout = def.Timeout
 	}
-	if cfg.Now == nil {
+	realClock := cfg.Now == nil
+	if realClock {
 		cfg.Now = time.Now
 	}
 	if cfg.OnProgress == nil {
@@ -168,6 +180,8 @@ func New(cfg Config) (*Dreamer, error) {
 		memKey:   key,
 		lock:     lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", key+".flock")),
 		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
+
+		realClock: realClock,
 	}
 	d.baseCtx, d.cancel = context.WithCancel(context.Background())
 	// A host killed mid-dream leaves the lock with the dead dream's fresh
@@ -182,6 +196,7 @@ func New(cfg Config) (*Dreamer, error) {
 		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)
 	}
 	d.lastAt = last
+	d.armGate(last)
 	if cfg.PersistThrottle {
 		d.lastScan = d.readThrottle()
 	}
@@ -204,6 +219,9 @@ func (d *Dreamer) Config() Config { return d.cfg }
 // caller's goroutine, the session gate and the lock.
 func (d *Dreamer) MaybeStart() {
 	if !d.cfg.Settings.Enabled {
+		return
+	}
+	if d.fast.closed.Load() { // the time gate, with no lock, clock or syscall
 		return
 	}
 	d.mu.Lock()
@@ -282,6 +300,7 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.mu.Lock()
 	d.lastAt = t
 	d.mu.Unlock()
+	d.armGate(t)
 }
 
 // StartManual runs one dream now in the caller's goroutine: it skips the
@@ -338,6 +357,7 @@ func (d *Dreamer) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
+	d.stopGate()
 	d.cancel()
 	d.wg.Wait()
 	return nil

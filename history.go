@@ -61,7 +61,7 @@ func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err er
 		}
 		d.setLast(d.lastFromDisk())
 	}()
-	if _, err := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir); err != nil {
+	if _, err := d.recoverJournal(ctx); err != nil {
 		return fmt.Errorf("dream: recovering an interrupted dream: %w", err)
 	}
 	complete, err = fn()

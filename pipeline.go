@@ -45,8 +45,13 @@ type Report struct {
 	AuditCommit      string           `json:"audit_commit,omitempty"`
 	Review           bool             `json:"review,omitempty"`
 	MemoryDir        string           `json:"memory_dir"`
-	StartedAt        time.Time        `json:"started_at"`
-	DurationMS       int64            `json:"duration_ms"`
+	// Merged, ForReview and ReviewID: files the user edited during the
+	// dream; see journal.CommitResult.
+	Merged     []string  `json:"merged,omitempty"`
+	ForReview  []string  `json:"for_review,omitempty"`
+	ReviewID   string    `json:"review_id,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
 }
 
 type runOptions struct {
@@ -90,7 +95,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 	}()
 
-	if _, err := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir); err != nil {
+	if _, err := d.recoverJournal(ctx); err != nil {
 		return d.fail(&rep, fmt.Errorf("recovering an interrupted dream: %w", err))
 	}
 	hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
@@ -138,7 +143,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 	}
 
-	txn, err := journal.Begin(d.cfg.StateDir, d.cfg.MemoryDir, id)
+	txn, err := d.beginStaging(id)
 	if err != nil {
 		err = fmt.Errorf("staging the memory dir: %w", err)
 		finish(task.StatusFailed, err)
@@ -222,6 +227,14 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
+	refused, err := d.guardEdits(txn)
+	for _, r := range refused {
+		progress(Progress{Kind: ProgressTurn, Text: "kept as it was, the host agent could not load the change: " + r})
+	}
+	if err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 	changes, err := txn.Changes()
 	if err != nil {
 		finish(task.StatusFailed, err)
@@ -242,21 +255,25 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	}
 
 	if len(changes) > 0 {
-		if applied, err := txn.Commit(); err != nil {
+		res, err := txn.CommitWith(commitOptions(ctx, hist))
+		applied := res.Applied
+		rep.Merged, rep.ForReview, rep.ReviewID = res.Merged, res.ForReview, res.ReviewID
+		if err != nil {
 			err = fmt.Errorf("committing the dream: %w", err)
 			if len(applied) > 0 {
 				// Someone edited memory while the commit ran: the journal
 				// kept their edit and landed the rest. Record what landed
 				// under this dream, so that it can be read and undone.
 				rep.Changes, rep.FilesTouched = applied, changedPaths(applied)
-				if c, aerr := hist.RecordDream(ctx, audit.Meta{DreamID: id, Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: start, Kind: "dream"}); aerr == nil {
+				if c, aerr := hist.RecordDream(ctx, audit.Meta{DreamID: id, Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: start, Kind: "dream", Paths: changedPaths(applied)}); aerr == nil {
 					rep.AuditCommit = c
 				}
 			}
 			finish(task.StatusFailed, err)
 			return d.fail(&rep, err)
 		}
-		commit, err := hist.RecordDream(ctx, audit.Meta{DreamID: id, Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: start, Kind: "dream"})
+		rep.Changes, rep.FilesTouched = applied, changedPaths(applied)
+		commit, err := hist.RecordDream(ctx, audit.Meta{DreamID: id, Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: start, Kind: "dream", Paths: changedPaths(applied)})
 		if err != nil {
 			// The memory is committed; only the history entry is missing,
 			// and the next dream records it as a hand edit.
@@ -298,7 +315,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 	if d.cfg.SessionsDir == "" {
 		return 0, nil
 	}
-	return gate.CountSessionsTouchedSince(ctx, d.cfg.SessionsDir, since, d.currentSession())
+	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
 }
 
 func changedPaths(cs []journal.Change) []string {

@@ -168,7 +168,7 @@ func (d *Dreamer) Recover(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("dream: recovering: %w", err)
 	}
 	var did []string
-	rec, jerr := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir)
+	rec, jerr := d.recoverJournal(ctx)
 	for _, id := range rec.RolledForward {
 		did = append(did, "finished the interrupted commit of dream "+id)
 	}

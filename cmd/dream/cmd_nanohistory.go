@@ -23,7 +23,7 @@ func (a *app) historyMemoryDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if a.loaded.Settings.Host == hostNanobot {
+	if a.isNanobot() {
 		return filepath.Join(mem, "memory"), nil
 	}
 	if _, err := os.Stat(filepath.Join(mem, history.LogName)); err == nil || filepath.Base(filepath.Clean(mem)) == "memory" {

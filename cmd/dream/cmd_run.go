@@ -15,7 +15,7 @@ func cmdRun(a *app, args []string) int {
 	}); !ok {
 		return code
 	}
-	if a.loaded.Settings.Host == hostNanobot {
+	if a.isNanobot() {
 		return runNanobot(a, review)
 	}
 	d, view, code, ok := a.dreamerWithProvider()
@@ -37,10 +37,8 @@ func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, int, bool) {
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
 	runner := dream.RunnerFor(choice, a.loaded.Settings)
-	if a.loaded.Settings.Host == hostNanobot {
-		if runner, err = nanobotRunner(choice, a.loaded.Settings); err != nil {
-			return nil, nil, a.fail(err), false
-		}
+	if a.isNanobot() {
+		runner = nanobotRunner(choice, a.loaded.Settings)
 	}
 	d, err := a.dreamer(runner, choice, view.on)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -14,25 +14,13 @@ import (
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
-var (
-	crashBinOnce sync.Once
-	crashBin     string
-	crashBinErr  error
-)
-
-// crashBinary builds dream with the dreamcrashtest tag, whose journal kills
-// the process at the crash point named by DREAM_CRASH_AT.
+// crashBinary is dream built with the dreamcrashtest tag, whose journal
+// kills the process at the crash point named by DREAM_CRASH_AT; see
+// buildBinaries.
 func crashBinary(t *testing.T) string {
 	t.Helper()
-	crashBinOnce.Do(func() {
-		crashBin = filepath.Join(filepath.Dir(binPath), "dream-crash")
-		out, err := exec.Command("go", "build", "-tags", "dreamcrashtest", "-o", crashBin, ".").CombinedOutput()
-		if err != nil {
-			crashBinErr = fmt.Errorf("%v\n%s", err, out)
-		}
-	})
-	if crashBinErr != nil {
-		t.Fatalf("building the crash binary: %v", crashBinErr)
+	if crashBin == "" {
+		t.Fatal("the crash binary was not built")
 	}
 	return crashBin
 }
@@ -106,67 +94,72 @@ func TestCrashAnywhereRecovers(t *testing.T) {
 		points = append(points, point{name: fmt.Sprintf("agent-request-%d", k), after: k})
 	}
 
-	killedAt := 0
-	for _, p := range points {
-		t.Run(p.name, func(t *testing.T) {
-			w, script := crashWorld(t)
-			if memHash(t, w.mem) != pre {
-				t.Fatal("crash worlds differ")
-			}
-			// When the test kills by the clock, each answer waits long
-			// enough that the kill lands while that request is in flight.
-			if p.crashAt == "" {
-				for i := range script {
-					script[i].Delay = 300 * time.Millisecond
+	var killedAt atomic.Int32
+	t.Run("points", func(t *testing.T) {
+		for _, p := range points {
+			t.Run(p.name, func(t *testing.T) {
+				// Each point waits on child processes, fsync and the scripted
+				// server, not on this process's CPU: run them side by side.
+				t.Parallel()
+				w, script := crashWorld(t)
+				if memHash(t, w.mem) != pre {
+					t.Fatal("crash worlds differ")
 				}
-			}
-			srv := llmtest.NewServer(script...)
-			defer srv.Close()
-			env := append(modelEnv("anthropic", srv.URL, false), "DREAM_CRASH_AT="+p.crashAt)
-			cmd := exec.Command(bin, append([]string{"run", "--json"}, w.locFlags()...)...)
-			cmd.Env = append(append([]string{}, w.env...), env...)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if p.crashAt == "" {
-				waitFor(t, 30*time.Second, "model requests", func() bool { return len(srv.Requests()) >= p.after })
-				cmd.Process.Signal(syscall.SIGKILL)
-			}
-			cmd.Wait()
-			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-			if !ws.Signaled() {
-				t.Fatalf("the dream was not killed at %s (exit %d): is the crash point reached?", p.name, cmd.ProcessState.ExitCode())
-			}
-			killedAt++
-
-			st := decodeJSON[dream.StatusReport](t, w.dream(nil, append([]string{"status", "--json"}, w.locFlags()...)...))
-			got := memHash(t, w.mem)
-			if got != pre && got != post {
-				t.Fatalf("after a crash at %s the memory is a mix:\n%s\npre:\n%s\npost:\n%s", p.name, got, pre, post)
-			}
-			if st.Next == "time" || st.LastConsolidatedAt != nil {
-				t.Errorf("after a crash at %s the time gate is closed: next %q last %v (recovered %v)", p.name, st.Next, st.LastConsolidatedAt, st.Recovered)
-			}
-			if st.Lock.Held {
-				t.Errorf("the dead holder still holds the lock: %+v", st.Lock)
-			}
-			if entries, _ := os.ReadDir(w.mem); true {
-				for _, e := range entries {
-					if len(e.Name()) > 11 && e.Name()[:11] == ".dream-tmp-" {
-						t.Errorf("temp file left in the memory dir: %s", e.Name())
+				// When the test kills by the clock, each answer waits long
+				// enough that the kill lands while that request is in flight.
+				if p.crashAt == "" {
+					for i := range script {
+						script[i].Delay = 200 * time.Millisecond
 					}
 				}
-			}
-			// The next dream runs normally.
-			srv2 := llmtest.NewServer(llmtest.Turn{Text: "Nothing to do."})
-			defer srv2.Close()
-			if r := w.dream(modelEnv("anthropic", srv2.URL, false), append([]string{"run", "--json"}, w.locFlags()...)...); r.code != 0 {
-				t.Fatalf("the dream after recovery failed:\n%s", r)
-			}
-		})
-	}
-	t.Logf("SIGKILLed the dream at %d distinct points; every recovery left the pre or the post tree", killedAt)
-	if killedAt < 20 {
-		t.Errorf("only %d crash points exercised, want at least 20", killedAt)
+				srv := llmtest.NewServer(script...)
+				defer srv.Close()
+				env := append(modelEnv("anthropic", srv.URL, false), "DREAM_CRASH_AT="+p.crashAt)
+				cmd := exec.Command(bin, append([]string{"run", "--json"}, w.locFlags()...)...)
+				cmd.Env = append(append([]string{}, w.env...), env...)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				if p.crashAt == "" {
+					waitFor(t, 30*time.Second, "model requests", func() bool { return len(srv.Requests()) >= p.after })
+					cmd.Process.Signal(syscall.SIGKILL)
+				}
+				cmd.Wait()
+				ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+				if !ws.Signaled() {
+					t.Fatalf("the dream was not killed at %s (exit %d): is the crash point reached?", p.name, cmd.ProcessState.ExitCode())
+				}
+				killedAt.Add(1)
+
+				st := decodeJSON[dream.StatusReport](t, w.dream(nil, append([]string{"status", "--json"}, w.locFlags()...)...))
+				got := memHash(t, w.mem)
+				if got != pre && got != post {
+					t.Fatalf("after a crash at %s the memory is a mix:\n%s\npre:\n%s\npost:\n%s", p.name, got, pre, post)
+				}
+				if st.Next == "time" || st.LastConsolidatedAt != nil {
+					t.Errorf("after a crash at %s the time gate is closed: next %q last %v (recovered %v)", p.name, st.Next, st.LastConsolidatedAt, st.Recovered)
+				}
+				if st.Lock.Held {
+					t.Errorf("the dead holder still holds the lock: %+v", st.Lock)
+				}
+				if entries, _ := os.ReadDir(w.mem); true {
+					for _, e := range entries {
+						if len(e.Name()) > 11 && e.Name()[:11] == ".dream-tmp-" {
+							t.Errorf("temp file left in the memory dir: %s", e.Name())
+						}
+					}
+				}
+				// The next dream runs normally.
+				srv2 := llmtest.NewServer(llmtest.Turn{Text: "Nothing to do."})
+				defer srv2.Close()
+				if r := w.dream(modelEnv("anthropic", srv2.URL, false), append([]string{"run", "--json"}, w.locFlags()...)...); r.code != 0 {
+					t.Fatalf("the dream after recovery failed:\n%s", r)
+				}
+			})
+		}
+	})
+	t.Logf("SIGKILLed the dream at %d distinct points; every recovery left the pre or the post tree", killedAt.Load())
+	if killedAt.Load() < 20 {
+		t.Errorf("only %d crash points exercised, want at least 20", killedAt.Load())
 	}
 }

@@ -19,8 +19,7 @@ func TestStatusJSONFields(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("status failed:\n%s", r)
 	}
-	var raw map[string]any
-	raw = decodeJSON[map[string]any](t, r)
+	raw := decodeJSON[map[string]any](t, r)
 	for _, k := range []string{"enabled", "last_consolidated_at", "sessions_touched_since", "min_hours", "min_sessions", "lock", "next"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("status --json lacks %q", k)
@@ -135,7 +134,8 @@ func TestHostClaudeLayout(t *testing.T) {
 	proj := filepath.Join(home, ".claude", "projects", slug)
 	w.write(filepath.Join(proj, "memory"), "MEMORY.md", "- [A](a.md) — a\n")
 	for i := 0; i < 5; i++ {
-		w.write(proj, fmt.Sprintf("sess%d.jsonl", i), "{}\n")
+		// Named by session UUID: Claude Code counts no other transcript.
+		w.write(proj, fmt.Sprintf("%08x-0000-4000-8000-%012x.jsonl", i, i), "{}\n")
 	}
 	r := w.dream(nil, "status", "--json", "--host", "claude", "--repo", w.repo, "--state-dir", w.state)
 	if r.code != 0 {

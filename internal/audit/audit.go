@@ -63,6 +63,11 @@ type Meta struct {
 	Model     string
 	StartedAt time.Time
 	Kind      string // KindDream, KindUndo or KindApply
+	// Paths, when not nil, are the only files (slash paths relative to the
+	// memory dir) the change touched: the commit updates just those index
+	// entries, so its cost follows the change, not the memory's size. Nil
+	// stages the whole memory dir.
+	Paths []string
 }
 
 // FileStat is one file of an entry, with counts from git's numstat.

@@ -32,12 +32,19 @@ var isolation = []string{
 	"-c", "core.attributesFile=" + os.DevNull,
 	"-c", "commit.gpgSign=false",
 	"-c", "gc.auto=0",
+	// A file over this size is stored whole and diffed as binary: a pasted
+	// 200 MB log is never loaded to compute a line diff (files this large
+	// are opaque to dream).
+	"-c", "core.bigFileThreshold=" + bigFileThreshold,
 	"-c", "color.ui=never",
 	"-c", "diff.noprefix=false",
 	"-c", "diff.mnemonicPrefix=false",
 	"-c", "diff.renames=false",
 	"--no-pager",
 }
+
+// bigFileThreshold is git's spelling of journal.OpaqueSize.
+const bigFileThreshold = "8m"
 
 // env is the process environment minus every GIT_* variable (a dream run
 // from inside a git hook must not write into that repository's index), plus

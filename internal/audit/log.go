@@ -12,21 +12,47 @@ import (
 )
 
 // Log returns up to limit entries, newest first, each with its files and
-// full diff (limit <= 0 means all).
+// full diff (limit <= 0 means all). Everything comes from one git process,
+// however many entries there are.
 func (h *History) Log(ctx context.Context, limit int) ([]Entry, error) {
-	infos, err := h.commits(ctx, limit)
+	args := []string{"log"}
+	if limit > 0 {
+		args = append(args, "-n", strconv.Itoa(limit))
+	}
+	out, err := h.logFull(ctx, append(args, "HEAD", "--")...)
 	if err != nil {
 		return nil, fmt.Errorf("audit: log: %w", err)
 	}
-	out := make([]Entry, 0, len(infos))
-	for _, ci := range infos {
-		e, err := h.entry(ctx, ci)
-		if err != nil {
-			return nil, fmt.Errorf("audit: log: %w", err)
-		}
-		out = append(out, e)
-	}
 	return out, nil
+}
+
+// logFull runs git log with files and patches and turns each commit into
+// an Entry. A history with nothing recorded yet is an empty log.
+func (h *History) logFull(ctx context.Context, args ...string) ([]Entry, error) {
+	full := append([]string{args[0], "-z", "--root", "--no-renames", "--no-ext-diff", "--raw", "--numstat", "-p", logFullFormat}, args[1:]...)
+	out, err := h.git(ctx, nil, full...)
+	if err != nil {
+		if exitCode(err) > 0 {
+			if ok, herr := h.hasHead(ctx); herr == nil && !ok {
+				return nil, nil
+			}
+		}
+		return nil, err
+	}
+	commits, err := parseLogFull(out)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]Entry, 0, len(commits))
+	for _, c := range commits {
+		e := newEntry(c.info)
+		e.Files, e.Diff = c.files, c.patch
+		if e.Files == nil {
+			e.Files = []FileStat{}
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
 }
 
 // Show returns one entry by dream id (or "hand-..." id), a unique prefix of
@@ -164,9 +190,8 @@ func short(sha string) string {
 	return sha
 }
 
-// entry completes a commit with its files and diff against its parent (the
-// empty tree for the first commit).
-func (h *History) entry(ctx context.Context, ci commitInfo) (Entry, error) {
+// newEntry is an entry's identity from its commit, without files or diff.
+func newEntry(ci commitInfo) Entry {
 	e := Entry{ID: entryID(ci), Commit: ci.sha, Kind: ci.trailers["Dream-Kind"], Status: ci.trailers["Dream-Status"], StartedAt: ci.time}
 	if e.Kind == "" {
 		e.Kind = KindHand
@@ -174,18 +199,18 @@ func (h *History) entry(ctx context.Context, ci commitInfo) (Entry, error) {
 	if t, err := time.Parse(time.RFC3339, ci.trailers["Dream-Started-At"]); err == nil {
 		e.StartedAt = t
 	}
-	base := []string{"diff-tree", "-r", "--root", "--no-commit-id", "--no-renames", "--no-ext-diff"}
-	out, err := h.git(ctx, nil, append(base, "-z", "--raw", "--numstat", ci.sha)...)
+	return e
+}
+
+// entry completes a commit with its files and diff against its parent (the
+// empty tree for the first commit), in one git process.
+func (h *History) entry(ctx context.Context, ci commitInfo) (Entry, error) {
+	es, err := h.logFull(ctx, "log", "-n", "1", ci.sha, "--")
 	if err != nil {
 		return Entry{}, err
 	}
-	if e.Files, err = parseRawNumstat(out); err != nil {
-		return Entry{}, err
+	if len(es) != 1 {
+		return Entry{}, fmt.Errorf("git log %s: %d commits", short(ci.sha), len(es))
 	}
-	patch, err := h.git(ctx, nil, append(base, "-p", ci.sha)...)
-	if err != nil {
-		return Entry{}, err
-	}
-	e.Diff = string(patch)
-	return e, nil
+	return es[0], nil
 }

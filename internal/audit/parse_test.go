@@ -70,19 +70,19 @@ func TestMerge3(t *testing.T) {
 	o := "1\n2\n3\n4\n5\n6\n7\n8\n9\n"
 	cases := []struct {
 		name, ours, theirs, want string
-		conflicts                []region
+		conflicts                []linediff.Region
 	}{
 		{"only theirs", o, strings.Replace(o, "2\n", "two\n", 1), strings.Replace(o, "2\n", "two\n", 1), nil},
 		{"only ours", strings.Replace(o, "8\n", "eight\n", 1), o, strings.Replace(o, "8\n", "eight\n", 1), nil},
 		{"apart", strings.Replace(o, "8\n", "eight\n", 1), strings.Replace(o, "2\n", "two\n", 1), "1\ntwo\n3\n4\n5\n6\n7\neight\n9\n", nil},
 		{"same change", strings.Replace(o, "5\n", "V\n", 1), strings.Replace(o, "5\n", "V\n", 1), strings.Replace(o, "5\n", "V\n", 1), nil},
-		{"overlap", strings.Replace(o, "5\n", "ours\n", 1), strings.Replace(o, "5\n", "theirs\n", 1), strings.Replace(o, "5\n", "ours\n", 1), []region{{4, 5}}},
-		{"adjacent is a conflict", strings.Replace(o, "5\n", "ours\n", 1), strings.Replace(o, "6\n", "theirs\n", 1), strings.Replace(o, "5\n", "ours\n", 1), []region{{4, 6}}},
-		{"both insert at end", o + "a\n", o + "b\n", o + "a\n", []region{{9, 10}}},
+		{"overlap", strings.Replace(o, "5\n", "ours\n", 1), strings.Replace(o, "5\n", "theirs\n", 1), strings.Replace(o, "5\n", "ours\n", 1), []linediff.Region{{A0: 4, A1: 5}}},
+		{"adjacent is a conflict", strings.Replace(o, "5\n", "ours\n", 1), strings.Replace(o, "6\n", "theirs\n", 1), strings.Replace(o, "5\n", "ours\n", 1), []linediff.Region{{A0: 4, A1: 6}}},
+		{"both insert at end", o + "a\n", o + "b\n", o + "a\n", []linediff.Region{{A0: 9, A1: 10}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, conf := merge3(linediff.Split([]byte(o)), linediff.Split([]byte(c.ours)), linediff.Split([]byte(c.theirs)))
+			got, conf := linediff.Merge3(linediff.Split([]byte(o)), linediff.Split([]byte(c.ours)), linediff.Split([]byte(c.theirs)))
 			if strings.Join(got, "") != c.want {
 				t.Errorf("merged %q, want %q", strings.Join(got, ""), c.want)
 			}
@@ -98,17 +98,17 @@ func FuzzMerge3(f *testing.F) {
 	f.Add("", "a", "b")
 	f.Fuzz(func(t *testing.T, o, a, b string) {
 		lo, la, lb := linediff.Split([]byte(o)), linediff.Split([]byte(a)), linediff.Split([]byte(b))
-		if got, c := merge3(lo, lo, lb); strings.Join(got, "") != b || len(c) != 0 {
-			t.Fatalf("merge3(o, o, b) = %q %v, want b", strings.Join(got, ""), c)
+		if got, c := linediff.Merge3(lo, lo, lb); strings.Join(got, "") != b || len(c) != 0 {
+			t.Fatalf("linediff.Merge3(o, o, b) = %q %v, want b", strings.Join(got, ""), c)
 		}
-		if got, c := merge3(lo, la, lo); strings.Join(got, "") != a || len(c) != 0 {
-			t.Fatalf("merge3(o, a, o) = %q %v, want a", strings.Join(got, ""), c)
+		if got, c := linediff.Merge3(lo, la, lo); strings.Join(got, "") != a || len(c) != 0 {
+			t.Fatalf("linediff.Merge3(o, a, o) = %q %v, want a", strings.Join(got, ""), c)
 		}
-		if got, c := merge3(lo, la, la); strings.Join(got, "") != a || len(c) != 0 {
-			t.Fatalf("merge3(o, a, a) = %q %v, want a", strings.Join(got, ""), c)
+		if got, c := linediff.Merge3(lo, la, la); strings.Join(got, "") != a || len(c) != 0 {
+			t.Fatalf("linediff.Merge3(o, a, a) = %q %v, want a", strings.Join(got, ""), c)
 		}
 		// Conflict regions are lines of ours, the current file.
-		_, conf := merge3(lo, la, lb)
+		_, conf := linediff.Merge3(lo, la, lb)
 		for _, r := range conf {
 			if r.A0 < 0 || r.A1 < r.A0 || r.A1 > len(la) {
 				t.Fatalf("conflict region %v outside ours of %d lines", r, len(la))

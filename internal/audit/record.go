@@ -1,10 +1,17 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dreamkit/dream/internal/journal"
 )
 
 // Message caps: the body quotes the diff for people reading `git log`; the
@@ -46,28 +53,30 @@ func (h *History) RecordDream(ctx context.Context, m Meta) (string, error) {
 	return sha, nil
 }
 
-// record stages the whole memory dir and commits it with a message built
-// from the staged diff; extra trailers are appended.
+// record stages the change (the listed paths, or the whole memory dir when
+// m.Paths is nil) and commits it with a message built from the staged diff;
+// extra trailers are appended.
 func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string, error) {
-	if _, err := h.git(ctx, nil, append([]string{"add", "-A", "--force", "--"}, addPathspec...)...); err != nil {
+	if m.Paths != nil {
+		if err := h.stagePaths(ctx, m.Paths); err != nil {
+			return "", err
+		}
+	} else if _, err := h.git(ctx, nil, append([]string{"add", "-A", "--force", "--"}, addPathspec...)...); err != nil {
 		return "", err
 	}
-	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat")
+	// One diff gives the statuses, the counts and the patch.
+	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat", "-p")
 	if err != nil {
 		return "", err
 	}
-	files, err := parseRawNumstat(out)
+	files, patch, err := parseChange(out)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
 		return "", nil
 	}
-	patch, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff")
-	if err != nil {
-		return "", err
-	}
-	msg := buildMessage(m, files, string(patch), extra)
+	msg := buildMessage(m, files, patch, extra)
 	if _, err := h.git(ctx, []byte(msg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
 		return "", err
 	}
@@ -75,7 +84,43 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
+	h.maybePack(ctx)
 	return strings.TrimSpace(string(sha)), nil
+}
+
+// stagePaths updates the index entries of just these paths from the memory
+// dir: added or changed files are hashed, missing ones removed. dream's own
+// files are never staged.
+func (h *History) stagePaths(ctx context.Context, paths []string) error {
+	var list bytes.Buffer
+	for _, p := range paths {
+		if p == "" || journal.Ignored(path.Base(p)) || strings.HasPrefix(p, journal.TempPrefix) || strings.Contains(p, "/"+journal.TempPrefix) {
+			continue
+		}
+		list.WriteString(p)
+		list.WriteByte(0)
+	}
+	if list.Len() == 0 {
+		return nil
+	}
+	_, err := h.git(ctx, list.Bytes(), "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
+	return err
+}
+
+// packEvery is roughly how many loose objects the history may hold before it
+// is packed: a repository of a thousand dreams stays a few files, not tens
+// of thousands.
+const packEvery = 256
+
+// maybePack packs the history when it holds about packEvery loose objects,
+// estimated as git itself does, from one of the 256 object directories.
+// Failure only costs disk space, so it is not an error.
+func (h *History) maybePack(ctx context.Context) {
+	des, err := os.ReadDir(filepath.Join(h.gitDir, "objects", "17"))
+	if err != nil || len(des)*256 < packEvery {
+		return
+	}
+	_, _ = h.git(ctx, nil, "-c", "gc.auto="+strconv.Itoa(packEvery), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
 }
 
 // buildMessage writes the subject, the per-file counts, the capped diff and

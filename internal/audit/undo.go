@@ -62,14 +62,16 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 	}
 	results := map[string]version{}
 	var problems []string
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	all, err := h.versionsOf(ctx, paths, parentSHA, target.sha, "HEAD")
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
 	for _, f := range files {
-		if strings.ContainsAny(f.Path, "\n") {
-			return Entry{}, fmt.Errorf("audit: undo %s: cannot handle a file name with a line break: %q", tid, f.Path)
-		}
-		vs, err := h.versions(ctx, f.Path, parentSHA, target.sha, "HEAD")
-		if err != nil {
-			return Entry{}, fmt.Errorf("audit: undo %s: %s: %w", tid, f.Path, err)
-		}
+		vs := all[f.Path]
 		res, why := undoFile(vs[0], vs[1], vs[2])
 		if why != "" {
 			problems = append(problems, f.Path+": "+why)
@@ -87,7 +89,7 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
 	}
 	undoID := "undo-" + tid + "-" + time.Now().UTC().Format("20060102T150405.000")
-	sha, err := h.record(ctx, Meta{DreamID: undoID, Kind: KindUndo, Status: "completed", StartedAt: time.Now()}, [][2]string{{"Dream-Undoes", tid}})
+	sha, err := h.record(ctx, Meta{DreamID: undoID, Kind: KindUndo, Status: "completed", StartedAt: time.Now(), Paths: paths}, [][2]string{{"Dream-Undoes", tid}})
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: undo %s: record: %w", tid, err)
 	}
@@ -113,7 +115,7 @@ func undoFile(base, dream, cur version) (version, string) {
 	case linediff.IsBinary(base.data) || linediff.IsBinary(dream.data) || linediff.IsBinary(cur.data):
 		return version{}, "binary file changed after the dream"
 	}
-	merged, conflicts := merge3(linediff.Split(dream.data), linediff.Split(cur.data), linediff.Split(base.data))
+	merged, conflicts := linediff.Merge3(linediff.Split(dream.data), linediff.Split(cur.data), linediff.Split(base.data))
 	if len(conflicts) > 0 {
 		var parts []string
 		for _, c := range conflicts {
@@ -124,7 +126,7 @@ func undoFile(base, dream, cur version) (version, string) {
 	return version{data: []byte(strings.Join(merged, ""))}, ""
 }
 
-func lineRange(r region) string {
+func lineRange(r linediff.Region) string {
 	switch {
 	case r.A1-r.A0 <= 0:
 		return fmt.Sprintf("after %d", r.A0)
@@ -134,18 +136,79 @@ func lineRange(r region) string {
 	return fmt.Sprintf("%d-%d", r.A0+1, r.A1)
 }
 
-// versions reads path at each rev in one `git cat-file --batch` call; a
-// path absent at a rev comes back absent.
-func (h *History) versions(ctx context.Context, path string, revs ...string) ([]version, error) {
+// versionsOf reads every path at each rev: one `git ls-tree` per rev finds
+// the blobs and one `git cat-file --batch` reads them. Paths travel as
+// literal NUL-separated arguments and blobs are asked for by id, never as
+// "rev:path" lines, so a name with a newline (or any byte git can store) is
+// read like any other. A path absent at a rev comes back absent.
+func (h *History) versionsOf(ctx context.Context, paths []string, revs ...string) (map[string][]version, error) {
+	blobs := make([]map[string]string, len(revs))
+	for i, rev := range revs {
+		out, err := h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, append([]string{"ls-tree", "-r", "-z", "--full-tree", rev, "--"}, paths...)...)
+		if err != nil {
+			return nil, err
+		}
+		if blobs[i], err = parseLsTree(out); err != nil {
+			return nil, err
+		}
+	}
 	var req strings.Builder
-	for _, r := range revs {
-		req.WriteString(r + ":" + path + "\n")
+	var order []string // blob ids in request order
+	for i := range revs {
+		for _, p := range paths {
+			if id, ok := blobs[i][p]; ok {
+				req.WriteString(id + "\n")
+				order = append(order, id)
+			}
+		}
 	}
-	out, err := h.git(ctx, []byte(req.String()), "cat-file", "--batch")
-	if err != nil {
-		return nil, err
+	data := map[string][]byte{}
+	if len(order) > 0 {
+		out, err := h.git(ctx, []byte(req.String()), "cat-file", "--batch")
+		if err != nil {
+			return nil, err
+		}
+		vs, err := parseBatch(out, len(order))
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range order {
+			data[id] = vs[i].data
+		}
 	}
-	return parseBatch(out, len(revs))
+	res := make(map[string][]version, len(paths))
+	for _, p := range paths {
+		vs := make([]version, len(revs))
+		for i := range revs {
+			if id, ok := blobs[i][p]; ok {
+				vs[i] = version{data: data[id]}
+			} else {
+				vs[i] = version{absent: true}
+			}
+		}
+		res[p] = vs
+	}
+	return res, nil
+}
+
+// parseLsTree reads `git ls-tree -r -z` output ("mode type id\tpath\0")
+// into path → blob id. Entries that are not blobs (submodules) are skipped.
+func parseLsTree(out []byte) (map[string]string, error) {
+	res := map[string]string{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("parse git ls-tree: bad record %.80q", rec)
+		}
+		if f[1] == "blob" {
+			res[string(path)] = f[2]
+		}
+	}
+	return res, nil
 }
 
 // writeResults puts each file in place atomically, in path order. Every

@@ -12,7 +12,7 @@ import (
 )
 
 // finishTemp fills, syncs, chmods and closes a freshly created temp file.
-func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error {
+func finishTemp(f *os.File, perm os.FileMode, sync bool, fill func(io.Writer) error) error {
 	if err := fill(f); err != nil {
 		f.Close()
 		return err
@@ -21,48 +21,51 @@ func finishTemp(f *os.File, perm os.FileMode, fill func(io.Writer) error) error 
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	return f.Close()
 }
 
-// installFile copies src over rel inside root atomically (temp file beside
-// the target, sync, rename). Every step goes through the os.Root of the
-// memory dir, so no symlink in the memory dir can redirect a write outside
-// it. n numbers the install for the crash points.
-func installFile(root *os.Root, src, rel string, perm os.FileMode, n int) error {
+// prepareTemp copies src to a new, synced temporary file beside rel inside
+// root and returns its name; the caller renames it into place. Every step
+// goes through the os.Root of the memory dir, so no symlink in the memory
+// dir can redirect a write outside it. n numbers the file for the crash
+// points. Without sync the caller flushes the file system before renaming.
+func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync bool) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("install %s: %w", rel, err)
+		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
 	defer in.Close()
 	dir := filepath.Dir(rel)
 	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("install %s: %w", rel, err)
+		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
 	var suffix [8]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
-		return fmt.Errorf("install %s: %w", rel, err)
+		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
 	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(suffix[:]))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("install %s: %w", rel, err)
+		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
-	if err := finishTemp(f, perm, func(w io.Writer) error { _, err := io.Copy(w, in); return err }); err != nil {
+	if err := finishTemp(f, perm, sync, func(w io.Writer) error { _, err := writeTempData(w, in); return err }); err != nil {
 		root.Remove(tmp)
-		return fmt.Errorf("install %s: %w", rel, err)
+		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
 	crashPoint("commit:tmp:%d", n)
-	if err := root.Rename(tmp, rel); err != nil {
-		root.Remove(tmp)
-		return fmt.Errorf("install %s: %w", rel, err)
-	}
-	crashPoint("commit:rename:%d", n)
-	return nil
+	return tmp, nil
 }
+
+// writeTempData streams a staged file into its temporary file. It is a
+// variable only so the journal's tests can make it fail as a full disk
+// does (ENOSPC on the second file) and prove nothing is renamed.
+var writeTempData = func(w io.Writer, r io.Reader) (int64, error) { return io.Copy(w, r) }
 
 // SyncDir flushes a directory's entries (new names, renames, removals) to
 // disk.

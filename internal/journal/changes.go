@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/journal/linediff"
@@ -51,46 +52,95 @@ func plain(chs []recChange) []Change {
 	return out
 }
 
-// changes is Changes with what Commit needs to record.
+// changes is Changes with what Commit needs to record. Its cost follows
+// what the runner wrote: a staged file whose stat is still the one recorded
+// at Begin was not written and is neither read nor hashed; only written,
+// added and deleted files are, and opaque ones only as a stream.
 func (t *Txn) changes() ([]recChange, error) {
 	if t.closed {
 		return nil, fmt.Errorf("journal: %s: %w", t.rec.ID, ErrClosed)
 	}
-	staged, err := scan(t.Dir())
+	var out []recChange
+	seen := make(map[string]bool, len(t.rec.Base))
+	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
+		seen[rel] = true
+		base, inBase := t.rec.Base[rel]
+		if st, ok := t.rec.Staged[rel]; inBase && ok {
+			now := statPrint(info)
+			// Unchanged, or (linked) still the original's inode: whatever
+			// happened to that inode happened to the original, not by the
+			// dream's hand, since dream's writers only ever replace.
+			if st.sameStat(now) || t.rec.Linked && now.Ino != 0 && now.Ino == base.Ino {
+				return nil
+			}
+		}
+		now, err := fingerprintFile(abs)
+		if err != nil {
+			return err
+		}
+		if !inBase {
+			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
+			return nil
+		}
+		if base.SHA256 == "" {
+			base = t.baseHash(rel, base)
+		}
+		if base.SHA256 != "" && now.Size == base.Size && now.SHA256 == base.SHA256 {
+			return nil
+		}
+		out = append(out, recChange{Change: Change{Path: rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode})
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("journal: changes: %w", err)
 	}
-	var out []recChange
-	for _, p := range sortedKeys(union(staged, t.rec.Base)) {
-		now, inStage := staged[p]
-		base, inBase := t.rec.Base[p]
-		var c recChange
-		switch {
-		case inStage && !inBase:
-			c = recChange{Change: Change{Path: p, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode}
-		case inStage && !now.same(base):
-			c = recChange{Change: Change{Path: p, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode}
-		case !inStage:
-			c = recChange{Change: Change{Path: p, Kind: Deleted}, Mode: base.Mode}
-		default:
-			continue
+	for p, base := range t.rec.Base {
+		if !seen[p] {
+			if base.SHA256 == "" {
+				t.baseHash(p, base)
+			}
+			out = append(out, recChange{Change: Change{Path: p, Kind: Deleted}, Mode: base.Mode})
 		}
-		old, new, err := t.sides(c.Change)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	for i := range out {
+		old, new, err := t.sides(out[i].Change)
 		if err != nil {
-			return nil, fmt.Errorf("journal: changes %s: %w", p, err)
+			return nil, fmt.Errorf("journal: changes %s: %w", out[i].Path, err)
 		}
-		c.Added, c.Removed = linediff.Counts(old.Data, new.Data)
-		out = append(out, c)
+		if !old.Opaque && !new.Opaque {
+			out[i].Added, out[i].Removed = linediff.Counts(old.Data, new.Data)
+		}
 	}
 	return out, nil
 }
 
-// sides loads the original and staged versions of a changed file.
+// baseHash fills in the content hash of a base file staged by link, from
+// the original, if the original is still the version the dream started
+// from (same stat); otherwise the hash stays unknown and the commit treats
+// the file as edited meanwhile.
+func (t *Txn) baseHash(rel string, base fingerprint) fingerprint {
+	abs := filepath.Join(t.memDir, filepath.FromSlash(rel))
+	info, err := os.Lstat(abs)
+	if err != nil || !info.Mode().IsRegular() || !t.sameOriginal(statPrint(info), base) {
+		return base
+	}
+	fp, err := fingerprintFile(abs)
+	if err != nil || fp.Size != base.Size {
+		return base
+	}
+	base.SHA256 = fp.SHA256
+	t.rec.Base[rel] = base
+	return base
+}
+
+// sides loads the original and staged versions of a changed file; a side
+// over OpaqueSize is marked opaque and not read.
 func (t *Txn) sides(c Change) (old, new linediff.File, err error) {
 	old = linediff.File{Path: c.Path, Absent: c.Kind == Added}
 	new = linediff.File{Path: c.Path, Absent: c.Kind == Deleted}
 	if !old.Absent {
-		old.Data, err = os.ReadFile(filepath.Join(t.memDir, filepath.FromSlash(c.Path)))
+		old, err = loadSide(old, filepath.Join(t.memDir, filepath.FromSlash(c.Path)))
 		if errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
@@ -99,18 +149,20 @@ func (t *Txn) sides(c Change) (old, new linediff.File, err error) {
 		}
 	}
 	if !new.Absent {
-		new.Data, err = os.ReadFile(filepath.Join(t.Dir(), filepath.FromSlash(c.Path)))
+		new, err = loadSide(new, filepath.Join(t.Dir(), filepath.FromSlash(c.Path)))
 	}
 	return old, new, err
 }
 
-func union(a, b map[string]fingerprint) map[string]fingerprint {
-	out := make(map[string]fingerprint, len(a)+len(b))
-	for k, v := range b {
-		out[k] = v
+func loadSide(f linediff.File, path string) (linediff.File, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return f, err
 	}
-	for k, v := range a {
-		out[k] = v
+	if info.Size() > OpaqueSize {
+		f.Opaque = true
+		return f, nil
 	}
-	return out
+	f.Data, err = os.ReadFile(path)
+	return f, err
 }

@@ -11,67 +11,130 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/journal/linediff"
 )
 
-// Commit lands the staged changes in the memory dir. It refuses with
-// ErrConflict, changing nothing, if an original file changed since Begin.
-// Otherwise it makes the list of changes durable (state committing) before
-// touching memory, replaces each file atomically, removes deleted files
-// (their old content is kept by the audit history, which the caller records
-// first), syncs the directories and finally drops the transaction. If it
-// fails after the record is durable, the transaction stays committing and
-// Recover finishes it.
+// Commit lands the staged changes in the memory dir; see CommitWith. With
+// no way to read a file's content before the dream, a file both the dream
+// and someone else changed meanwhile makes it refuse with ErrConflict,
+// changing nothing.
 func (t *Txn) Commit() ([]Change, error) {
+	res, err := t.CommitWith(CommitOptions{})
+	return res.Applied, err
+}
+
+// CommitOptions tune CommitWith.
+type CommitOptions struct {
+	// Base returns a file's content as it was when the dream began (for
+	// dream, from the audit history, which records hand edits right before
+	// every dream); ok is false when it had none. With it, a file both the
+	// dream and the user changed during the dream is merged.
+	Base func(path string) (data []byte, ok bool, err error)
+}
+
+// CommitResult says what a commit did.
+type CommitResult struct {
+	// Applied are the changes that landed.
+	Applied []Change
+	// Merged are files the user edited during the dream whose edit and the
+	// dream's touched different lines: both landed.
+	Merged []string
+	// ForReview are files where the user's edit and the dream's overlap:
+	// the user's version was kept and the dream's is staged for review in
+	// the parked transaction ReviewID (`dream diff`, `apply`, `discard`).
+	ForReview []string
+	ReviewID  string
+}
+
+// CommitWith lands the staged changes in the memory dir. Files someone
+// edited during the dream that the dream did not change are left as edited;
+// a file both changed is merged three ways when their hunks do not overlap
+// (and Base is set), else the user's version is kept and the dream's change
+// parked for review: neither side is lost. It refuses with ErrConflict,
+// changing nothing, when a path's directory became a symlink or a file, and
+// for files both changed when it cannot merge them. Otherwise it makes the
+// list of changes durable (state committing) before touching memory, writes
+// every new file to a temporary file beside its target before renaming any
+// (so a full disk fails before the first rename, leaving memory as it was),
+// renames them, removes deleted files (their old content is kept by the
+// audit history, which the caller records first), syncs the directories and
+// finally drops the transaction. If it fails after the first rename, the
+// transaction stays committing and Recover finishes it.
+func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
+	var res CommitResult
 	if t.closed {
-		return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, ErrClosed)
+		return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, ErrClosed)
 	}
 	if t.rec.State != StateStaging && t.rec.State != StateParked {
-		return nil, fmt.Errorf("journal: commit %s: state is %s", t.rec.ID, t.rec.State)
+		return res, fmt.Errorf("journal: commit %s: state is %s", t.rec.ID, t.rec.State)
 	}
 	chs, err := t.changes()
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	if err := t.checkConflicts(chs); err != nil {
-		return nil, err
+	both, err := t.checkConflicts(chs)
+	if err != nil {
+		return res, err
+	}
+	if len(both) > 0 {
+		if o.Base == nil {
+			bad := make([]string, 0, len(both))
+			for _, b := range both {
+				bad = append(bad, b.why)
+			}
+			return res, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
+		}
+		var review []recChange
+		chs, res.Merged, review, err = t.resolve(chs, both, o.Base)
+		if err != nil {
+			return res, err
+		}
+		if len(review) > 0 {
+			if res.ReviewID, err = t.parkForReview(review); err != nil {
+				return res, err
+			}
+			for _, c := range review {
+				res.ForReview = append(res.ForReview, c.Path)
+			}
+		}
 	}
 	if len(chs) == 0 {
-		return nil, t.finish()
+		return res, t.finish()
 	}
 	// The staged content must be durable before the record that points at
 	// it: after a power cut, roll-forward needs every staged file, and so
 	// every staged file's directory entry.
-	stagedDirs := map[string]bool{}
-	for _, c := range chs {
-		if c.Kind != Deleted {
-			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
-			if err := syncFile(p); err != nil {
-				return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
-			}
-			stagedDirs[filepath.Dir(p)] = true
-		}
-	}
-	for _, dir := range sortedKeys(stagedDirs) {
-		if err := SyncDir(dir); err != nil {
-			return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
-		}
+	if err := t.syncStaged(chs); err != nil {
+		return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 	}
 	rec := t.rec
 	rec.State = StateCommitting
 	rec.Changes = chs
 	if err := writeRecord(t.txnDir, rec); err != nil {
-		return nil, fmt.Errorf("journal: commit: %w", err)
+		return res, fmt.Errorf("journal: commit: %w", err)
 	}
 	t.rec = rec
 	crashPoint("commit:record")
 	skipped, err := apply(t.memDir, t.Dir(), rec)
 	if err != nil {
-		return nil, fmt.Errorf("journal: commit %s (left committing; Recover will finish it): %w", t.rec.ID, err)
+		var nr *notRenamedError
+		if errors.As(err, &nr) {
+			// Nothing reached the memory dir: the commit is abandoned, not
+			// left for a roll-forward, and the staging is dropped with it.
+			back := t.rec
+			back.State, back.Changes = StateStaging, nil
+			if werr := writeRecord(t.txnDir, back); werr == nil {
+				t.rec = back
+			}
+			return res, fmt.Errorf("journal: commit %s: nothing was changed: %w", t.rec.ID, nr.err)
+		}
+		return res, fmt.Errorf("journal: commit %s (left committing; Recover will finish it): %w", t.rec.ID, err)
 	}
 	if err := t.finish(); err != nil {
-		return nil, err
+		return res, err
 	}
 	applied := plain(chs)
 	if len(skipped) > 0 {
@@ -81,49 +144,207 @@ func (t *Txn) Commit() ([]Change, error) {
 				kept = append(kept, c)
 			}
 		}
-		return kept, fmt.Errorf("journal: commit %s: %w: edited while committing, kept as edited: %s", t.rec.ID, ErrConflict, strings.Join(skipped, ", "))
+		res.Applied = kept
+		return res, fmt.Errorf("journal: commit %s: %w: edited while committing, kept as edited: %s", t.rec.ID, ErrConflict, strings.Join(skipped, ", "))
 	}
-	return applied, nil
+	res.Applied = applied
+	return res, nil
 }
 
-// checkConflicts compares every original file with its fingerprint at
-// Begin, and every added path with what exists now.
-func (t *Txn) checkConflicts(chs []recChange) error {
-	var bad []string
-	for _, p := range sortedKeys(t.rec.Base) {
-		cur, exists, err := currentFingerprint(filepath.Join(t.memDir, filepath.FromSlash(p)))
-		if err != nil {
-			return fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
-		}
-		switch {
-		case !exists:
-			bad = append(bad, p+" (deleted)")
-		case !cur.same(t.rec.Base[p]):
-			bad = append(bad, p+" (edited)")
-		}
-	}
+// bothChanged is a file the dream changed that someone else changed too.
+type bothChanged struct {
+	path string
+	why  string
+}
+
+// checkConflicts looks at the files the dream changes. A path whose
+// directory is now a symlink or a file refuses the whole commit. A file the
+// user also changed (edited, deleted, or created at a path the dream adds)
+// is returned for resolve. Files the dream did not change are not looked
+// at: a hand edit to them simply stays.
+func (t *Txn) checkConflicts(chs []recChange) ([]bothChanged, error) {
 	root, err := os.OpenRoot(t.memDir)
 	if err != nil {
-		return fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
+		return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 	}
 	defer root.Close()
+	var bad []string
+	var both []bothChanged
 	for _, c := range chs {
-		if !fsutil.RealParents(root, filepath.FromSlash(c.Path)) {
+		rel := filepath.FromSlash(c.Path)
+		if !fsutil.RealParents(root, rel) {
 			bad = append(bad, c.Path+" (its directory is a symlink or a file in the memory dir)")
 			continue
 		}
-		if c.Kind != Added {
+		if c.Kind == Added {
+			if _, err := root.Lstat(rel); err == nil {
+				both = append(both, bothChanged{c.Path, c.Path + " (created)"})
+			}
 			continue
 		}
-		if _, err := root.Lstat(filepath.FromSlash(c.Path)); err == nil {
-			bad = append(bad, c.Path+" (created)")
+		base := t.rec.Base[c.Path]
+		info, err := root.Lstat(rel)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			both = append(both, bothChanged{c.Path, c.Path + " (deleted)"})
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
+		case !info.Mode().IsRegular():
+			both = append(both, bothChanged{c.Path, c.Path + " (edited)"})
+			continue
+		}
+		if t.sameOriginal(statPrint(info), base) {
+			continue
+		}
+		cur, _, err := fingerprintIn(root, rel)
+		if err != nil {
+			return nil, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
+		}
+		if base.SHA256 == "" || !cur.same(base) {
+			both = append(both, bothChanged{c.Path, c.Path + " (edited)"})
 		}
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
+		return nil, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
 	}
-	return nil
+	sort.Slice(both, func(i, j int) bool { return both[i].path < both[j].path })
+	return both, nil
+}
+
+// resolve merges each file both sides changed, or sets it aside for
+// review: it returns the changes to apply (merged ones with their merged
+// content staged), the merged paths and the changes to park.
+func (t *Txn) resolve(chs []recChange, both []bothChanged, baseOf func(string) ([]byte, bool, error)) (apply []recChange, merged []string, review []recChange, err error) {
+	isBoth := make(map[string]bool, len(both))
+	for _, b := range both {
+		isBoth[b.path] = true
+	}
+	for _, c := range chs {
+		if !isBoth[c.Path] {
+			apply = append(apply, c)
+			continue
+		}
+		m, ok, err := t.merge(c, baseOf)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("journal: commit %s: merging %s: %w", t.rec.ID, c.Path, err)
+		}
+		if !ok {
+			review = append(review, c)
+			continue
+		}
+		apply = append(apply, m)
+		merged = append(merged, c.Path)
+	}
+	return apply, merged, review, nil
+}
+
+// merge three-way merges the user's and the dream's versions of a modified
+// text file on their common base. ok is false when it cannot: the user
+// deleted the file, a side is opaque or binary, or the hunks overlap.
+func (t *Txn) merge(c recChange, baseOf func(string) ([]byte, bool, error)) (recChange, bool, error) {
+	if c.Kind != Modified {
+		return c, false, nil
+	}
+	rel := filepath.FromSlash(c.Path)
+	userPath := filepath.Join(t.memDir, rel)
+	dreamPath := filepath.Join(t.Dir(), rel)
+	for _, p := range []string{userPath, dreamPath} {
+		info, err := os.Lstat(p)
+		if err != nil || !info.Mode().IsRegular() || info.Size() > OpaqueSize {
+			return c, false, nil
+		}
+	}
+	base, ok, err := baseOf(c.Path)
+	if err != nil || !ok || len(base) > OpaqueSize {
+		return c, false, err
+	}
+	user, err := os.ReadFile(userPath)
+	if err != nil {
+		return c, false, err
+	}
+	dream, err := os.ReadFile(dreamPath)
+	if err != nil {
+		return c, false, err
+	}
+	if linediff.IsBinary(base) || linediff.IsBinary(user) || linediff.IsBinary(dream) {
+		return c, false, nil
+	}
+	lines, conflicts := linediff.Merge3(linediff.Split(base), linediff.Split(user), linediff.Split(dream))
+	if len(conflicts) > 0 {
+		return c, false, nil
+	}
+	out := []byte(strings.Join(lines, ""))
+	// The merged text replaces the dream's in staging, and the user's
+	// version becomes the base the commit (or a roll-forward) expects.
+	if err := fsutil.WriteFileAtomic(dreamPath, out, c.Mode.Perm()|0o200); err != nil {
+		return c, false, err
+	}
+	cur, err := fingerprintFile(userPath)
+	if err != nil {
+		return c, false, err
+	}
+	if info, err := os.Lstat(userPath); err == nil {
+		st := statPrint(info)
+		cur.Ino, cur.MtimeNs, cur.CtimeNs = st.Ino, st.MtimeNs, st.CtimeNs
+	}
+	t.rec.Base[c.Path] = cur
+	sum := sha256.Sum256(out)
+	c.NewSHA256 = hex.EncodeToString(sum[:])
+	c.Added, c.Removed = linediff.Counts(user, out)
+	return c, true, nil
+}
+
+// parkForReview keeps the dream's version of files the user also changed in
+// a parked transaction of their own, "<id>-review", whose base is the
+// user's version now: `dream diff` shows what the dream would change on top
+// of the user's edit, `dream apply` lands it, `dream discard` drops it.
+func (t *Txn) parkForReview(chs []recChange) (string, error) {
+	id := t.rec.ID + "-review"
+	dir := filepath.Join(filepath.Dir(t.txnDir), id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("journal: staging %s for review: %w", id, err)
+	}
+	r := record{ID: id, MemoryDir: t.memDir, PID: os.Getpid(), State: StateStaging, CreatedAt: time.Now().UTC(), Base: map[string]fingerprint{}, Staged: map[string]fingerprint{}}
+	fail := func(err error) (string, error) {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("journal: staging %s for review: %w", id, err)
+	}
+	if err := writeRecord(dir, r); err != nil {
+		return fail(err)
+	}
+	stage := filepath.Join(dir, "stage")
+	if err := os.Mkdir(stage, 0o700); err != nil {
+		return fail(err)
+	}
+	for _, c := range chs {
+		rel := filepath.FromSlash(c.Path)
+		if info, err := os.Lstat(filepath.Join(t.memDir, rel)); err == nil && info.Mode().IsRegular() {
+			fp, err := fingerprintFile(filepath.Join(t.memDir, rel))
+			if err != nil {
+				return fail(err)
+			}
+			st := statPrint(info)
+			fp.Ino, fp.MtimeNs, fp.CtimeNs = st.Ino, st.MtimeNs, st.CtimeNs
+			r.Base[c.Path] = fp
+		}
+		if c.Kind == Deleted {
+			continue
+		}
+		target := filepath.Join(stage, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return fail(err)
+		}
+		if _, err := copyHashed(filepath.Join(t.Dir(), rel), target, c.Mode.Perm()); err != nil {
+			return fail(err)
+		}
+	}
+	r.State = StateParked
+	if err := writeRecord(dir, r); err != nil {
+		return fail(err)
+	}
+	return id, nil
 }
 
 // finish marks the transaction committed and removes it.
@@ -142,7 +363,18 @@ func (t *Txn) finish() error {
 	return nil
 }
 
-// apply performs the recorded changes. Each step is idempotent: a file that
+// notRenamedError is a failure before the first rename: the memory dir is
+// as it was (every temporary file removed).
+type notRenamedError struct{ err error }
+
+func (e *notRenamedError) Error() string { return e.err.Error() }
+func (e *notRenamedError) Unwrap() error { return e.err }
+
+// apply performs the recorded changes in two passes: first every new
+// file's content goes to a synced temporary file beside its target, then
+// the temporaries are renamed into place and deletions done. A failure in
+// the first pass (a full disk, a quota) removes the temporaries and returns
+// a *notRenamedError: nothing changed. Each step is idempotent: a file that
 // already holds its new content (or is already gone) is left as is, so a
 // roll-forward can redo the whole list. A file that holds neither its base
 // nor its new content was edited by hand after the record was written; it is
@@ -152,16 +384,26 @@ func (t *Txn) finish() error {
 func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 	root, err := os.OpenRoot(memDir)
 	if err != nil {
-		return nil, err
+		return nil, &notRenamedError{err}
 	}
 	defer root.Close()
-	dirs := map[string]bool{".": true}
-	installs, deletes := 0, 0
+	type install struct{ tmp, rel string }
+	var installs []install
+	// Many files: one file-system flush after writing them all, instead of
+	// one fsync each (where the platform has it).
+	batch := len(rec.Changes) >= batchSync && canSyncFS
+	var deletes []recChange
+	cleanup := func() {
+		for _, in := range installs {
+			root.Remove(in.tmp)
+		}
+	}
 	for _, c := range rec.Changes {
 		rel := filepath.FromSlash(c.Path)
 		cur, exists, err := fingerprintIn(root, rel)
 		if err != nil {
-			return skipped, err
+			cleanup()
+			return skipped, &notRenamedError{err}
 		}
 		base, inBase := rec.Base[c.Path]
 		switch c.Kind {
@@ -174,11 +416,12 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				skipped = append(skipped, c.Path)
 				continue
 			}
-			installs++
-			if err := installFile(root, filepath.Join(stageDir, rel), rel, c.Mode, installs); err != nil {
-				return skipped, err
+			tmp, err := prepareTemp(root, filepath.Join(stageDir, rel), rel, c.Mode, len(installs)+1, !batch)
+			if err != nil {
+				cleanup()
+				return skipped, &notRenamedError{err}
 			}
-			dirs[filepath.Dir(rel)] = true
+			installs = append(installs, install{tmp, rel})
 		case Deleted:
 			if !exists {
 				continue
@@ -187,14 +430,37 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				skipped = append(skipped, c.Path)
 				continue
 			}
-			if err := root.Remove(rel); err != nil {
-				return skipped, fmt.Errorf("delete %s: %w", c.Path, err)
-			}
-			deletes++
-			crashPoint("commit:delete:%d", deletes)
-			dirs[filepath.Dir(rel)] = true
-			removeEmptyParents(root, filepath.Dir(rel), dirs)
+			deletes = append(deletes, c)
 		}
+	}
+	if batch && len(installs) > 0 {
+		if _, err := syncFS(memDir); err != nil {
+			cleanup()
+			return skipped, &notRenamedError{err}
+		}
+	}
+	dirs := map[string]bool{".": true}
+	for i, in := range installs {
+		if err := root.Rename(in.tmp, in.rel); err != nil {
+			for _, rest := range installs[i:] {
+				root.Remove(rest.tmp)
+			}
+			if i == 0 {
+				return skipped, &notRenamedError{fmt.Errorf("install %s: %w", in.rel, err)}
+			}
+			return skipped, fmt.Errorf("install %s: %w", in.rel, err)
+		}
+		crashPoint("commit:rename:%d", i+1)
+		dirs[filepath.Dir(in.rel)] = true
+	}
+	for i, c := range deletes {
+		rel := filepath.FromSlash(c.Path)
+		if err := root.Remove(rel); err != nil {
+			return skipped, fmt.Errorf("delete %s: %w", c.Path, err)
+		}
+		crashPoint("commit:delete:%d", i+1)
+		dirs[filepath.Dir(rel)] = true
+		removeEmptyParents(root, filepath.Dir(rel), dirs)
 	}
 	for _, d := range sortedKeys(dirs) {
 		if _, err := root.Stat(d); err != nil {
@@ -245,6 +511,39 @@ func removeEmptyParents(root *os.Root, dir string, dirs map[string]bool) {
 		dir = filepath.Dir(dir)
 		dirs[dir] = true
 	}
+}
+
+// batchSync is the number of files from which one file-system flush
+// replaces per-file fsyncs.
+const batchSync = 32
+
+// syncStaged makes every staged file of chs and its directory durable.
+func (t *Txn) syncStaged(chs []recChange) error {
+	var files []string
+	dirs := map[string]bool{}
+	for _, c := range chs {
+		if c.Kind != Deleted {
+			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
+			files = append(files, p)
+			dirs[filepath.Dir(p)] = true
+		}
+	}
+	if len(files) >= batchSync {
+		if ok, err := syncFS(t.Dir()); ok {
+			return err
+		}
+	}
+	for _, p := range files {
+		if err := syncFile(p); err != nil {
+			return err
+		}
+	}
+	for _, dir := range sortedKeys(dirs) {
+		if err := SyncDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func syncFile(path string) error {

@@ -88,6 +88,17 @@ type Recovery struct {
 	// Skipped lists "id: path" for files a roll-forward left alone because
 	// they were edited by hand after the crash; the hand edit wins.
 	Skipped []string
+	// Landed maps the id of each dream whose commit was finished (rolled
+	// forward, or committed but not yet cleaned up) to the paths it landed,
+	// so the caller can record them under that dream, not as hand edits.
+	Landed map[string][]string
+}
+
+func (r *Recovery) landed(id string, paths []string) {
+	if r.Landed == nil {
+		r.Landed = map[string][]string{}
+	}
+	r.Landed[id] = paths
 }
 
 // Ignored reports whether a file or directory name inside the memory dir is

@@ -18,6 +18,11 @@ type record struct {
 	State     string                 `json:"state"`
 	CreatedAt time.Time              `json:"created_at"`
 	Base      map[string]fingerprint `json:"base,omitempty"`
+	// Staged is what each base file looked like in staging right after
+	// Begin: a staged file whose stat still matches was not written.
+	Staged map[string]fingerprint `json:"staged,omitempty"`
+	// Linked: unchanged files are staged as hard links to the originals.
+	Linked bool `json:"linked,omitempty"`
 	// Changes is filled when the state becomes committing: what to redo.
 	Changes []recChange `json:"changes,omitempty"`
 }
@@ -50,6 +55,11 @@ func decodeRecord(data []byte) (record, error) {
 	for p := range r.Base {
 		if err := validRel(p); err != nil {
 			return record{}, fmt.Errorf("decode txn record %s: base: %w", r.ID, err)
+		}
+	}
+	for p := range r.Staged {
+		if err := validRel(p); err != nil {
+			return record{}, fmt.Errorf("decode txn record %s: staged: %w", r.ID, err)
 		}
 	}
 	for _, c := range r.Changes {
@@ -104,7 +114,8 @@ func readRecord(txnDir string) (record, error) {
 }
 
 func writeRecord(txnDir string, r record) error {
-	data, err := json.MarshalIndent(r, "", "  ")
+	// Compact: a memory of 30,000 files has a record of that many entries.
+	data, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode txn record %s: %w", r.ID, err)
 	}

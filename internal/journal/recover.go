@@ -62,15 +62,30 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 			for _, p := range skipped {
 				res.Skipped = append(res.Skipped, e.name+": "+p)
 			}
+			landed := []string{}
+			for _, c := range e.rec.Changes {
+				if !contains(skipped, c.Path) {
+					landed = append(landed, c.Path)
+				}
+			}
 			if err := t.finish(); err != nil {
 				errs = append(errs, fmt.Errorf("journal: recover %s: %w", e.name, err))
 				continue
 			}
 			res.RolledForward = append(res.RolledForward, e.name)
+			res.landed(e.name, landed)
 		case StateCommitted:
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, fmt.Errorf("journal: recover %s: %w", e.name, err))
+				continue
 			}
+			// Its files all landed, but the process died before the
+			// caller could record them.
+			paths := make([]string, 0, len(e.rec.Changes))
+			for _, c := range e.rec.Changes {
+				paths = append(paths, c.Path)
+			}
+			res.landed(e.name, paths)
 		case StateParked:
 		}
 	}

@@ -3,7 +3,6 @@ package journal
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,15 +11,58 @@ import (
 	"sort"
 )
 
-// fingerprint identifies one version of a file. Size is compared first so
-// most changes are found without hashing twice.
+// OpaqueSize is the size above which a memory file is opaque: staged by
+// reference, never loaded whole (hashed and copied as a stream), counted
+// and shown as binary in diffs. A memory is text an agent reads; a file this
+// large is a pasted log or an attachment, and loading it would make a
+// dream's memory grow with it.
+const OpaqueSize = 8 << 20
+
+// fingerprint identifies one version of a file. SHA256 may be empty for a
+// file staged by link whose content was never needed; the stat fields
+// (inode, mtime and ctime in nanoseconds) then say whether it is still the
+// version the dream started from, as git's index does, without reading it.
 type fingerprint struct {
-	Size   int64       `json:"size"`
-	SHA256 string      `json:"sha256"`
-	Mode   os.FileMode `json:"mode"`
+	Size    int64       `json:"size"`
+	SHA256  string      `json:"sha256,omitempty"`
+	Mode    os.FileMode `json:"mode"`
+	Ino     uint64      `json:"ino,omitempty"`
+	MtimeNs int64       `json:"mtime_ns,omitempty"`
+	CtimeNs int64       `json:"ctime_ns,omitempty"`
 }
 
-func (f fingerprint) same(o fingerprint) bool { return f.Size == o.Size && f.SHA256 == o.SHA256 }
+func (f fingerprint) same(o fingerprint) bool {
+	if f.SHA256 == "" || o.SHA256 == "" {
+		return f.sameStat(o)
+	}
+	return f.Size == o.Size && f.SHA256 == o.SHA256
+}
+
+// sameStat reports whether two fingerprints describe the same inode
+// unchanged; false when either has no stat.
+func (f fingerprint) sameStat(o fingerprint) bool {
+	return f.Ino != 0 && f.Ino == o.Ino && f.Size == o.Size && f.MtimeNs == o.MtimeNs && f.CtimeNs == o.CtimeNs
+}
+
+// sameOriginal reports whether an original file (cur) is still its base
+// version by stat. In a linked staging the dream's own replacement of a
+// staged link changes the original inode's link count and so its ctime;
+// there the inode, size and mtime decide.
+func (t *Txn) sameOriginal(cur, base fingerprint) bool {
+	if t.rec.Linked {
+		return base.Ino != 0 && cur.Ino == base.Ino && cur.Size == base.Size && cur.MtimeNs == base.MtimeNs
+	}
+	return cur.sameStat(base)
+}
+
+// statPrint is the fingerprint of info without its hash.
+func statPrint(info fs.FileInfo) fingerprint {
+	fp := fingerprint{Size: info.Size(), Mode: info.Mode().Perm(), MtimeNs: info.ModTime().UnixNano()}
+	if ino, ctime, ok := identity(info); ok {
+		fp.Ino, fp.CtimeNs = ino, ctime
+	}
+	return fp
+}
 
 // walkFiles calls fn for every regular memory file under root, with its
 // slash path relative to root, in lexical order. Ignored names and
@@ -54,23 +96,6 @@ func walkFiles(root string, fn func(rel, abs string, info fs.FileInfo) error) er
 	})
 }
 
-// scan fingerprints every memory file under root.
-func scan(root string) (map[string]fingerprint, error) {
-	out := map[string]fingerprint{}
-	err := walkFiles(root, func(rel, abs string, info fs.FileInfo) error {
-		fp, err := fingerprintFile(abs)
-		if err != nil {
-			return err
-		}
-		out[rel] = fp
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", root, err)
-	}
-	return out, nil
-}
-
 // fingerprintFile hashes one file; ok is false when it does not exist.
 func fingerprintFile(path string) (fingerprint, error) {
 	f, err := os.Open(path)
@@ -90,51 +115,62 @@ func fingerprintFile(path string) (fingerprint, error) {
 	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, nil
 }
 
-// currentFingerprint is fingerprintFile with "absent" as a result, not an
-// error.
-func currentFingerprint(path string) (fp fingerprint, exists bool, err error) {
-	fp, err = fingerprintFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fingerprint{}, false, nil
-	}
-	if err != nil {
-		return fingerprint{}, false, err
-	}
-	return fp, true, nil
-}
-
-// copyTree copies every memory file of src into dst, returning the
-// fingerprint of what was copied (hashed in the same pass, so the base
-// matches the staged copy exactly).
-func copyTree(src, dst string) (map[string]fingerprint, error) {
-	base := map[string]fingerprint{}
+// stageTree fills dst with every memory file of src and returns, per file,
+// the fingerprint of the original (base) and of what was staged. With link,
+// each file is staged as a hard link to the original: nothing is read or
+// copied, so staging costs one link per file whatever the sizes, and a
+// writer that replaces files (temp file and rename, as every writer in dream
+// does) materialises only what it writes. Without link, or where a link is
+// impossible (another file system), the file is copied and hashed in one
+// streamed pass.
+func stageTree(src, dst string, link bool) (base, staged map[string]fingerprint, err error) {
+	base, staged = map[string]fingerprint{}, map[string]fingerprint{}
 	n := 0
-	err := walkFiles(src, func(rel, abs string, info fs.FileInfo) error {
+	err = walkFiles(src, func(rel, abs string, info fs.FileInfo) error {
 		target := filepath.Join(dst, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return err
 		}
-		fp, err := copyHashed(abs, target, info.Mode().Perm())
-		if err != nil {
-			return err
+		if link && os.Link(abs, target) == nil {
+			// The link itself changes the inode's ctime: take the stat
+			// after it, from the link (the same inode).
+			li, err := os.Lstat(target)
+			if err != nil {
+				return err
+			}
+			fp := statPrint(li)
+			base[rel], staged[rel] = fp, fp
+		} else {
+			fp, err := copyHashed(abs, target, info.Mode().Perm())
+			if err != nil {
+				return err
+			}
+			// Keep the modification time: it is when the memory was
+			// written, which the offline engine uses to resolve "yesterday".
+			if err := os.Chtimes(target, info.ModTime(), info.ModTime()); err != nil {
+				return err
+			}
+			si, err := os.Lstat(target)
+			if err != nil {
+				return err
+			}
+			b := statPrint(info)
+			b.SHA256 = fp.SHA256
+			st := statPrint(si)
+			st.SHA256 = fp.SHA256
+			base[rel], staged[rel] = b, st
 		}
-		// Keep the modification time: it is when the memory was written,
-		// which the offline engine uses to resolve "yesterday".
-		if err := os.Chtimes(target, info.ModTime(), info.ModTime()); err != nil {
-			return err
-		}
-		base[rel] = fp
 		n++
 		crashPoint("begin:copied:%d", n)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("copy %s to staging: %w", src, err)
+		return nil, nil, fmt.Errorf("stage %s: %w", src, err)
 	}
 	if err := copySymlinks(src, dst); err != nil {
-		return nil, fmt.Errorf("copy %s to staging: %w", src, err)
+		return nil, nil, fmt.Errorf("stage %s: %w", src, err)
 	}
-	return base, nil
+	return base, staged, nil
 }
 
 // copySymlinks recreates the memory dir's symlinks in staging, as links

@@ -35,10 +35,27 @@ func journalRoot(stateDir, memoryDir string) (string, string, error) {
 	return filepath.Join(stateDir, "journal", key), mem, nil
 }
 
+// Options tune Begin.
+type Options struct {
+	// LinkUnchanged stages each file as a hard link to the original instead
+	// of a copy: a view in which only what the runner writes is
+	// materialised, and reads are served by the originals. It is only safe
+	// for a runner that never writes a staged file in place — every write a
+	// new file renamed over the old one, as dream's sandbox and offline
+	// engine do — since an in-place write would go through the link into
+	// the memory itself.
+	LinkUnchanged bool
+}
+
 // Begin starts a transaction: it copies the memory dir into a fresh staging
 // dir and records a fingerprint of every original file, so Commit can tell
 // whether anyone edited memory meanwhile.
 func Begin(stateDir, memoryDir, id string) (*Txn, error) {
+	return BeginWith(stateDir, memoryDir, id, Options{})
+}
+
+// BeginWith is Begin with options.
+func BeginWith(stateDir, memoryDir, id string, o Options) (*Txn, error) {
 	if err := validID(id); err != nil {
 		return nil, fmt.Errorf("journal: begin: %w", err)
 	}
@@ -72,12 +89,12 @@ func Begin(stateDir, memoryDir, id string) (*Txn, error) {
 		os.RemoveAll(t.txnDir)
 		return nil, fmt.Errorf("journal: begin %s: %w", id, err)
 	}
-	base, err := copyTree(mem, t.Dir())
+	base, staged, err := stageTree(mem, t.Dir(), o.LinkUnchanged)
 	if err != nil {
 		os.RemoveAll(t.txnDir)
 		return nil, fmt.Errorf("journal: begin %s: %w", id, err)
 	}
-	t.rec.Base = base
+	t.rec.Base, t.rec.Staged, t.rec.Linked = base, staged, o.LinkUnchanged
 	if err := writeRecord(t.txnDir, t.rec); err != nil {
 		os.RemoveAll(t.txnDir)
 		return nil, fmt.Errorf("journal: begin: %w", err)

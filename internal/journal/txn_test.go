@@ -196,9 +196,9 @@ func TestCommitConflict(t *testing.T) {
 		wants []string
 	}{
 		{"edited", map[string]string{"user.md": "hand\n"}, []string{"user.md (edited)"}},
-		{"deleted", map[string]string{"topics/y.md": ""}, []string{"topics/y.md (deleted)"}},
+		{"deleted", map[string]string{"project_a.md": ""}, []string{"project_a.md (deleted)"}},
 		{"created at an added path", map[string]string{"project_c.md": "mine\n"}, []string{"project_c.md (created)"}},
-		{"two files", map[string]string{"MEMORY.md": "x\n", "project_b.md": "y\n"}, []string{"MEMORY.md (edited)", "project_b.md (edited)"}},
+		{"two files", map[string]string{"MEMORY.md": "x\n", "user.md": "y\n"}, []string{"MEMORY.md (edited)", "user.md (edited)"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestEntryGolden(t *testing.T) {
 			StartedAt: time.Date(2026, 11, 30, 11, 19, 32, 0, time.UTC)}},
 		{"completed", Entry{ID: "20261130-111932-3f9a", Status: StatusCompleted, Phase: PhaseUpdating,
 			MemoryDir: "/m", PID: 4242, Provider: "anthropic", Model: "claude-x", SessionsReviewed: 6,
-			FilesTouched: []string{"MEMORY.md", "topics/go.md"}, Turns: []string{"read index", "merged duplicates"},
+			FilesTouched: []string{"MEMORY.md", "topics/go.md"}, FilesTouchedTotal: 2, Turns: []string{"read index", "merged duplicates"},
 			ToolCalls: 9, Usage: llm.Usage{InputTokens: 1200, OutputTokens: 300, CacheReadInputTokens: 40000, CacheCreationInputTokens: 8000},
 			StartedAt: time.Date(2026, 11, 30, 11, 19, 32, 0, time.UTC), EndedAt: &end, Review: true}},
 		{"failed", Entry{ID: "20261130-111932-3f9a", Status: StatusFailed, Phase: PhaseStarting, MemoryDir: "/m", PID: 7,

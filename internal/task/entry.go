@@ -43,28 +43,35 @@ const (
 // MaxTurns is how many turn summaries an entry keeps (the most recent).
 const MaxTurns = 30
 
+// MaxFilesListed is how many touched files an entry lists by name; the
+// count of all of them is FilesTouchedTotal.
+const MaxFilesListed = 100
+
 // DefaultKeep is how many finished entries Prune keeps when a caller has no
 // better number.
 const DefaultKeep = 50
 
 // Entry is one dream as stored on disk.
 type Entry struct {
-	ID               string     `json:"id"`
-	Status           Status     `json:"status"`
-	Phase            Phase      `json:"phase"`
-	MemoryDir        string     `json:"memory_dir"`
-	PID              int        `json:"pid"`
-	Provider         string     `json:"provider,omitempty"`
-	Model            string     `json:"model,omitempty"`
-	SessionsReviewed int        `json:"sessions_reviewed"`
-	FilesTouched     []string   `json:"files_touched"`
-	Turns            []string   `json:"turns"`
-	ToolCalls        int        `json:"tool_calls"`
-	Usage            llm.Usage  `json:"usage"`
-	StartedAt        time.Time  `json:"started_at"`
-	EndedAt          *time.Time `json:"ended_at,omitempty"`
-	Error            string     `json:"error,omitempty"`
-	Review           bool       `json:"review,omitempty"`
+	ID               string   `json:"id"`
+	Status           Status   `json:"status"`
+	Phase            Phase    `json:"phase"`
+	MemoryDir        string   `json:"memory_dir"`
+	PID              int      `json:"pid"`
+	Provider         string   `json:"provider,omitempty"`
+	Model            string   `json:"model,omitempty"`
+	SessionsReviewed int      `json:"sessions_reviewed"`
+	FilesTouched     []string `json:"files_touched"`
+	// FilesTouchedTotal counts every file touched; FilesTouched names at
+	// most MaxFilesListed of them.
+	FilesTouchedTotal int        `json:"files_touched_total"`
+	Turns             []string   `json:"turns"`
+	ToolCalls         int        `json:"tool_calls"`
+	Usage             llm.Usage  `json:"usage"`
+	StartedAt         time.Time  `json:"started_at"`
+	EndedAt           *time.Time `json:"ended_at,omitempty"`
+	Error             string     `json:"error,omitempty"`
+	Review            bool       `json:"review,omitempty"`
 }
 
 // clone deep-copies e so that a caller's func cannot alias the Handle's state.

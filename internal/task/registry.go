@@ -39,7 +39,14 @@ type Registry struct {
 	now          func() time.Time
 	alive        func(pid int) bool
 	pollInterval time.Duration
+	// flushEvery is the most often a running dream's progress is written;
+	// 0 writes every change at once.
+	flushEvery time.Duration
 }
+
+// FlushInterval is how often, at most, a running dream's progress reaches
+// its entry file.
+const FlushInterval = 300 * time.Millisecond
 
 // Open returns the registry under stateDir/tasks, creating the directory.
 func Open(stateDir string) (*Registry, error) {
@@ -56,6 +63,7 @@ func Open(stateDir string) (*Registry, error) {
 		now:          time.Now,
 		alive:        processAlive,
 		pollInterval: 200 * time.Millisecond,
+		flushEvery:   FlushInterval,
 	}, nil
 }
 
@@ -77,6 +85,10 @@ func (r *Registry) Start(e Entry) (*Handle, error) {
 	e.Status, e.Phase, e.EndedAt, e.Error = StatusRunning, PhaseStarting, nil, ""
 	if len(e.FilesTouched) > 0 {
 		e.Phase = PhaseUpdating
+	}
+	e.FilesTouchedTotal = max(e.FilesTouchedTotal, len(e.FilesTouched))
+	if len(e.FilesTouched) > MaxFilesListed {
+		e.FilesTouched = e.FilesTouched[:MaxFilesListed]
 	}
 	e.Turns = lastTurns(e.Turns)
 	generated := e.ID == ""
@@ -146,6 +158,33 @@ func (r *Registry) write(e Entry) error {
 	}
 	if err := fsutil.WriteFileAtomic(r.entryPath(e.ID), b, 0o600); err != nil {
 		return fmt.Errorf("writing task %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// writeFast replaces an entry file atomically but without fsync: for
+// progress, which the next write supersedes. A reader sees the old entry or
+// the new one, never a mix; after a power cut it may see an older one.
+func (r *Registry) writeFast(e Entry) error {
+	b, err := encode(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(r.dir, fsutil.TempPrefix+"task-*")
+	if err != nil {
+		return fmt.Errorf("writing task %s: %w", e.ID, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, r.entryPath(e.ID))
+	}
+	if werr != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing task %s: %w", e.ID, werr)
 	}
 	return nil
 }

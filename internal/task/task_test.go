@@ -96,6 +96,7 @@ func openReg(t *testing.T) *Registry {
 		t.Fatal(err)
 	}
 	r.pollInterval = 10 * time.Millisecond
+	r.flushEvery = 0 // write through: these tests read the disk after each call
 	return r
 }
 

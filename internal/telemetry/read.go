@@ -11,9 +11,12 @@ import (
 	"time"
 )
 
-// maxLine bounds one line: an event is a few hundred bytes, so anything
-// longer is damage and is skipped rather than buffered.
-const maxLine = 64 << 10
+// maxLine bounds one line. The writer keeps every event under it (a few
+// hundred bytes usually, a capped list at most); the reader accepts the
+// same bound, and counts anything longer as malformed without buffering it.
+// It is generous because older writers listed every touched file (a
+// 30,000-file dream wrote a 456 KB line).
+const maxLine = 1 << 20
 
 // ParseLine decodes one log line. It rejects a line that is not a JSON
 // object, has no event name, or has no time, so that Read can count it as

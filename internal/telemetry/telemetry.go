@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dreamkit/dream/llm"
@@ -26,6 +27,13 @@ const (
 	EventFailed    = "dream_failed"
 )
 
+// MaxFilesListed is how many touched files an event names.
+const MaxFilesListed = 100
+
+// maxReason bounds a failure reason: an error that lists thousands of files
+// must not make the line unreadable.
+const maxReason = 4 << 10
+
 // Event is one line of the log.
 type Event struct {
 	Time             time.Time  `json:"time"`
@@ -38,9 +46,12 @@ type Event struct {
 	CacheHitRate     float64    `json:"cache_hit_rate,omitempty"`
 	SessionsReviewed int        `json:"sessions_reviewed,omitempty"`
 	FilesTouched     []string   `json:"files_touched,omitempty"`
-	DurationMS       int64      `json:"duration_ms,omitempty"`
-	Reason           string     `json:"reason,omitempty"`
-	Phase            string     `json:"phase,omitempty"`
+	// FilesTouchedTotal counts every file touched; FilesTouched lists at
+	// most MaxFilesListed of them (the full list is the audit commit's).
+	FilesTouchedTotal int    `json:"files_touched_total,omitempty"`
+	DurationMS        int64  `json:"duration_ms,omitempty"`
+	Reason            string `json:"reason,omitempty"`
+	Phase             string `json:"phase,omitempty"`
 }
 
 // Log is the event log of one state dir. It holds no open file: each event
@@ -69,7 +80,7 @@ func (l *Log) Completed(taskID, memoryDir string, u llm.Usage, sessionsReviewed 
 	return l.Append(Event{
 		Name: EventCompleted, TaskID: taskID, MemoryDir: memoryDir,
 		Usage: &u, CacheHitRate: u.CacheHitRate(), SessionsReviewed: sessionsReviewed,
-		FilesTouched: files, DurationMS: d.Milliseconds(),
+		FilesTouched: files, FilesTouchedTotal: len(files), DurationMS: d.Milliseconds(),
 	})
 }
 
@@ -91,7 +102,7 @@ func (l *Log) Append(e Event) error {
 		e.Time = l.now()
 	}
 	e.Time = e.Time.Round(0).UTC()
-	line, err := json.Marshal(e)
+	line, err := encodeBounded(e)
 	if err != nil {
 		return fmt.Errorf("telemetry: encoding %s: %w", e.Name, err)
 	}
@@ -111,4 +122,34 @@ func (l *Log) Append(e Event) error {
 		return fmt.Errorf("telemetry: writing %s: %w", e.Name, err)
 	}
 	return nil
+}
+
+// encodeBounded encodes e in at most maxLine bytes, so that every event
+// written can be read back: the touched-file list is capped (with its total
+// kept), the reason is cut to maxReason, and if the line is still too long
+// (very long paths) the list goes before anything else does.
+func encodeBounded(e Event) ([]byte, error) {
+	if e.FilesTouchedTotal < len(e.FilesTouched) {
+		e.FilesTouchedTotal = len(e.FilesTouched)
+	}
+	if len(e.FilesTouched) > MaxFilesListed {
+		e.FilesTouched = e.FilesTouched[:MaxFilesListed]
+	}
+	if len(e.Reason) > maxReason {
+		e.Reason = strings.ToValidUTF8(e.Reason[:maxReason], "") + "…"
+	}
+	for {
+		line, err := json.Marshal(e)
+		if err != nil || len(line) < maxLine {
+			return line, err
+		}
+		if len(e.FilesTouched) == 0 {
+			e.MemoryDir = ""
+			if line, err = json.Marshal(e); err != nil || len(line) < maxLine {
+				return line, err
+			}
+			return nil, fmt.Errorf("event of %d bytes", len(line))
+		}
+		e.FilesTouched = e.FilesTouched[:len(e.FilesTouched)/2]
+	}
 }

@@ -54,6 +54,9 @@ func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, er
 	if err != nil {
 		return "", nil, fmt.Errorf("write: %w", err)
 	}
+	if err := sandbox.CheckSecretName(rel); err != nil {
+		return "", nil, fmt.Errorf("write refused: %w", err)
+	}
 	return rel, []byte(*in.Content), nil
 }
 
@@ -104,7 +107,10 @@ func readExisting(mem *sandbox.Memory, rel string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	if fi.IsDir() {
-		return nil, false, fmt.Errorf("%s is a directory, not a file", mem.Display(rel))
+		return nil, false, fmt.Errorf("%s is a directory, not a file; write to a file inside it or choose another name", mem.Display(rel))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file (%v); it cannot hold memory, choose another name", mem.Display(rel), fi.Mode().Type())
 	}
 	data, err := mem.ReadFile(rel)
 	if err != nil {

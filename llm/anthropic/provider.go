@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -70,12 +71,17 @@ type Options struct {
 
 // Provider is an llm.Provider over the Anthropic Messages API.
 type Provider struct {
-	client    sdk.Client
-	model     string
-	maxTokens int
-	stream    bool
-	timeout   time.Duration
-	retry     llm.RetryPolicy
+	// The SDK client is built on the first request, not in New: a process
+	// that only checks gates (`dream maybe` with the time gate closed)
+	// never pays for it.
+	clientOnce sync.Once
+	clientOpts []option.RequestOption
+	client     sdk.Client
+	model      string
+	maxTokens  int
+	stream     bool
+	timeout    time.Duration
+	retry      llm.RetryPolicy
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -127,8 +133,14 @@ func New(o Options) (*Provider, error) {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	p.client = sdk.NewClient(opts...)
+	p.clientOpts = opts
 	return p, nil
+}
+
+// sdkClient returns the SDK client, building it on first use.
+func (p *Provider) sdkClient() *sdk.Client {
+	p.clientOnce.Do(func() { p.client = sdk.NewClient(p.clientOpts...) })
+	return &p.client
 }
 
 func checkBaseURL(s string) error {
@@ -181,13 +193,13 @@ func (p *Provider) once(ctx context.Context, params sdk.MessageNewParams) (*llm.
 		// An explicit timeout also stops the SDK from refusing large
 		// max_tokens without streaming; ours (p.retry) bounds the attempt.
 		opts = append(opts, option.WithRequestTimeout(p.timeout))
-		msg, err := p.client.Messages.New(ctx, params, opts...)
+		msg, err := p.sdkClient().Messages.New(ctx, params, opts...)
 		if err != nil {
 			return nil, wrapErr(capture, err)
 		}
 		return fromMessage(msg)
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
+	stream := p.sdkClient().Messages.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	var msg sdk.Message
 	stopped := false

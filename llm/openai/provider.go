@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -26,8 +27,10 @@ const Name = "openai"
 
 // DefaultModel is the model callers fall back to when none is configured: a
 // small, cheap model with dependable tool calling, which is what a
-// background consolidation needs.
-const DefaultModel = sdk.ChatModelGPT4_1Mini
+// background consolidation needs. The SDK marks its constant for this model
+// deprecated (a shutdown is announced for 2027-01-14); the name is spelled
+// out so the default stays explicit until it is moved to a successor.
+const DefaultModel = "gpt-4.1-mini"
 
 // Defaults for the zero values of Options.
 const (
@@ -71,6 +74,10 @@ type Options struct {
 
 // Provider is an llm.Provider over Chat Completions.
 type Provider struct {
+	// The SDK service is built on the first request, not in New: a process
+	// that only checks gates never pays for it.
+	chatOnce  sync.Once
+	chatOpts  []option.RequestOption
 	chat      sdk.ChatCompletionService
 	model     string
 	maxTokens int
@@ -130,7 +137,7 @@ func New(o Options) (*Provider, error) {
 	if o.HTTPClient != nil {
 		opts = append(opts, option.WithHTTPClient(o.HTTPClient))
 	}
-	p.chat = sdk.NewChatCompletionService(opts...)
+	p.chatOpts = opts
 	return p, nil
 }
 
@@ -188,14 +195,14 @@ func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams)
 	capture := &wire.Capture{}
 	opts := []option.RequestOption{option.WithMiddleware(capture.Middleware)}
 	if !p.stream {
-		c, err := p.chat.New(ctx, params, opts...)
+		c, err := p.service().New(ctx, params, opts...)
 		if err != nil {
 			return nil, wire.Wrap(Name, capture, err)
 		}
 		return fromCompletion(c, c.Usage)
 	}
 	params.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	stream := p.chat.NewStreaming(ctx, params, opts...)
+	stream := p.service().NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	var acc sdk.ChatCompletionAccumulator
 	var usage sdk.CompletionUsage
@@ -222,4 +229,10 @@ func (p *Provider) once(ctx context.Context, params sdk.ChatCompletionNewParams)
 		usage = acc.Usage
 	}
 	return fromCompletion(&acc.ChatCompletion, usage)
+}
+
+// service returns the SDK's chat service, building it on first use.
+func (p *Provider) service() *sdk.ChatCompletionService {
+	p.chatOnce.Do(func() { p.chat = sdk.NewChatCompletionService(p.chatOpts...) })
+	return &p.chat
 }

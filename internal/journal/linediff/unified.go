@@ -16,13 +16,16 @@ type File struct {
 	Path   string
 	Data   []byte
 	Absent bool
+	// Opaque marks a file too large to load: it is shown as binary and
+	// Data is not read.
+	Opaque bool
 }
 
 // Unified writes a git-style unified diff of one file from old to new, with
 // "diff --git", "a/" and "b/" headers, so the output can be read by people
 // and applied with `git apply`. It returns "" when the two sides are equal.
 func Unified(old, new File) string {
-	if old.Absent == new.Absent && string(old.Data) == string(new.Data) {
+	if !old.Opaque && !new.Opaque && old.Absent == new.Absent && string(old.Data) == string(new.Data) {
 		return ""
 	}
 	var sb strings.Builder
@@ -36,7 +39,7 @@ func Unified(old, new File) string {
 		sb.WriteString("deleted file mode 100644\n")
 		bName = "/dev/null"
 	}
-	if IsBinary(old.Data) || IsBinary(new.Data) {
+	if old.Opaque || new.Opaque || IsBinary(old.Data) || IsBinary(new.Data) {
 		fmt.Fprintf(&sb, "Binary files %s and %s differ\n", quote(aName), quote(bName))
 		return sb.String()
 	}

@@ -1,25 +1,23 @@
-package audit
+package linediff
 
-import (
-	"slices"
+import "slices"
 
-	"github.com/dreamkit/dream/internal/journal/linediff"
-)
+// Region is a stretch of lines both sides changed differently: lines
+// [A0,A1) of the "ours" version.
+type Region struct{ A0, A1 int }
 
-// region is a stretch of lines both sides changed differently: lines
-// [A0,A1) of the "ours" version (the current memory file).
-type region struct{ A0, A1 int }
-
-// merge3 is a line-based three-way merge: it applies the change o→theirs on
+// Merge3 is a line-based three-way merge: it applies the change o→theirs on
 // top of ours, where ours also descends from o. Undo uses it with o = the
 // dream's version, ours = the file now, theirs = the file before the dream,
-// so the dream's hunks are reverted and later edits elsewhere survive.
-// Changes from the two sides that overlap or touch are a conflict unless
-// they are identical; in a conflict the merged text keeps ours.
-func merge3(o, ours, theirs []string) ([]string, []region) {
-	sa, sb := linediff.Diff(o, ours), linediff.Diff(o, theirs)
+// so the dream's hunks are reverted and later edits elsewhere survive; a
+// commit uses it with o = the file before the dream, ours = the user's
+// edit made meanwhile, theirs = the dream's version. Changes from the two
+// sides that overlap or touch are a conflict unless they are identical; in
+// a conflict the merged text keeps ours.
+func Merge3(o, ours, theirs []string) ([]string, []Region) {
+	sa, sb := Diff(o, ours), Diff(o, theirs)
 	var out []string
-	var conflicts []region
+	var conflicts []Region
 	ia, ib, pos := 0, 0, 0
 	for ia < len(sa) || ib < len(sb) {
 		lo := 0
@@ -29,7 +27,7 @@ func merge3(o, ours, theirs []string) ([]string, []region) {
 			lo = sb[ib].A0
 		}
 		hi := lo
-		var ga, gb []linediff.Span
+		var ga, gb []Span
 		for grew := true; grew; {
 			grew = false
 			for ia < len(sa) && sa[ia].A0 <= hi && sa[ia].A1 >= lo {
@@ -57,7 +55,7 @@ func merge3(o, ours, theirs []string) ([]string, []region) {
 			out = append(out, textA...)
 		default:
 			a0 := ga[0].B0 - (ga[0].A0 - lo)
-			conflicts = append(conflicts, region{A0: a0, A1: a0 + len(textA)})
+			conflicts = append(conflicts, Region{A0: a0, A1: a0 + len(textA)})
 			out = append(out, textA...)
 		}
 		pos = hi
@@ -66,7 +64,7 @@ func merge3(o, ours, theirs []string) ([]string, []region) {
 }
 
 // rebuild returns one side's text for o[lo:hi] given its spans there.
-func rebuild(o, side []string, spans []linediff.Span, lo, hi int) []string {
+func rebuild(o, side []string, spans []Span, lo, hi int) []string {
 	var out []string
 	i := lo
 	for _, s := range spans {

@@ -1,0 +1,81 @@
+package dream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/journal"
+)
+
+// FileReplacer is implemented by a Runner that never writes a staged file
+// in place: every write is a new file renamed over the old one (as the
+// sandbox's write and edit and the offline engine do). Such a runner gets a
+// staging view in which unchanged files are hard links to the originals, so
+// a dream over a memory of 30,000 files, or one with a 200 MB pasted log,
+// copies only what it writes. Any other runner gets a full copy: an in-place
+// write through a link would reach the user's memory before the commit.
+type FileReplacer interface {
+	ReplacesFiles() bool
+}
+
+// ReplacesFiles implements FileReplacer: the offline engine writes each
+// file to a temporary file and renames it.
+func (*OfflineRunner) ReplacesFiles() bool { return true }
+
+// ReplacesFiles implements FileReplacer: the offline engine and the
+// sandbox's write and edit tools both replace files atomically.
+func (*AgentRunner) ReplacesFiles() bool { return true }
+
+// beginStaging starts the dream's transaction with the cheapest staging
+// the runner allows.
+func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {
+	r, ok := d.cfg.Runner.(FileReplacer)
+	return journal.BeginWith(d.cfg.StateDir, d.cfg.MemoryDir, id, journal.Options{LinkUnchanged: ok && r.ReplacesFiles()})
+}
+
+// commitOptions lets the journal merge a file the user edited during the
+// dream: the content before the dream is the audit history's HEAD, which
+// recorded the hand edits just before the dream began.
+func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptions {
+	return journal.CommitOptions{Base: func(path string) ([]byte, bool, error) {
+		data, err := hist.FileAt(ctx, "HEAD", path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return data, true, nil
+	}}
+}
+
+// recoverJournal is journal.Recover plus the audit record of every commit it
+// finished, under the dream it belongs to: without it the next dream would
+// record a rolled-forward dream's files as hand edits, and `dream undo` of
+// that dream would find nothing. Callers hold the lock.
+func (d *Dreamer) recoverJournal(ctx context.Context) (journal.Recovery, error) {
+	rec, err := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir)
+	if len(rec.Landed) == 0 {
+		return rec, err
+	}
+	hist, herr := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+	if herr != nil {
+		return rec, errors.Join(err, fmt.Errorf("recording recovered dreams: %w", herr))
+	}
+	ids := make([]string, 0, len(rec.Landed))
+	for id := range rec.Landed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		meta := audit.Meta{DreamID: id, Status: "recovered", Kind: audit.KindDream, StartedAt: d.cfg.Now(), Paths: rec.Landed[id]}
+		if _, rerr := hist.RecordDream(ctx, meta); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("recording recovered dream %s: %w", id, rerr))
+		}
+	}
+	return rec, err
+}
