@@ -216,6 +216,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 		if a.session == "" {
 			a.session = host.CurrentSession(l.Host, a.env)
 		}
+		repo = a.layoutRepo(l, repo)
 	}
 	if mem != "" && a.isNanobot() {
 		mem = a.nanobotWorkspace(mem, fromFlag)

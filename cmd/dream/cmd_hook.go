@@ -44,7 +44,10 @@ type hookPayload struct {
 // its own session and process group, its output appended to hook.log in
 // the state dir. Whatever happens it prints nothing and exits 0: an agent
 // shows a hook's output to the user or the model, and treats some exit
-// codes as "block".
+// codes as "block" (2 blocks in Claude Code and Gemini CLI). Empty stdout is
+// "no decision" to all three: Codex parses only a non-empty JSON object
+// (codex-rs/hooks/src/engine/output_parser.rs parse_json), Gemini CLI asks
+// for JSON or nothing (docs/hooks/reference.md, "Silence is Mandatory").
 func cmdHook(a *app, args []string) (code int) {
 	started := time.Now()
 	var logw io.Writer = io.Discard

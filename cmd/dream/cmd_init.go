@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -194,6 +195,9 @@ func codexHome(env func(string) (string, bool), home string) string {
 // initNotes are what else the agent needs for the hook to run.
 func (a *app) initNotes(agent string) []string {
 	var notes []string
+	if exe, err := os.Executable(); err == nil && strings.HasPrefix(exe, filepath.Clean(os.TempDir())+string(filepath.Separator)) && strings.Contains(exe, "go-build") {
+		notes = append(notes, "this dream binary was built by `go run` in a temporary directory that will vanish: `go install ./cmd/dream`, then run dream init again")
+	}
 	if agent == "codex" && !codexHooksFeature(codexHome(a.env, a.home())) {
 		notes = append(notes, "Codex runs hooks.json only with the hooks feature on: add `codex_hooks = true` under [features] in "+
 			filepath.Join(codexHome(a.env, a.home()), "config.toml")+"; Codex may also ask you to trust the new hook (/hooks)")

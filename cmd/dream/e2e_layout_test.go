@@ -64,3 +64,22 @@ func TestAmbiguousHost(t *testing.T) {
 		t.Fatalf("--host settles it: %s", r)
 	}
 }
+
+// TestCodexDriftRepo: Codex's memory is global, so drift checks use the
+// repository its MEMORY.md names, not the directory dream runs in.
+func TestCodexDriftRepo(t *testing.T) {
+	w := newHostWorld(t, "codex")
+	mem := filepath.Join(w.layout.MemoryDir, "MEMORY.md")
+	os.WriteFile(mem, []byte("---\nrollout_summary_files:\n  - a.md (success, cwd="+w.repo+", updated_at=2026-11-28T11:02:13Z)\ndescription: d\nkeywords: k\n---\n\n- x\n"), 0o644)
+	elsewhere := filepath.Join(w.root, "elsewhere")
+	os.MkdirAll(elsewhere, 0o755)
+	w.repo = elsewhere // run from a directory the memory does not describe
+	r := w.dream("status", "--host", "codex")
+	if r.code != 0 || !strings.Contains(r.stdout, "repo:") || !strings.Contains(r.stdout, "[the only repository the memory names]") {
+		t.Fatalf("%s", r)
+	}
+	r = w.dream("status", "--host", "codex", "--repo", elsewhere)
+	if strings.Contains(r.stdout, "the only repository the memory names") {
+		t.Fatalf("an explicit --repo was overridden: %s", r)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -108,4 +109,30 @@ func (a *app) checkEdit(mem string) func(rel string, before, after []byte) error
 		return nil
 	}
 	return a.layout.CheckEdit
+}
+
+// layoutRepo is the repository drift checks use. For a global memory
+// (Codex) that is the repository the memory itself names, not the
+// directory dream happens to run in: when --repo was not given, the
+// current directory is not one the memory names, and the memory names
+// exactly one that exists, that one is taken.
+func (a *app) layoutRepo(l *host.Layout, repo string) string {
+	if len(l.DriftRepos) == 0 {
+		return repo
+	}
+	if src := a.loaded.Source["repo"]; src != "" && src != "default" {
+		return repo
+	}
+	for _, r := range l.DriftRepos {
+		if rel, err := filepath.Rel(r, repo); err == nil && !strings.HasPrefix(rel, "..") {
+			return repo
+		}
+	}
+	if len(l.DriftRepos) == 1 {
+		if info, err := os.Stat(l.DriftRepos[0]); err == nil && info.IsDir() {
+			l.Sources = append(l.Sources, host.Source{What: "repo", Path: l.DriftRepos[0], From: "the only repository the memory names"})
+			return l.DriftRepos[0]
+		}
+	}
+	return repo
 }

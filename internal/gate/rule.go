@@ -1,8 +1,7 @@
 package gate
 
 import (
-	"bufio"
-	"io"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,17 +119,25 @@ func FirstLine(path string) ([]byte, bool) {
 		return nil, false
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(io.LimitReader(f, HeadLimit), 64<<10)
-	var out []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		out = append(out, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
+	// Read in growing chunks until the first newline: most first lines are
+	// short, and a long one (Codex's) is read once, without a second copy.
+	buf := make([]byte, 0, 8<<10)
+	for len(buf) < HeadLimit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, make([]byte, min(cap(buf), HeadLimit-len(buf)))...)[:len(buf)]
 		}
-		break
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		if i := bytes.IndexByte(buf[len(buf):len(buf)+n], '\n'); i >= 0 {
+			buf = buf[:len(buf)+i]
+			break
+		}
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
 	}
-	return []byte(strings.TrimRight(string(out), "\r\n")), len(out) > 0
+	buf = bytes.TrimRight(buf, "\r")
+	return buf, len(buf) > 0
 }
 
 // depthOf is how many directories path lies below root.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -87,12 +88,27 @@ func codexSessionRule() *gate.Rule {
 		Descend: func(depth int, name string) bool {
 			return depth == 0 && digits(name, 4) || (depth == 1 || depth == 2) && digits(name, 2)
 		},
-		Keep: func(first []byte) bool {
-			meta, ok := parseSessionMeta(first)
-			return ok && meta.interactive()
-		},
+		Keep: codexKeep,
 		Same: strings.EqualFold,
 	}
+}
+
+// codexKeep decides from a rollout's first line whether Codex's memory
+// pipeline would take the session. The line can be tens of kilobytes (the
+// base instructions), so the source is read where Codex's serializer puts
+// it, before them: in compact JSON a `"source":` sequence with an
+// unescaped quote can only be a key, and the first one in a session_meta
+// line is the payload's. Anything unexpected falls back to a full parse.
+func codexKeep(first []byte) bool {
+	const meta, key = `"type":"session_meta"`, `"source":`
+	if i := bytes.Index(first, []byte(key)); i > 0 && bytes.Contains(first[:i], []byte(meta)) {
+		var raw json.RawMessage
+		if json.NewDecoder(bytes.NewReader(first[i+len(key):])).Decode(&raw) == nil {
+			return sessionMeta{Source: raw}.interactive()
+		}
+	}
+	m, ok := parseSessionMeta(first)
+	return ok && m.interactive()
 }
 
 // sessionMeta is the part of a rollout's first line dream reads.

@@ -103,3 +103,20 @@ func TestListingsShowOddNamesSanely(t *testing.T) {
 		}
 	}
 }
+
+// TestNoWriteAfterClose: a call the agent abandoned may finish after the
+// dream's tool set was closed (the runner closes it before the commit); it
+// must then fail rather than change the memory behind the commit's back.
+func TestNoWriteAfterClose(t *testing.T) {
+	f := newFixture(t, Limits{})
+	if err := f.set.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.call(t, "write", map[string]any{"file_path": "late.md", "content": "# Late\n"})
+	if err == nil {
+		t.Fatal("write after Close succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(f.staging, "late.md")); !os.IsNotExist(err) {
+		t.Errorf("late.md exists after a write on a closed set: %v", err)
+	}
+}
