@@ -216,6 +216,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
+	fromFlag := mem != ""
 	if l != nil {
 		if mem == "" {
 			mem = l.MemoryDir
@@ -227,6 +228,9 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 			a.session = host.CurrentSession(l.Host, a.env)
 		}
 		repo = a.layoutRepo(l, repo)
+	}
+	if mem != "" && a.isNanobot() {
+		mem = a.nanobotWorkspace(mem, fromFlag)
 	}
 	if mem == "" {
 		return "", "", "", usagef("no memory directory: pass --memory-dir DIR or --host NAME (claude, codex, gemini, nanobot, codebot, dir), or set memory_dir in the config file")
@@ -255,7 +259,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		StateDir:        a.loaded.Settings.StateDir,
 		CurrentSession:  func() string { return session },
 		SessionRule:     a.sessionRule(),
-		CheckEdit:       a.checkEdit(mem),
+		CheckEdit:       a.nanobotCheckEdit(a.checkEdit(mem)),
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
 		Provider:        choice.Name,

@@ -26,6 +26,8 @@ func commands() []command {
 		{"discard", "ID", "drop the staged changes of a review run", cmdDiscard},
 		{"stats", "", "fired:completed:failed, tokens and cache hit rate over a window", cmdStats},
 		{"eval", "", "score dreams on scenarios with planted defects and probe facts", cmdEval},
+		{"history", "append|show|tail", "nanobot's history.jsonl: append an entry, show entries after a cursor, or the last ones", cmdHistory},
+		{"compact", "SESSION", "archive an idle nanobot session's unarchived turns into the history (refused while active or locked)", cmdCompact},
 		{"demo", "", "a full dream on a bundled example memory, in a temp dir, no setup", cmdDemo},
 		{"hook", "", "for an agent's hook: reads its JSON on stdin, runs the cheap gates, starts the dream detached, returns at once, exit 0", cmdHook},
 		{"init", "AGENT", "install (or --remove) dream's hook in claude, codex or gemini settings; instructions for nanobot, codebot", cmdInit},
