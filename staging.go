@@ -39,9 +39,15 @@ func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {
 
 // commitOptions lets the journal merge a file the user edited during the
 // dream: the content before the dream is the audit history's HEAD, which
-// recorded the hand edits just before the dream began.
+// recorded the hand edits just before the dream began (the journal asks
+// before BeforeApply records the user's versions of the merged files, so
+// HEAD is still that state). The user's edits are recorded as the user's,
+// then the merge as the dream's, so undoing the dream keeps them.
 func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptions {
-	return journal.CommitOptions{Base: func(path string) ([]byte, bool, error) {
+	return journal.CommitOptions{BeforeApply: func(merged []string) error {
+		_, err := hist.RecordHandEditsOf(ctx, merged)
+		return err
+	}, Base: func(path string) ([]byte, bool, error) {
 		data, err := hist.FileAt(ctx, "HEAD", path)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
 			return nil, false, nil

@@ -33,6 +33,21 @@ func (h *History) RecordHandEdits(ctx context.Context) (string, error) {
 	return sha, nil
 }
 
+// RecordHandEditsOf records hand edits of just these paths (slash paths
+// relative to the memory dir): a user's edit made during a dream to a file
+// the dream also changed is recorded as the user's before the merged result
+// is recorded as the dream's, so undoing the dream keeps the user's edit.
+func (h *History) RecordHandEditsOf(ctx context.Context, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", nil
+	}
+	sha, err := h.record(ctx, Meta{Kind: KindHand, StartedAt: time.Now(), Paths: paths}, nil)
+	if err != nil {
+		return "", fmt.Errorf("audit: record hand edits: %w", err)
+	}
+	return sha, nil
+}
+
 // RecordDream commits the current memory dir as the result of a dream. The
 // message is built from the real diff. It returns "" and records nothing when
 // the memory dir did not change.

@@ -33,6 +33,10 @@ type CommitOptions struct {
 	// every dream); ok is false when it had none. With it, a file both the
 	// dream and the user changed during the dream is merged.
 	Base func(path string) (data []byte, ok bool, err error)
+	// BeforeApply, if set, is called with the files about to be merged,
+	// while the memory dir still holds the user's versions, so the caller
+	// can record those as the user's before the merge lands.
+	BeforeApply func(merged []string) error
 }
 
 // CommitResult says what a commit did.
@@ -99,6 +103,11 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 			for _, c := range review {
 				res.ForReview = append(res.ForReview, c.Path)
 			}
+		}
+	}
+	if len(res.Merged) > 0 && o.BeforeApply != nil {
+		if err := o.BeforeApply(res.Merged); err != nil {
+			return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 		}
 	}
 	if len(chs) == 0 {
