@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -503,7 +502,7 @@ func fingerprintIn(root *os.Root, rel string) (fp fingerprint, exists bool, err 
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := copyStream(h, f)
 	if err != nil {
 		return fingerprint{}, false, fmt.Errorf("hash %s: %w", rel, err)
 	}
