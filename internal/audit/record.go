@@ -127,6 +127,12 @@ func (h *History) stagePaths(ctx context.Context, paths []string) error {
 // of thousands.
 const packEvery = 256
 
+// detachPackAt is the estimated loose-object count from which packing runs
+// in the background (git's own gc.autoDetach) instead of inside the dream:
+// the first record of a memory of 30,000 files leaves 30,000 loose objects,
+// and packing them costs as much as recording them.
+const detachPackAt = 16 * 256
+
 // maybePack packs the history when it holds about packEvery loose objects,
 // estimated as git itself does, from one of the 256 object directories.
 // Failure only costs disk space, so it is not an error.
@@ -135,7 +141,8 @@ func (h *History) maybePack(ctx context.Context) {
 	if err != nil || len(des)*256 < packEvery {
 		return
 	}
-	_, _ = h.git(ctx, nil, "-c", "gc.auto="+strconv.Itoa(packEvery), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+	detach := strconv.FormatBool(len(des)*256 >= detachPackAt)
+	_, _ = h.git(ctx, nil, "-c", "gc.auto="+strconv.Itoa(packEvery), "-c", "gc.autoDetach="+detach, "gc", "--auto", "--quiet")
 }
 
 // buildMessage writes the subject, the per-file counts, the capped diff and
