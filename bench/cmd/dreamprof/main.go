@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/dreamkit/dream"
@@ -66,7 +67,7 @@ func main() {
 		}
 		f.Close()
 	}
-	fmt.Printf("status=%s files=%d elapsed=%.3fs\n", rep.Status, len(rep.FilesTouched), elapsed.Seconds())
+	fmt.Printf("status=%s files=%d elapsed=%.3fs own_peak_rss=%s\n", rep.Status, len(rep.FilesTouched), elapsed.Seconds(), peakRSS())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dream:", err)
 	}
@@ -94,6 +95,21 @@ func (oneFileRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, err
 	}
 	job.Progress(dream.Progress{Kind: dream.ProgressFileTouched, Path: "MEMORY.md"})
 	return dream.Outcome{FilesTouched: []string{"MEMORY.md"}}, nil
+}
+
+// peakRSS is this process's own peak resident set (VmHWM), without the git
+// processes it ran; "?" where /proc is not there.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.Join(strings.Fields(v), "")
+		}
+	}
+	return "?"
 }
 
 func fail(err error) {
