@@ -9,6 +9,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/offline"
 )
 
 // FileReplacer is implemented by a Runner that never writes a staged file
@@ -84,4 +85,12 @@ func (d *Dreamer) recoverJournal(ctx context.Context) (journal.Recovery, error) 
 		}
 	}
 	return rec, err
+}
+
+// missingPinned is offline.MissingPinned, skipped when nothing is pinned.
+func missingPinned(pinned []string, dir string) ([]string, error) {
+	if len(pinned) == 0 {
+		return nil, nil
+	}
+	return offline.MissingPinned(pinned, dir)
 }
