@@ -68,6 +68,14 @@ type Config struct {
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
 	CurrentSession func() string
+	// SessionRule is the host's own rule for what counts as a session;
+	// nil means every *.jsonl outside subagents/ directories.
+	SessionRule *SessionRule
+	// CheckEdit, when set, is asked about each file a dream changed before
+	// it lands (rel is slash-separated, relative to MemoryDir; before or
+	// after nil for a file added or deleted); a refused file is kept as it
+	// was. The command line sets it from the host layout.
+	CheckEdit func(rel string, before, after []byte) error
 	// Settings are the gate thresholds and budgets. Use DefaultSettings as
 	// a base.
 	Settings Settings

@@ -229,6 +229,14 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
+	refused, err := d.guardEdits(txn)
+	for _, r := range refused {
+		progress(Progress{Kind: ProgressTurn, Text: "kept as it was, the host agent could not load the change: " + r})
+	}
+	if err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 	changes, err := txn.Changes()
 	if err != nil {
 		finish(task.StatusFailed, err)
@@ -309,7 +317,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 	if d.cfg.SessionsDir == "" {
 		return 0, nil
 	}
-	return gate.CountSessionsTouchedSince(ctx, d.cfg.SessionsDir, since, d.currentSession())
+	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
 }
 
 func changedPaths(cs []journal.Change) []string {

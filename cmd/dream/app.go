@@ -30,6 +30,8 @@ type app struct {
 	hook    bool
 
 	loaded settings.Loaded
+	// layout is the host layout locations resolved or detected, if any.
+	layout *host.Layout
 }
 
 func (a *app) getenv(k string) string {
@@ -199,11 +201,11 @@ func (a *app) loadSettings(flags map[string]string) error {
 func (a *app) locations() (mem, sessions, repo string, err error) {
 	s := a.loaded.Settings
 	mem, sessions, repo = s.MemoryDir, s.SessionsDir, s.Repo
-	if s.Host != "" {
-		l, err := host.Resolve(s.Host, repo, a.home(), a.env)
-		if err != nil {
-			return "", "", "", usagef("%v", err)
-		}
+	l, err := a.resolveLayout(s.Host, mem, repo)
+	if err != nil {
+		return "", "", "", err
+	}
+	if l != nil {
 		if mem == "" {
 			mem = l.MemoryDir
 		}
@@ -211,8 +213,9 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 			sessions = l.SessionsDir
 		}
 		if a.session == "" {
-			a.session = host.CurrentSession(s.Host, a.env)
+			a.session = host.CurrentSession(l.Host, a.env)
 		}
+		repo = a.layoutRepo(l, repo)
 	}
 	if mem == "" {
 		return "", "", "", usagef("no memory directory: pass --memory-dir DIR or --host NAME (claude, codex, gemini, nanobot, codebot, dir), or set memory_dir in the config file")
@@ -240,6 +243,8 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		RepoDir:         repo,
 		StateDir:        a.loaded.Settings.StateDir,
 		CurrentSession:  func() string { return session },
+		SessionRule:     a.sessionRule(),
+		CheckEdit:       a.checkEdit(mem),
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
 		Provider:        choice.Name,

@@ -21,7 +21,7 @@ func cmdStatus(a *app, args []string) int {
 		return a.fail(err)
 	}
 	if a.jsonOut {
-		a.printJSON(s)
+		a.printJSON(statusWithLayout{s, a.layout})
 		return exitOK
 	}
 	w := a.stdout
@@ -39,6 +39,7 @@ func cmdStatus(a *app, args []string) int {
 		holder = fmt.Sprintf("held by pid %d", s.Lock.PID)
 	}
 	fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
+	printLayout(w, a.layout)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)
 	}

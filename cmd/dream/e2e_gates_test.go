@@ -134,7 +134,8 @@ func TestHostClaudeLayout(t *testing.T) {
 	proj := filepath.Join(home, ".claude", "projects", slug)
 	w.write(filepath.Join(proj, "memory"), "MEMORY.md", "- [A](a.md) — a\n")
 	for i := 0; i < 5; i++ {
-		w.write(proj, fmt.Sprintf("sess%d.jsonl", i), "{}\n")
+		// Named by session UUID: Claude Code counts no other transcript.
+		w.write(proj, fmt.Sprintf("%08x-0000-4000-8000-%012x.jsonl", i, i), "{}\n")
 	}
 	r := w.dream(nil, "status", "--json", "--host", "claude", "--repo", w.repo, "--state-dir", w.state)
 	if r.code != 0 {

@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
@@ -13,6 +14,11 @@ const (
 	DefaultMaxTurns        = 25
 	DefaultMaxTokens       = 400_000
 	DefaultMaxRefusedTurns = 5
+	// DefaultToolTimeout bounds one tool call. The tools stream and cap
+	// their output, so a healthy call takes milliseconds to seconds even
+	// on a multi-gigabyte transcript; one still running after this is
+	// stuck, not slow.
+	DefaultToolTimeout = 2 * time.Minute
 )
 
 // Stop values of Result.Stop.
@@ -56,6 +62,10 @@ type Config struct {
 	// was refused end the run with ErrLooping; DefaultMaxRefusedTurns when
 	// zero.
 	MaxRefusedTurns int
+	// ToolTimeout bounds each tool call; a call still running then is
+	// abandoned with an error result. DefaultToolTimeout when zero. The
+	// dream's own context bounds every call too.
+	ToolTimeout time.Duration
 
 	// OnEvent is called synchronously from the loop; it may be nil.
 	OnEvent func(Event)
@@ -85,7 +95,7 @@ func (cfg Config) validate() (Config, error) {
 	if cfg.Task == "" {
 		return cfg, errors.New("agent: empty task")
 	}
-	if cfg.MaxTurns < 0 || cfg.MaxTokens < 0 || cfg.MaxRefusedTurns < 0 || cfg.MaxOutputTokens < 0 {
+	if cfg.MaxTurns < 0 || cfg.MaxTokens < 0 || cfg.MaxRefusedTurns < 0 || cfg.MaxOutputTokens < 0 || cfg.ToolTimeout < 0 {
 		return cfg, fmt.Errorf("agent: negative limit (turns %d, tokens %d, refused turns %d, output tokens %d)",
 			cfg.MaxTurns, cfg.MaxTokens, cfg.MaxRefusedTurns, cfg.MaxOutputTokens)
 	}
@@ -97,6 +107,9 @@ func (cfg Config) validate() (Config, error) {
 	}
 	if cfg.MaxRefusedTurns == 0 {
 		cfg.MaxRefusedTurns = DefaultMaxRefusedTurns
+	}
+	if cfg.ToolTimeout == 0 {
+		cfg.ToolTimeout = DefaultToolTimeout
 	}
 	return cfg, nil
 }

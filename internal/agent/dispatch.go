@@ -2,8 +2,12 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
+	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -27,13 +31,66 @@ type callOutcome struct {
 // dispatcher executes tool calls and remembers, for the whole run, how often
 // each distinct call was made.
 type dispatcher struct {
-	tools *toolset
-	seen  map[string]int
+	tools   *toolset
+	seen    map[string]int
+	timeout time.Duration // per call; a call still running then is abandoned
+	// late receives the outcome of abandoned calls that finish after all,
+	// so that a write that landed late is still recorded as touched.
+	late chan callOutcome
 }
 
-func newDispatcher(ts *toolset) *dispatcher {
-	return &dispatcher{tools: ts, seen: make(map[string]int)}
+func newDispatcher(ts *toolset, timeout time.Duration) *dispatcher {
+	return &dispatcher{tools: ts, seen: make(map[string]int), timeout: timeout, late: make(chan callOutcome, 64)}
 }
+
+// execute runs one validated call on its own goroutine and waits for it, the
+// per-call timeout or ctx, whichever ends first. A tool that overruns (a
+// read stuck on a hung network mount, a walk of an enormous tree) is
+// abandoned with an error result: the dream's deadline holds whatever a tool
+// does. The tool gets a context that ends at the same moment, so every tool
+// that honours it stops promptly; if one finishes anyway, its outcome goes
+// to late.
+func (d *dispatcher) execute(ctx context.Context, tool tools.Tool, input json.RawMessage) (tools.Result, error) {
+	callCtx, cancel := context.WithTimeout(ctx, d.timeout)
+	type answer struct {
+		res tools.Result
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		defer cancel()
+		res, err := tool.Execute(callCtx, input)
+		ch <- answer{res, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	case <-callCtx.Done():
+	}
+	// Prefer an answer that arrived at the same instant.
+	select {
+	case a := <-ch:
+		return a.res, a.err
+	default:
+	}
+	go func() {
+		a := <-ch
+		if a.err == nil && a.res.Touched != "" {
+			select {
+			case d.late <- callOutcome{touched: a.res.Touched}:
+			default:
+			}
+		}
+	}()
+	why := fmt.Sprintf("it ran past its %v limit", d.timeout)
+	if ctx.Err() != nil {
+		why = "the dream's deadline passed (" + ctx.Err().Error() + ")"
+	}
+	return tools.Result{}, fmt.Errorf("%w: %s; try a narrower call", errAbandoned, why)
+}
+
+// errAbandoned marks a tool call given up on while it still ran.
+var errAbandoned = errors.New("call abandoned")
 
 // call runs one tool_use block. Every failure becomes an is_error result the
 // model can correct itself from; none of them ends the run.
@@ -62,7 +119,7 @@ func (d *dispatcher) call(ctx context.Context, use llm.Block) callOutcome {
 	if err := tool.Validate(input); err != nil {
 		return fail(fmt.Sprintf("%s: invalid input: %v", use.Name, err))
 	}
-	res, err := tool.Execute(ctx, input)
+	res, err := d.execute(ctx, tool, input)
 	if err != nil {
 		out := fail(fmt.Sprintf("%s failed: %v", use.Name, err))
 		out.refused = false

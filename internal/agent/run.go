@@ -19,8 +19,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := &runner{cfg: cfg, tools: ts, disp: newDispatcher(ts), touched: make(map[string]bool)}
+	r := &runner{cfg: cfg, tools: ts, disp: newDispatcher(ts, cfg.ToolTimeout), touched: make(map[string]bool)}
 	err = r.loop(ctx)
+	r.drainLate(r.res.Turns)
 	return r.res, err
 }
 
@@ -50,9 +51,14 @@ func (r *runner) loop(ctx context.Context) error {
 	// lastInput is the input side of the previous request. The next request
 	// re-sends all of it, so it is a lower bound of what the next one costs.
 	var lastInput int64
+	// sentMsgs is how many messages the previous request carried: what
+	// was added since is what the next one costs on top of lastInput.
+	sentMsgs := 0
+	fixed := estimateFixed(r.cfg.System, r.tools.defs)
 	refusedTurns := 0
 	for {
 		turn := r.res.Turns + 1
+		r.drainLate(turn - 1)
 		if err := ctx.Err(); err != nil {
 			r.res.Stop = StopCanceled
 			return fmt.Errorf("agent: stopped before turn %d: %w", turn, err)
@@ -61,11 +67,19 @@ func (r *runner) loop(ctx context.Context) error {
 			r.res.Stop = StopMaxTurns
 			return fmt.Errorf("agent: %d turns used: %w", r.res.Turns, ErrMaxTurns)
 		}
-		if used := r.res.Usage.Total(); used+lastInput > r.cfg.MaxTokens {
-			r.res.Stop = StopBudget
-			return fmt.Errorf("agent: %d tokens used, next request needs at least %d more, budget %d: %w",
-				used, lastInput, r.cfg.MaxTokens, ErrBudget)
+		// Estimate the request before sending it: what the last one cost
+		// (it is all re-sent) plus what was added since, or, before the
+		// first answer, the whole request by size.
+		next := lastInput + estimateTokens(msgs[sentMsgs:])
+		if sentMsgs == 0 {
+			next = fixed + estimateTokens(msgs)
 		}
+		if used := r.res.Usage.Total(); used+next > r.cfg.MaxTokens {
+			r.res.Stop = StopBudget
+			return fmt.Errorf("agent: %d tokens used, next request needs about %d more, budget %d: %w",
+				used, next, r.cfg.MaxTokens, ErrBudget)
+		}
+		sentMsgs = len(msgs)
 
 		req := &llm.Request{
 			Model:  r.cfg.Model,
@@ -112,12 +126,19 @@ func (r *runner) loop(ctx context.Context) error {
 			return fmt.Errorf("agent: %d tokens used after turn %d, budget %d: %w", used, turn, r.cfg.MaxTokens, ErrBudget)
 		}
 
-		msgs = append(msgs, llm.Message{Role: llm.RoleAssistant, Content: assistantContent(resp.Content)})
+		assistant := assistantContent(resp.Content)
 		results, allRefused, err := r.runCalls(ctx, turn, calls)
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: results})
+		// The answered calls go into the history with oversized inputs cut
+		// (a refused 10 MB write must not ride along in every later
+		// request). This message has not been sent yet, so each request is
+		// still a prefix of the next and the prompt cache holds.
+		compactCalls(assistant, results)
+		msgs = append(msgs,
+			llm.Message{Role: llm.RoleAssistant, Content: assistant},
+			llm.Message{Role: llm.RoleUser, Content: results})
 
 		if !allRefused {
 			refusedTurns = 0
@@ -157,6 +178,40 @@ func (r *runner) runCalls(ctx context.Context, turn int, calls []llm.Block) ([]l
 		results = append(results, out.block)
 	}
 	return results, allRefused, nil
+}
+
+// compactCalls replaces, in the assistant's tool_use blocks, every input
+// field too large to keep by a note of its size: a field over
+// keepRefusedField when the call's result is an error, over
+// keepSucceededField otherwise.
+func compactCalls(assistant, results []llm.Block) {
+	failed := make(map[string]bool, len(results))
+	for _, res := range results {
+		failed[res.ID] = res.IsError
+	}
+	for i, b := range assistant {
+		if b.Type != llm.BlockToolUse {
+			continue
+		}
+		if failed[b.ID] {
+			assistant[i].Input = compactInput(b.Input, keepRefusedField, "the call was refused or failed; its result says why")
+		} else {
+			assistant[i].Input = compactInput(b.Input, keepSucceededField, "the call succeeded; read the file to see what it holds")
+		}
+	}
+}
+
+// drainLate records files written by calls that were abandoned and then
+// finished after all.
+func (r *runner) drainLate(turn int) {
+	for {
+		select {
+		case out := <-r.disp.late:
+			r.touch(turn, out.touched)
+		default:
+			return
+		}
+	}
 }
 
 // touch records a successful write to a memory file.

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -47,6 +46,14 @@ func CountSessionsTouchedSince(ctx context.Context, dir string, since time.Time,
 	return countSessions(ctx, dir, scanner{since: since, exclude: exclude, fast: fastStatAvailable}, scanWorkers)
 }
 
+// CountSessions is CountSessionsTouchedSince under an agent's own Rule:
+// only the files the agent counts as sessions are counted, and current (the
+// session id the agent hands its hooks) is left out as the agent names it.
+// A nil rule is the generic one.
+func CountSessions(ctx context.Context, dir string, since time.Time, rule *Rule, current string) (int, error) {
+	return countSessions(ctx, dir, scanner{since: since, exclude: current, rule: rule, fast: fastStatAvailable}, scanWorkers)
+}
+
 // scanWorkers is how many directories are scanned at once. Stat calls block
 // in the kernel, so a few workers overlap them even on two cores; more would
 // only contend on a machine that is busy doing the user's real work.
@@ -61,6 +68,7 @@ func countSessions(ctx context.Context, dir string, s scanner, workers int) (int
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("scan sessions in %s: %w", dir, err)
 	}
+	s.root = dir
 	root, err := openDir(dir, true)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -85,6 +93,10 @@ type scanner struct {
 	since   time.Time
 	exclude string
 	fast    bool
+	// rule is the agent's session rule; nil is the generic one.
+	rule *Rule
+	// root is the sessions dir, for the depth Rule callbacks are given.
+	root string
 }
 
 // scanPath opens and scans one directory below the root. A directory that is
@@ -104,17 +116,19 @@ func (s scanner) scanPath(path string) ([]string, int) {
 // before their children are opened, so a deep tree never holds more than one
 // descriptor per worker.
 func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
+	depth := depthOf(s.root, d.Name())
 	for {
 		entries, err := d.ReadDir(readBatch)
 		for _, e := range entries {
 			name := e.Name()
 			switch t := e.Type(); {
 			case t.IsDir():
-				if name != subagentsDir {
+				if s.rule.descend(depth, name) {
 					subdirs = append(subdirs, filepath.Join(d.Name(), name))
 				}
 			case t.IsRegular():
-				if !isTranscript(name, s.exclude) {
+				id, ok := s.rule.match(depth, name)
+				if !ok || s.rule.same(id, s.exclude) || s.rule.shadowed(d.Name(), name) {
 					continue
 				}
 				var after bool
@@ -123,7 +137,7 @@ func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
 				} else {
 					after = infoAfter(e, s.since)
 				}
-				if after {
+				if after && s.rule.keep(filepath.Join(d.Name(), name)) {
 					n++
 				}
 			}
@@ -143,18 +157,9 @@ func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
 // ID.jsonl (Claude Code, nanobot), *_ID.jsonl (channel-prefixed keys) and
 // *-ID.jsonl (Codex rollout-<timestamp>-<id>.jsonl).
 func isTranscript(name, exclude string) bool {
-	stem, ok := strings.CutSuffix(name, transcriptExt)
-	if !ok {
-		return false
-	}
-	if exclude == "" {
-		return true
-	}
-	rest, ok := strings.CutSuffix(stem, exclude)
-	if !ok {
-		return true
-	}
-	return !(rest == "" || strings.HasSuffix(rest, "_") || strings.HasSuffix(rest, "-"))
+	var generic *Rule
+	id, ok := generic.match(0, name)
+	return ok && !generic.same(id, exclude)
 }
 
 // infoAfter is the portable mtime check: DirEntry.Info is an lstat, so a

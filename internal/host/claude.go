@@ -1,14 +1,18 @@
 package host
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/jsonc"
 )
 
 // maxProjectName is the length past which Claude Code truncates a sanitized
@@ -22,24 +26,179 @@ const maxProjectName = 200
 // projects/<sanitized git root>/memory/. The memory is keyed by the canonical
 // git root so that every worktree of a repository shares one memory, while
 // transcripts stay keyed by the directory the session ran in.
+//
+// The memory dir is moved by CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, else by the
+// autoMemoryDirectory setting read from the policy, local and user settings
+// (never from the project's shared .claude/settings.json, which a cloned
+// repository could use to aim writes anywhere), as Claude Code's memory
+// documentation describes; settings passed with --settings cannot be seen
+// from here and are named in Assumptions.
 func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layout, error) {
-	base, err := agentHome(env, "CLAUDE_CONFIG_DIR", home, ".claude")
+	base, from, err := agentHomeFrom(env, "CLAUDE_CONFIG_DIR", home, ".claude")
 	if err != nil {
 		return Layout{}, err
 	}
 	projects := filepath.Join(base, "projects")
 	sessions := claudeProjectDir(projects, repoDir)
 	root := canonicalGitRoot(repoDir)
+	l := Layout{SessionsDir: sessions}
+	l.source("claude home", base, from)
+	l.source("sessions dir", sessions, "projects/<sanitized "+repoDir+">")
 	memory := filepath.Join(claudeProjectDir(projects, root), "memory")
+	memFrom := "default projects/<sanitized git root>/memory"
 	notes := "Claude Code: transcripts in projects/<sanitized repo path>, auto-memory in projects/<sanitized git root>/memory"
+	settings := claudeSettingsFiles(base, repoDir, root)
 	if v, ok := env("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"); ok && v != "" {
 		memory = fsutil.ExpandHome(v, home)
+		memFrom = "variable CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
 		notes = "Claude Code: memory dir from CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, transcripts in projects/<sanitized repo path>"
+	} else if dir, file, ok := claudeSetting(settings, "autoMemoryDirectory"); ok {
+		if d, ok := dir.Text(); ok && d != "" {
+			d = fsutil.ExpandHome(d, home)
+			if !filepath.IsAbs(d) {
+				d = filepath.Join(root, d)
+				l.Assumptions = append(l.Assumptions, "a relative autoMemoryDirectory is taken relative to the project root")
+			}
+			memory = filepath.Clean(d)
+			memFrom = "setting autoMemoryDirectory in " + file
+			notes = "Claude Code: memory dir from autoMemoryDirectory in " + file + ", transcripts in projects/<sanitized repo path>"
+		}
 	}
 	if root != repoDir {
 		notes += "; memory shared with the worktree's main checkout " + root
 	}
-	return Layout{MemoryDir: memory, SessionsDir: sessions, Notes: notes}, nil
+	l.MemoryDir, l.Notes = memory, notes
+	l.source("memory dir", memory, memFrom)
+	for _, f := range settings {
+		if f.read {
+			l.source("settings file", f.path, f.scope)
+		}
+	}
+	l.Assumptions = append(l.Assumptions, "settings given with claude --settings are not visible to dream")
+	if v, ok := env("CLAUDE_CODE_DISABLE_AUTO_MEMORY"); ok && v != "" && v != "0" && v != "false" {
+		l.Assumptions = append(l.Assumptions, "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code writes no auto-memory in this environment")
+	} else if v, file, ok := claudeSetting(settings, "autoMemoryEnabled"); ok {
+		if on, ok := v.Bool(); ok && !on {
+			l.Assumptions = append(l.Assumptions, "autoMemoryEnabled is false in "+file+": Claude Code writes no auto-memory")
+		}
+	}
+	l.Files = []File{
+		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: "first 200 lines or 25 KB"},
+		{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
+	}
+	l.Sessions = claudeSessionRule()
+	l.SessionsCounted = "top-level <uuid>.jsonl transcripts; agent-*.jsonl and <uuid>/subagents/ are sub-agents, not sessions"
+	l.Consolidator = claudeConsolidator(settings)
+	return l, nil
+}
+
+// claudeSessionRule is Claude Code's own session gate: only top-level
+// transcripts named by a session UUID.
+func claudeSessionRule() *gate.Rule {
+	return &gate.Rule{
+		Match: func(depth int, name string) (string, bool) {
+			stem, ok := strings.CutSuffix(name, ".jsonl")
+			if !ok || depth != 0 || !isUUID(stem) {
+				return "", false
+			}
+			return stem, true
+		},
+		Descend: func(int, string) bool { return false },
+		Same:    strings.EqualFold,
+	}
+}
+
+// isUUID reports whether s is a canonical 8-4-4-4-12 hex UUID.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// claudeSettingsFile is one settings file Claude Code reads, in precedence
+// order (first wins).
+type claudeSettingsFile struct {
+	path, scope string
+	root        *jsonc.Value
+	read        bool
+}
+
+// claudeManagedSettings is the policy settings file; a variable so that
+// tests can point it at a temp dir (and must restore it).
+var claudeManagedSettings = func() string {
+	switch runtime.GOOS {
+	case "darwin":
+		return "/Library/Application Support/ClaudeCode/managed-settings.json"
+	case "windows":
+		return `C:\Program Files\ClaudeCode\managed-settings.json`
+	}
+	return "/etc/claude-code/managed-settings.json"
+}
+
+// claudeSettingsFiles reads the settings files that may set where memory
+// lives, highest precedence first: policy, local (beside the session's
+// directory, then the git root's), user. Project settings are left out on
+// purpose (see resolveClaude).
+func claudeSettingsFiles(base, repoDir, root string) []claudeSettingsFile {
+	files := []claudeSettingsFile{
+		{path: claudeManagedSettings(), scope: "policy settings"},
+		{path: filepath.Join(repoDir, ".claude", "settings.local.json"), scope: "local settings"},
+	}
+	if root != repoDir {
+		files = append(files, claudeSettingsFile{path: filepath.Join(root, ".claude", "settings.local.json"), scope: "local settings"})
+	}
+	files = append(files, claudeSettingsFile{path: filepath.Join(base, "settings.json"), scope: "user settings"})
+	for i := range files {
+		data, err := os.ReadFile(files[i].path)
+		if err != nil || len(data) > 4<<20 {
+			continue
+		}
+		v, _, err := jsonc.Parse(data)
+		if err != nil || v.Kind != jsonc.Object {
+			continue
+		}
+		files[i].root, files[i].read = v, true
+	}
+	return files
+}
+
+// claudeSetting returns the first value of key in files and the file's
+// scope and path.
+func claudeSetting(files []claudeSettingsFile, key string) (*jsonc.Value, string, bool) {
+	for _, f := range files {
+		if v := f.root.Get(key); v != nil {
+			return v, f.scope + " " + f.path, true
+		}
+	}
+	return nil, "", false
+}
+
+// claudeConsolidator describes Claude Code's own autoDream, which takes the
+// same .consolidate-lock dream does.
+func claudeConsolidator(files []claudeSettingsFile) *Consolidator {
+	c := &Consolidator{Name: "autoDream", Enabled: true, TakesLock: true,
+		Detail: "autoDreamEnabled not set: Claude Code decides by its own default; it shares .consolidate-lock with dream"}
+	if v, file, ok := claudeSetting(files, "autoDreamEnabled"); ok {
+		if on, ok := v.Bool(); ok {
+			c.Enabled = on
+			c.Detail = fmt.Sprintf("autoDreamEnabled is %v in %s; it shares .consolidate-lock with dream", on, file)
+		}
+	}
+	return c
 }
 
 // claudeProjectDir returns projects/<name> for path, following Claude Code's
@@ -161,4 +320,21 @@ func parseGitFile(content, dir string) (string, bool) {
 		return "", false // a bare repository has no main checkout
 	}
 	return filepath.Dir(gitDir), true
+}
+
+// WorktreeRoot is the checkout holding dir: the nearest directory with a
+// .git entry (a linked worktree's own root, not its main checkout), or dir
+// itself outside any repository. Per-project agent settings
+// (.claude/settings.json) live there.
+func WorktreeRoot(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return dir
+		}
+		d = parent
+	}
 }

@@ -7,8 +7,14 @@ import "path/filepath"
 // has nothing to count and only `dream run` (or min_sessions satisfied by a
 // --sessions-dir) starts a dream.
 func resolveDir(repoDir, _ string, _ func(string) (string, bool)) (Layout, error) {
-	return Layout{
+	l := Layout{
 		MemoryDir: filepath.Join(repoDir, "memory"),
 		Notes:     "plain folder: memory in <repo>/memory, no transcripts",
-	}, nil
+		Files: []File{
+			{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true},
+			{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
+		},
+	}
+	l.source("memory dir", l.MemoryDir, "default <repo>/memory")
+	return l, nil
 }

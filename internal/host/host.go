@@ -13,21 +13,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/dreamkit/dream/internal/fsutil"
 )
-
-// Layout is where one agent keeps things for one repository.
-type Layout struct {
-	// Host is the agent's name as given to Resolve.
-	Host string
-	// MemoryDir holds MEMORY.md and the topic files a dream consolidates.
-	MemoryDir string
-	// SessionsDir holds the *.jsonl transcripts the session gate counts;
-	// "" when the host keeps none.
-	SessionsDir string
-	// Notes is one line on what was assumed.
-	Notes string
-}
 
 // resolver derives a Layout; each host has one.
 type resolver func(repoDir, home string, env func(string) (string, bool)) (Layout, error)
@@ -92,18 +81,22 @@ func Resolve(host, repoDir, home string, env func(string) (string, bool)) (Layou
 	return Layout{}, fmt.Errorf("unknown host %q; valid hosts: %s", host, strings.Join(Names(), ", "))
 }
 
-// agentHome returns the directory named by variable if it is set to an
-// absolute path, else home joined with dflt. It fails only when neither is
-// available, so that a layout never silently lands in the working directory.
-func agentHome(env func(string) (string, bool), variable, home, dflt string) (string, error) {
+// agentHomeFrom returns the directory named by variable if it is set to an
+// absolute path, else home joined with dflt, and says which it was (for
+// Layout.Sources). It fails only when neither is available, so that a
+// layout never silently lands in the working directory.
+func agentHomeFrom(env func(string) (string, bool), variable, home, dflt string) (dir, from string, err error) {
 	if v, ok := env(variable); ok && v != "" {
 		v = fsutil.ExpandHome(v, home)
 		if filepath.IsAbs(v) {
-			return filepath.Clean(v), nil
+			return filepath.Clean(v), "variable " + variable, nil
 		}
 	}
 	if home == "" {
-		return "", fmt.Errorf("home directory unknown and %s not set", variable)
+		return "", "", fmt.Errorf("home directory unknown and %s not set", variable)
 	}
-	return filepath.Join(home, dflt), nil
+	return filepath.Join(home, dflt), "default ~/" + dflt, nil
 }
+
+// matchPattern is the one pattern syntax of Layout.Files: doublestar.
+func matchPattern(pattern, rel string) (bool, error) { return doublestar.Match(pattern, rel) }

@@ -153,7 +153,7 @@ func TestResolve(t *testing.T) {
 		{
 			name:        "nanobot oldest layout",
 			host:        "nanobot",
-			wantMemory:  filepath.Join(home, ".nanobot", "workspace", "memory"),
+			wantMemory:  filepath.Join(home, ".nanobot", "workspace"),
 			wantSession: filepath.Join(home, ".nanobot", "sessions"),
 			wantNotes:   "global",
 		},
@@ -162,7 +162,7 @@ func TestResolve(t *testing.T) {
 			host:        "nanobot",
 			env:         map[string]string{"NANOBOT_HOME": filepath.Join(tmp, "nb1")},
 			setup:       func(t *testing.T) { mkdir(t, filepath.Join(tmp, "nb1", "workspace", "sessions")) },
-			wantMemory:  filepath.Join(tmp, "nb1", "workspace", "memory"),
+			wantMemory:  filepath.Join(tmp, "nb1", "workspace"),
 			wantSession: filepath.Join(tmp, "nb1", "workspace", "sessions"),
 			wantNotes:   "inside",
 		},
@@ -176,7 +176,7 @@ func TestResolve(t *testing.T) {
 				mkdir(t, filepath.Join(tmp, "nb2", "sessions", id))
 				mkdir(t, filepath.Join(tmp, "nb2", "workspace", "sessions"))
 			},
-			wantMemory:  filepath.Join(tmp, "nb2", "workspace", "memory"),
+			wantMemory:  filepath.Join(tmp, "nb2", "workspace"),
 			wantSession: filepath.Join(tmp, "nb2", "sessions", strings.Repeat("ab", 16)),
 			wantNotes:   "namespace",
 		},
@@ -187,24 +187,24 @@ func TestResolve(t *testing.T) {
 			setup: func(t *testing.T) {
 				write(t, filepath.Join(tmp, "nb3", "workspace", ".nanobot", "workspace-id"), "../../etc\n")
 			},
-			wantMemory:  filepath.Join(tmp, "nb3", "workspace", "memory"),
+			wantMemory:  filepath.Join(tmp, "nb3", "workspace"),
 			wantSession: filepath.Join(tmp, "nb3", "sessions"),
 		},
 		{
-			name:        "codebot assumed layout",
+			name:        "codebot layout",
 			host:        "codebot",
 			repo:        repo,
-			wantMemory:  filepath.Join(home, ".codebot", "projects", repoKey, "memory"),
-			wantSession: filepath.Join(home, ".codebot", "projects", repoKey),
-			wantNotes:   "assumed",
+			wantMemory:  filepath.Join(home, ".codebot", "projects", codebotProjectID(repo), "memory"),
+			wantSession: filepath.Join(home, ".codebot", "projects", codebotProjectID(repo)),
+			wantNotes:   "runs of non-alphanumerics",
 		},
 		{
 			name:        "codebot home",
 			host:        "codebot",
 			repo:        repo,
 			env:         map[string]string{"CODEBOT_HOME": filepath.Join(tmp, "cb")},
-			wantMemory:  filepath.Join(tmp, "cb", "projects", repoKey, "memory"),
-			wantSession: filepath.Join(tmp, "cb", "projects", repoKey),
+			wantMemory:  filepath.Join(tmp, "cb", "projects", codebotProjectID(repo), "memory"),
+			wantSession: filepath.Join(tmp, "cb", "projects", codebotProjectID(repo)),
 		},
 		{
 			name:        "dir",

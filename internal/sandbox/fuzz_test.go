@@ -77,3 +77,49 @@ func FuzzCheckSecret(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWriteName writes under fuzzed names through Resolve and WriteFile:
+// a name is either refused by both checks, or lands as exactly one regular
+// file under exactly that name, inside the memory dir, and every accepted
+// name is valid UTF-8 without control characters or a reserved prefix.
+func FuzzWriteName(f *testing.F) {
+	for _, s := range []string{"a.md", "a\nb.md", "bad\xff.md", ".dream-tmp-x", "x.md/y.md", "sub/dir/n.md", "项目.md", "\u2028", " a.md", "a/../b.md"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		dir := t.TempDir()
+		m, err := OpenMemory(dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		rel, err := m.Resolve(name)
+		if err != nil {
+			if werr := m.WriteFile(filepath.ToSlash(filepath.Clean(name)), []byte("x")); werr == nil && CheckName(filepath.ToSlash(filepath.Clean(name))) != nil {
+				t.Fatalf("WriteFile accepted %q, which CheckName refuses", name)
+			}
+			return
+		}
+		if err := CheckName(rel); err != nil {
+			t.Fatalf("Resolve(%q) = %q accepted a name CheckName refuses: %v", name, rel, err)
+		}
+		for _, r := range rel {
+			if r < 0x20 || r == 0x7f || r == '\uFFFD' {
+				t.Fatalf("accepted %q with control rune %U", rel, r)
+			}
+		}
+		if err := m.WriteFile(rel, []byte("x")); err != nil {
+			return // e.g. a component that exists as a file
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil || string(data) != "x" {
+			t.Fatalf("wrote %q but read back %q, %v", rel, data, err)
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".dream-tmp-") {
+				t.Fatalf("temp file %q left behind", e.Name())
+			}
+		}
+	})
+}

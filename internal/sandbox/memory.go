@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // Memory is read-write access to one memory directory. The directory the
@@ -75,6 +78,9 @@ func (m *Memory) Resolve(filePath string) (string, error) {
 		if err := checkMemoryRel(rel); err != nil {
 			return "", err
 		}
+		if err := CheckName(rel); err != nil {
+			return "", err
+		}
 		return rel, nil
 	}
 	return "", fmt.Errorf("%w: only files inside the memory directory %s may be written (absolute, or relative to it); got %q",
@@ -87,7 +93,14 @@ func (m *Memory) ReadFile(rel string) ([]byte, error) {
 	if err := checkMemoryRel(rel); err != nil {
 		return nil, err
 	}
-	data, err := m.root.ReadFile(filepath.FromSlash(rel))
+	// A FIFO or device named like a memory file must be a clear error, not
+	// a read that blocks until the dream's deadline.
+	f, _, err := openRegular(m.root, filepath.FromSlash(rel), false)
+	if err != nil {
+		return nil, fmt.Errorf("read memory file %s: %w", rel, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return nil, fmt.Errorf("read memory file %s: %w", rel, err)
 	}
@@ -116,6 +129,9 @@ func (m *Memory) WriteFile(rel string, data []byte) error {
 	if err := checkMemoryRel(rel); err != nil {
 		return err
 	}
+	if err := CheckName(rel); err != nil {
+		return err
+	}
 	name := filepath.FromSlash(rel)
 	dir := filepath.Dir(name)
 	if dir != "." {
@@ -128,9 +144,9 @@ func (m *Memory) WriteFile(rel string, data []byte) error {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 		return fmt.Errorf("%w: %s is a symbolic link; write the file it points to instead", ErrForbidden, rel)
 	case err == nil && fi.IsDir():
-		return fmt.Errorf("%s is a directory, not a file", rel)
+		return fmt.Errorf("%s is a directory, not a file; write to a file inside it or choose another name", rel)
 	case err == nil && !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is not a regular file", ErrForbidden, rel)
+		return fmt.Errorf("%w: %s is a %s, not a memory file; choose another name", ErrNotRegular, rel, kindOf(fi.Mode()))
 	case err == nil:
 		perm = fi.Mode().Perm()
 	case !isNotExist(err):
@@ -173,15 +189,16 @@ func (m *Memory) WriteFile(rel string, data []byte) error {
 }
 
 // createTemp makes a new, exclusive temporary file next to base inside dir.
-// The name starts with a dot and carries the target's name so that a file
-// left by a crash is recognisable and hidden from casual listings.
+// The name starts with the shared temporary prefix (so the journal never
+// stages or commits it and recovery may clean it up) and carries the
+// target's name so that a file left by a crash is recognisable.
 func (m *Memory) createTemp(dir, base string, perm fs.FileMode) (*os.File, string, error) {
 	for range 10 {
 		var b [6]byte
 		if _, err := rand.Read(b[:]); err != nil {
 			return nil, "", fmt.Errorf("temp name: %w", err)
 		}
-		name := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(b[:]))
+		name := filepath.Join(dir, fsutil.TempPrefix+base+".tmp-"+hex.EncodeToString(b[:]))
 		f, err := m.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			return f, name, nil

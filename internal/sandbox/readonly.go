@@ -171,13 +171,16 @@ func (r *ReadOnly) lookup(root NamedRoot, rel string) (*openRoot, string, error)
 	return o, native, nil
 }
 
-// Open opens rel under root for reading.
+// Open opens the regular file rel under root for reading. It never blocks
+// in open(2) and refuses FIFOs, sockets, devices and directories with
+// ErrNotRegular (see openRegular), so a FIFO planted in a repository or a
+// sessions dir cannot hang a dream.
 func (r *ReadOnly) Open(root NamedRoot, rel string) (*os.File, error) {
 	o, native, err := r.lookup(root, rel)
 	if err != nil {
 		return nil, err
 	}
-	f, err := o.root.Open(native)
+	f, _, err := openRegular(o.root, native, false)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", o.Display(rel), err)
 	}
@@ -197,13 +200,15 @@ func (r *ReadOnly) Stat(root NamedRoot, rel string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// FS returns the root as a confined fs.FS, for walking and globbing.
+// FS returns the root as a confined fs.FS, for walking and globbing. Its
+// Open, like Open above, never blocks and yields only regular files and
+// directories.
 func (r *ReadOnly) FS(root NamedRoot) (fs.FS, error) {
 	o := r.find(root.Name)
 	if o == nil {
 		return nil, fmt.Errorf("no %s directory is open", root.Name)
 	}
-	return o.root.FS(), nil
+	return regularFS{root: o.root}, nil
 }
 
 // Close releases every root.

@@ -67,6 +67,9 @@ func (t *editTool) parse(input json.RawMessage) (*editCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edit: %w", err)
 	}
+	if err := sandbox.CheckSecretName(rel); err != nil {
+		return nil, fmt.Errorf("edit refused: %w", err)
+	}
 	return &editCall{rel: rel, old: *in.OldString, new: *in.NewString, replaceAll: in.ReplaceAll}, nil
 }
 
@@ -93,6 +96,9 @@ func (t *editTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	}
 	if fi.IsDir() {
 		return Result{}, fmt.Errorf("edit: %s is a directory, not a file", shown)
+	}
+	if !fi.Mode().IsRegular() {
+		return Result{}, fmt.Errorf("edit: %s is not a regular file (%v) and cannot be edited", shown, fi.Mode().Type())
 	}
 	if fi.Size() > int64(t.s.editMaxBytes()) {
 		return Result{}, fmt.Errorf("edit: %s is %d bytes, too large to edit as memory", shown, fi.Size())

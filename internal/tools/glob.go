@@ -111,7 +111,7 @@ func (t *globTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 		if ok, _ := doublestar.Match(c.pattern, sub); !ok {
 			return nil
 		}
-		h := globHit{shown: c.root.Display(rel)}
+		h := globHit{shown: sandbox.SafeName(c.root.Display(rel))}
 		if info, err := d.Info(); err == nil {
 			h.modTime = info.ModTime()
 		}

@@ -153,7 +153,7 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 		}
 		defer f.Close()
 		searched++
-		shown := c.root.Display(rel)
+		shown := sandbox.SafeName(c.root.Display(rel))
 		fileMatches = 0
 		err = sc.scan(ctx, f, func(lineNo int64, line []byte, at int, cut bool) bool {
 			fileMatches++
@@ -190,9 +190,12 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 		}
 		return nil
 	}
-	if fi.IsDir() {
+	switch {
+	case fi.IsDir():
 		err = walkTree(ctx, fsys, c.rel, c.root.Name == RootRepo, searchFile)
-	} else {
+	case !fi.Mode().IsRegular():
+		return Result{}, fmt.Errorf("grep: %s is a %s, not a regular file; only regular files are searched", sandbox.SafeName(c.root.Display(c.rel)), specialKind(fi.Mode()))
+	default:
 		err = searchFile(c.rel, fs.FileInfoToDirEntry(fi))
 	}
 	if err != nil {

@@ -76,7 +76,7 @@ func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, er
 		return Result{}, fmt.Errorf("ls: %s: %w", shown, err)
 	}
 	var b strings.Builder
-	b.WriteString(shown + "/\n")
+	b.WriteString(sandbox.SafeName(shown) + "/\n")
 	if len(entries) == 0 {
 		b.WriteString("(empty directory)\n")
 	}
@@ -86,18 +86,36 @@ func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, er
 			fmt.Fprintf(&b, "[… %d more entries not shown (%d in total); use glob to narrow]\n", len(entries)-max, len(entries))
 			break
 		}
+		// A name with a newline or invalid UTF-8 is quoted, so that one
+		// entry stays one line and the model sees exactly what is there.
+		name := sandbox.SafeName(e.Name())
 		switch {
 		case e.IsDir():
-			b.WriteString("  " + e.Name() + "/\n")
+			b.WriteString("  " + name + "/\n")
 		case e.Type()&fs.ModeSymlink != 0:
-			b.WriteString("  " + e.Name() + "@\n")
+			b.WriteString("  " + name + "@\n")
+		case !e.Type().IsRegular():
+			fmt.Fprintf(&b, "  %s (%s, not readable)\n", name, specialKind(e.Type()))
 		default:
 			size := int64(-1)
 			if info, err := e.Info(); err == nil {
 				size = info.Size()
 			}
-			fmt.Fprintf(&b, "  %s (%d bytes)\n", e.Name(), size)
+			fmt.Fprintf(&b, "  %s (%d bytes)\n", name, size)
 		}
 	}
 	return Result{Content: b.String()}, nil
+}
+
+// specialKind names a non-regular, non-directory entry for a listing.
+func specialKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }

@@ -81,6 +81,11 @@ func (t *readTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if fi.IsDir() {
 		return Result{}, fmt.Errorf("read: %s is a directory; use ls to list it", shown)
 	}
+	if !fi.Mode().IsRegular() {
+		// Opening would be refused anyway (a FIFO must never be opened
+		// blocking); saying what it is lets the model move on.
+		return Result{}, fmt.Errorf("read: %s is a %s, not a regular file; only regular files can be read", sandbox.SafeName(shown), specialKind(fi.Mode()))
+	}
 	offset, limit := 1, t.s.limits.ReadMaxLines
 	if in.Offset != nil && *in.Offset > 0 {
 		offset = *in.Offset

@@ -97,12 +97,11 @@ func walkTree(ctx context.Context, fsys fs.FS, start string, useGitignore bool, 
 			}
 		}
 	}
-	n := 0
 	err := fs.WalkDir(fsys, start, func(rel string, d fs.DirEntry, err error) error {
-		if n++; n%256 == 0 {
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
-			}
+		// Every entry, not every few hundred: one entry can be a slow
+		// network directory, and the dream's deadline must hold.
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
 		if err != nil {
 			if rel == start {

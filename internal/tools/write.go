@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/sandbox"
 )
 
@@ -25,8 +26,10 @@ func (t *writeTool) Description() string {
 		"file_path is absolute, or relative to the memory directory; missing directories are created. "+
 		"content is the whole new file, at most %d KiB, never empty. Writing a file's current content is refused as a no-op. "+
 		"Content that contains a credential (API key, token, password, private key) is refused: record where a secret lives, never its value. "+
-		"The lock file %s and .git are off-limits. Prefer edit for changes to an existing file.",
-		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName)
+		"The lock file %s, .git and names starting with %s are off-limits; a name must be plain text "+
+		"(valid UTF-8, no newlines or other control characters, no directory ending in .md) and never a credential. "+
+		"Prefer edit for changes to an existing file.",
+		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix)
 }
 
 func (t *writeTool) Schema() json.RawMessage {
@@ -53,6 +56,9 @@ func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, er
 	rel, err = t.s.mem.Resolve(in.FilePath)
 	if err != nil {
 		return "", nil, fmt.Errorf("write: %w", err)
+	}
+	if err := sandbox.CheckSecretName(rel); err != nil {
+		return "", nil, fmt.Errorf("write refused: %w", err)
 	}
 	return rel, []byte(*in.Content), nil
 }
@@ -104,7 +110,10 @@ func readExisting(mem *sandbox.Memory, rel string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	if fi.IsDir() {
-		return nil, false, fmt.Errorf("%s is a directory, not a file", mem.Display(rel))
+		return nil, false, fmt.Errorf("%s is a directory, not a file; write to a file inside it or choose another name", mem.Display(rel))
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file (%v); it cannot hold memory, choose another name", mem.Display(rel), fi.Mode().Type())
 	}
 	data, err := mem.ReadFile(rel)
 	if err != nil {

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/hookinstall"
+	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/journal/linediff"
+)
+
+// initOptions are `dream init`'s own flags.
+type initOptions struct {
+	user, project, local bool
+	remove, dryRun       bool
+}
+
+// cmdInit installs (or removes) dream's hook in an agent's settings.
+func cmdInit(a *app, args []string) int {
+	var o initOptions
+	pos, code, ok := a.standardCommand("init", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&o.user, "user", false, "claude: the user settings (~/.claude/settings.json; the default)")
+		fs.BoolVar(&o.project, "project", false, "claude: the project's shared .claude/settings.json")
+		fs.BoolVar(&o.local, "local", false, "claude: the project's .claude/settings.local.json (not committed)")
+		fs.BoolVar(&o.remove, "remove", false, "take dream's hook out again, restoring the file byte for byte when it was not edited since")
+		fs.BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and write nothing")
+	})
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return a.fail(usagef("init needs one agent: claude, codex, gemini, nanobot or codebot"))
+	}
+	agent := pos[0]
+	switch agent {
+	case "nanobot", "codebot":
+		return a.initInstructions(agent)
+	}
+	t, err := a.hookTarget(agent, o)
+	if err != nil {
+		return a.fail(err)
+	}
+	var res hookinstall.Result
+	if o.remove {
+		res, err = hookinstall.RemoveFile(t, o.dryRun)
+	} else {
+		res, err = hookinstall.InstallFile(t, o.dryRun)
+	}
+	if err != nil {
+		if errors.Is(err, hookinstall.ErrRefused) {
+			return a.fail(usagef("%v", err))
+		}
+		return a.fail(err)
+	}
+	w := a.stdout
+	switch {
+	case o.dryRun && res.Changed:
+		fmt.Fprint(w, linediff.Unified(
+			linediff.File{Path: res.Path, Data: res.Before, Absent: !res.Existed},
+			linediff.File{Path: res.Path, Data: res.After, Absent: res.Deleted}))
+		fmt.Fprintln(w, "(dry run: nothing written)")
+	case !res.Changed && o.remove:
+		fmt.Fprintf(w, "no dream hook in %s: nothing to remove\n", res.Path)
+	case !res.Changed:
+		fmt.Fprintf(w, "dream's %s hook is already in %s: nothing to do\n", t.Event, res.Path)
+	case o.remove && res.Deleted:
+		fmt.Fprintf(w, "removed %s, which dream had created for its hook\n", res.Path)
+	case o.remove && res.Restored:
+		fmt.Fprintf(w, "removed dream's %s hook from %s: restored from %s byte for byte\n", t.Event, res.Path, res.Backup)
+	case o.remove:
+		fmt.Fprintf(w, "removed dream's %s hook from %s (the file was edited since the install; only the hook was cut)\n", t.Event, res.Path)
+	default:
+		fmt.Fprintf(w, "added dream's %s hook to %s\n", t.Event, res.Path)
+		if res.Backup != "" {
+			fmt.Fprintf(w, "the file as it was is kept in %s\n", res.Backup)
+		}
+		fmt.Fprintf(w, "undo with: dream init %s --remove%s\n", agent, scopeFlag(o))
+	}
+	if !o.remove {
+		for _, n := range a.initNotes(agent) {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+	return exitOK
+}
+
+func scopeFlag(o initOptions) string {
+	switch {
+	case o.project:
+		return " --project"
+	case o.local:
+		return " --local"
+	}
+	return ""
+}
+
+// hookCommand is the command line an agent runs for dream's hook: this
+// binary by absolute path, so that the hook works whatever PATH the agent
+// starts hooks with.
+func hookCommand(agent string) string {
+	exe, err := os.Executable()
+	if err == nil {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+	} else {
+		exe = "dream"
+	}
+	return hookinstall.ShellQuote(exe) + " hook --host " + agent
+}
+
+// hookTarget is the settings file and event for agent.
+func (a *app) hookTarget(agent string, o initOptions) (hookinstall.Target, error) {
+	home := a.home()
+	n := 0
+	for _, b := range []bool{o.user, o.project, o.local} {
+		if b {
+			n++
+		}
+	}
+	if n > 1 {
+		return hookinstall.Target{}, usagef("pick one of --user, --project, --local")
+	}
+	if n > 0 && agent != "claude" {
+		return hookinstall.Target{}, usagef("--user, --project and --local are for claude; %s has one settings file", agent)
+	}
+	t := hookinstall.Target{Agent: agent, Command: hookCommand(agent)}
+	switch agent {
+	case "claude":
+		t.Event, t.Comments = "SessionEnd", true
+		switch {
+		case o.project || o.local:
+			name := "settings.json"
+			if o.local {
+				name = "settings.local.json"
+			}
+			t.Path = filepath.Join(host.WorktreeRoot(a.loaded.Settings.Repo), ".claude", name)
+		default:
+			base := claudeHome(a.env, home)
+			if base == "" {
+				return t, usagef("home directory unknown and CLAUDE_CONFIG_DIR not set")
+			}
+			t.Path = filepath.Join(base, "settings.json")
+		}
+	case "codex":
+		base := codexHome(a.env, home)
+		if base == "" {
+			return t, usagef("home directory unknown and CODEX_HOME not set")
+		}
+		// Codex has no session-end event; Stop fires after each turn, and
+		// the hook's time gate makes all but one a no-op.
+		t.Path, t.Event = filepath.Join(base, "hooks.json"), "Stop"
+	case "gemini":
+		gh := home
+		if v, ok := a.env("GEMINI_CLI_HOME"); ok && v != "" {
+			gh = fsutil.ExpandHome(v, home)
+		}
+		if gh == "" {
+			return t, usagef("home directory unknown and GEMINI_CLI_HOME not set")
+		}
+		t.Path, t.Event, t.Comments, t.Name = filepath.Join(gh, ".gemini", "settings.json"), "SessionEnd", true, "dream"
+	default:
+		return t, usagef("unknown agent %q: claude, codex, gemini, nanobot or codebot", agent)
+	}
+	return t, nil
+}
+
+func claudeHome(env func(string) (string, bool), home string) string {
+	if v, ok := env("CLAUDE_CONFIG_DIR"); ok && filepath.IsAbs(fsutil.ExpandHome(v, home)) {
+		return filepath.Clean(fsutil.ExpandHome(v, home))
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".claude")
+}
+
+func codexHome(env func(string) (string, bool), home string) string {
+	if v, ok := env("CODEX_HOME"); ok && filepath.IsAbs(fsutil.ExpandHome(v, home)) {
+		return filepath.Clean(fsutil.ExpandHome(v, home))
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// initNotes are what else the agent needs for the hook to run.
+func (a *app) initNotes(agent string) []string {
+	var notes []string
+	if exe, err := os.Executable(); err == nil && strings.HasPrefix(exe, filepath.Clean(os.TempDir())+string(filepath.Separator)) && strings.Contains(exe, "go-build") {
+		notes = append(notes, "this dream binary was built by `go run` in a temporary directory that will vanish: `go install ./cmd/dream`, then run dream init again")
+	}
+	if agent == "codex" && !codexHooksFeature(codexHome(a.env, a.home())) {
+		notes = append(notes, "Codex runs hooks.json only with the hooks feature on: add `codex_hooks = true` under [features] in "+
+			filepath.Join(codexHome(a.env, a.home()), "config.toml")+"; Codex may also ask you to trust the new hook (/hooks)")
+	}
+	if l, err := host.Resolve(agent, a.loaded.Settings.Repo, a.home(), a.env); err == nil && l.Consolidator != nil && l.Consolidator.Enabled {
+		notes = append(notes, "the agent's own consolidator is on: "+l.Consolidator.Detail)
+	}
+	return notes
+}
+
+// codexHooksFeature reports whether config.toml turns Codex's hooks on.
+func codexHooksFeature(base string) bool {
+	var cfg struct {
+		Features map[string]any `toml:"features"`
+	}
+	if _, err := toml.DecodeFile(filepath.Join(base, "config.toml"), &cfg); err != nil {
+		return false
+	}
+	on, _ := cfg.Features["codex_hooks"].(bool)
+	return on
+}
+
+// initInstructions: nanobot and codebot have no command hooks dream can
+// install into; say how to run it beside them.
+func (a *app) initInstructions(agent string) int {
+	w := a.stdout
+	l, err := host.Resolve(agent, a.loaded.Settings.Repo, a.home(), a.env)
+	if err != nil {
+		return a.fail(usagef("%v", err))
+	}
+	switch agent {
+	case "nanobot":
+		fmt.Fprintf(w, "nanobot has no command hooks dream can install into. Run dream beside it:\n\n")
+		fmt.Fprintf(w, "  dream daemon add %s        # dream when its sessions go idle\n", l.MemoryDir)
+		fmt.Fprintf(w, "  dream maybe --host nanobot       # or from cron, e.g. hourly\n\n")
+		fmt.Fprintf(w, "dream edits only SOUL.md, USER.md and memory/MEMORY.md in %s; history.jsonl, the cursors and nanobot's .git are left to nanobot.\n", l.MemoryDir)
+	case "codebot":
+		fmt.Fprintf(w, "codebot dreams by itself from its idle hook and takes the same %s, so dream and it never overlap.\n", filepath.Join(l.MemoryDir, ".consolidate-lock"))
+		fmt.Fprintf(w, "To use dream instead (audit history, undo, review), run it beside codebot:\n\n")
+		fmt.Fprintf(w, "  dream maybe --host codebot       # from cron or `dream daemon add %s`\n", l.SessionsDir)
+	}
+	if c := l.Consolidator; c != nil && c.Enabled && !c.TakesLock && dirExists(l.MemoryDir) {
+		fmt.Fprintf(w, "\nwarning: %s\n", c.Detail)
+		fmt.Fprintf(w, "         turn it off (agents.defaults.dream.enabled = false in nanobot's config.json) or do not run dream on this workspace.\n")
+	}
+	return exitOK
+}
+
+func dirExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
+}

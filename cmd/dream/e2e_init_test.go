@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// userSettings is a hand-edited Claude Code settings file: comments, tabs,
+// a trailing comment, other hooks.
+const userSettings = "// Claude Code settings, kept in dotfiles\n{\n\t\"model\": \"opus\",   /* the big one */\n\t\"hooks\": {\n\t\t\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"~/bin/guard\"}]}]\n\t}\n}\n// end\n"
+
+// TestInitClaude: twice leaves one hook, --dry-run writes nothing,
+// --remove restores the bytes, --project writes the project's file, a file
+// dream cannot edit safely is refused with a clear message.
+func TestInitClaude(t *testing.T) {
+	w := newHostWorld(t, "claude")
+	path := filepath.Join(w.home, ".claude", "settings.json")
+	if err := os.WriteFile(path, []byte(userSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := w.dream("init", "claude", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, `+		"SessionEnd": [`) || !strings.Contains(r.stdout, "dry run") {
+		t.Fatalf("dry run: %s", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != userSettings {
+		t.Fatal("--dry-run wrote the file")
+	}
+	for i := 0; i < 2; i++ {
+		if r := w.dream("init", "claude"); r.code != 0 {
+			t.Fatalf("init %d: %s", i, r)
+		}
+	}
+	installedCommand(t, path, "SessionEnd") // exactly one
+	b, _ := os.ReadFile(path)
+	for _, keep := range []string{"// Claude Code settings, kept in dotfiles", "/* the big one */", "~/bin/guard", "// end\n"} {
+		if !strings.Contains(string(b), keep) {
+			t.Errorf("install lost %q:\n%s", keep, b)
+		}
+	}
+	if r := w.dream("init", "claude", "--remove"); r.code != 0 || !strings.Contains(r.stdout, "byte for byte") {
+		t.Fatalf("remove: %s", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != userSettings {
+		t.Fatalf("--remove did not restore the bytes:\n%q", b)
+	}
+	if r := w.dream("init", "claude", "--remove"); r.code != 0 || !strings.Contains(r.stdout, "nothing to remove") {
+		t.Fatalf("second remove: %s", r)
+	}
+
+	if r := w.dream("init", "claude", "--project"); r.code != 0 {
+		t.Fatalf("--project: %s", r)
+	}
+	installedCommand(t, filepath.Join(w.repo, ".claude", "settings.json"), "SessionEnd")
+
+	broken := "{\n  \"model\": \"opus\",\n}\n"
+	local := filepath.Join(w.repo, ".claude", "settings.local.json")
+	os.WriteFile(local, []byte(broken), 0o644)
+	r = w.dream("init", "claude", "--local")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "trailing comma") || !strings.Contains(r.stderr, "line 3") {
+		t.Fatalf("broken file: %s", r)
+	}
+	if b, _ := os.ReadFile(local); string(b) != broken {
+		t.Fatal("a refused file was changed")
+	}
+}
+
+// TestInitCodexAndNanobot: Codex's hooks.json takes no comments (serde_json
+// rejects them), so such a file is refused; nanobot gets instructions and a
+// warning that its own Dream is on.
+func TestInitCodexAndNanobot(t *testing.T) {
+	w := newHostWorld(t, "codex")
+	hooks := filepath.Join(w.home, ".codex", "hooks.json")
+	os.WriteFile(hooks, []byte("// mine\n{}\n"), 0o644)
+	if r := w.dream("init", "codex"); r.code != exitUsage || !strings.Contains(r.stderr, "comments") {
+		t.Fatalf("codex with comments: %s", r)
+	}
+	os.WriteFile(hooks, []byte("{}\n"), 0o644)
+	r := w.dream("init", "codex")
+	if r.code != 0 || !strings.Contains(r.stdout, "codex_hooks = true") {
+		t.Fatalf("codex: %s", r)
+	}
+	installedCommand(t, hooks, "Stop")
+
+	n := newHostWorld(t, "nanobot")
+	copyTree(t, filepath.Join(fixtureSrc, "nanobot", "home"), n.home, n)
+	r = n.dream("init", "nanobot")
+	if r.code != 0 || !strings.Contains(r.stdout, "SOUL.md, USER.md and memory/MEMORY.md") || !strings.Contains(r.stdout, "warning: nanobot's own Dream runs every 2h") {
+		t.Fatalf("nanobot: %s", r)
+	}
+}

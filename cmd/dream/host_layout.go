@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
+)
+
+// resolveLayout returns the host layout for this invocation: the named
+// host's, or, with neither --host nor --memory-dir, the one agent that keeps
+// memory for repo. Several candidates are a usage error naming them; none is
+// not an error (the caller then asks for --memory-dir).
+func (a *app) resolveLayout(name, mem, repo string) (*host.Layout, error) {
+	if a.layout != nil {
+		return a.layout, nil
+	}
+	var l host.Layout
+	var err error
+	switch {
+	case name != "":
+		l, err = host.Resolve(name, repo, a.home(), a.env)
+	case mem == "":
+		l, err = host.Choose(repo, a.home(), a.env)
+		if errors.Is(err, host.ErrNoHost) {
+			return nil, nil
+		}
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	a.layout = &l
+	return a.layout, nil
+}
+
+// sessionRule is the layout's session rule, unless --sessions-dir points
+// somewhere the layout does not describe.
+func (a *app) sessionRule() *dream.SessionRule {
+	if a.layout == nil {
+		return nil
+	}
+	if s := a.loaded.Settings.SessionsDir; s != "" && s != a.layout.SessionsDir {
+		return nil
+	}
+	return a.layout.Sessions
+}
+
+// printLayout writes the derived layout for `dream status`: each path and
+// where it came from, what the session gate counts, the files and their
+// roles, and what the layout assumed.
+func printLayout(w io.Writer, l *host.Layout) {
+	if l == nil {
+		return
+	}
+	fmt.Fprintf(w, "host:         %s (%s)\n", l.Host, l.Notes)
+	for _, s := range l.Sources {
+		fmt.Fprintf(w, "  %-13s %s  [%s]\n", s.What+":", s.Path, s.From)
+	}
+	if l.SessionsCounted != "" {
+		fmt.Fprintf(w, "  counts:      %s\n", l.SessionsCounted)
+	}
+	for _, f := range l.Files {
+		access := "read-only"
+		if f.Writable {
+			access = "writable"
+		}
+		extra := ""
+		if f.Section != "" {
+			extra = " (only inside " + f.Section + ")"
+		}
+		if f.Limit != "" {
+			extra += " (agent loads " + f.Limit + ")"
+		}
+		fmt.Fprintf(w, "  file:        %s  %s, %s, %s%s\n", f.Path, f.Role, f.Format, access, extra)
+	}
+	if len(l.DriftRepos) > 0 {
+		fmt.Fprintf(w, "  drift repos: %s\n", strings.Join(l.DriftRepos, ", "))
+	}
+	if c := l.Consolidator; c != nil {
+		state := "off"
+		if c.Enabled {
+			state = "on"
+		}
+		fmt.Fprintf(w, "  own dream:   %s %s: %s\n", c.Name, state, c.Detail)
+	}
+	for _, as := range l.Assumptions {
+		fmt.Fprintf(w, "  assumes:     %s\n", as)
+	}
+}
+
+// statusWithLayout is `dream status --json`: the report's fields, plus the
+// derived layout under "layout" when a host was named or detected.
+type statusWithLayout struct {
+	dream.StatusReport
+	Layout *host.Layout `json:"layout,omitempty"`
+}
+
+// checkEdit is the layout's edit guard when the dream consolidates the
+// layout's own memory dir.
+func (a *app) checkEdit(mem string) func(rel string, before, after []byte) error {
+	if a.layout == nil || filepath.Clean(mem) != filepath.Clean(a.layout.MemoryDir) {
+		return nil
+	}
+	return a.layout.CheckEdit
+}
+
+// layoutRepo is the repository drift checks use. For a global memory
+// (Codex) that is the repository the memory itself names, not the
+// directory dream happens to run in: when --repo was not given, the
+// current directory is not one the memory names, and the memory names
+// exactly one that exists, that one is taken.
+func (a *app) layoutRepo(l *host.Layout, repo string) string {
+	if len(l.DriftRepos) == 0 {
+		return repo
+	}
+	if src := a.loaded.Source["repo"]; src != "" && src != "default" {
+		return repo
+	}
+	for _, r := range l.DriftRepos {
+		if rel, err := filepath.Rel(r, repo); err == nil && !strings.HasPrefix(rel, "..") {
+			return repo
+		}
+	}
+	if len(l.DriftRepos) == 1 {
+		if info, err := os.Stat(l.DriftRepos[0]); err == nil && info.IsDir() {
+			l.Sources = append(l.Sources, host.Source{What: "repo", Path: l.DriftRepos[0], From: "the only repository the memory names"})
+			return l.DriftRepos[0]
+		}
+	}
+	return repo
+}
