@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
@@ -397,9 +399,10 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 	defer root.Close()
 	type install struct{ tmp, rel string }
 	var installs []install
-	// Many files: one file-system flush after writing them all, instead of
-	// one fsync each (where the platform has it).
-	batch := len(rec.Changes) >= batchSync && canSyncFS
+	// Many files: write them all, then fsync them side by side, so the file
+	// system commits them in a few journal transactions instead of one per
+	// file.
+	batch := len(rec.Changes) >= batchSync
 	var deletes []recChange
 	cleanup := func() {
 		for _, in := range installs {
@@ -442,7 +445,15 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 		}
 	}
 	if batch && len(installs) > 0 {
-		if _, err := syncFS(memDir); err != nil {
+		err := syncAll(len(installs), func(i int) error {
+			f, err := root.Open(installs[i].tmp)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Sync()
+		})
+		if err != nil {
 			cleanup()
 			return skipped, &notRenamedError{err}
 		}
@@ -521,9 +532,48 @@ func removeEmptyParents(root *os.Root, dir string, dirs map[string]bool) {
 	}
 }
 
-// batchSync is the number of files from which one file-system flush
-// replaces per-file fsyncs.
+// batchSync is the number of files from which a commit fsyncs its files
+// concurrently rather than one after the other.
 const batchSync = 32
+
+// syncWorkers is how many fsyncs a batched commit keeps in flight: enough
+// for the file system to group them into few journal commits, few enough
+// not to swamp the disk queue. The cost still follows the change: only the
+// dream's own files are flushed, never the whole file system.
+const syncWorkers = 16
+
+// syncAll runs fn(i) for i in [0, n) on syncWorkers goroutines and
+// returns the first error.
+func syncAll(n int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  atomic.Int64
+	)
+	for range min(syncWorkers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
 
 // syncStaged makes every staged file of chs and its directory durable.
 func (t *Txn) syncStaged(chs []recChange) error {
@@ -537,13 +587,14 @@ func (t *Txn) syncStaged(chs []recChange) error {
 		}
 	}
 	if len(files) >= batchSync {
-		if ok, err := syncFS(t.Dir()); ok {
+		if err := syncAll(len(files), func(i int) error { return syncFile(files[i]) }); err != nil {
 			return err
 		}
-	}
-	for _, p := range files {
-		if err := syncFile(p); err != nil {
-			return err
+	} else {
+		for _, p := range files {
+			if err := syncFile(p); err != nil {
+				return err
+			}
 		}
 	}
 	for _, dir := range sortedKeys(dirs) {
