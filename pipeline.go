@@ -237,6 +237,14 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	}
+
+	if held, err := d.guardLoss(&rep, out, txn.Dir()); err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	} else if held {
+		o.review = true // staged for review, as --review does, and never applied
+	}
+
 	changes, err := txn.Changes()
 	if err != nil {
 		finish(task.StatusFailed, err)

@@ -79,9 +79,9 @@ func ChooseProvider(s Settings, getenv func(string) string) (Choice, error) {
 // RunnerFor returns the Runner for a provider choice and settings.
 func RunnerFor(c Choice, s Settings) Runner {
 	if c.Provider == nil {
-		return &OfflineRunner{}
+		return &OfflineRunner{Host: s.Host, StateDir: s.StateDir}
 	}
-	return &AgentRunner{Provider: c.Provider, Model: c.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}
+	return &AgentRunner{Provider: c.Provider, Model: c.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Host: s.Host, StateDir: s.StateDir}
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -3,6 +3,7 @@ package dream
 import (
 	"context"
 
+	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -75,4 +76,10 @@ type Outcome struct {
 	Usage        llm.Usage
 	FilesTouched []string
 	Summary      string
+	// Accounted names the bytes the runner changed on purpose (the offline
+	// engine's fix records), for the loss guard.
+	Accounted []lossguard.Record
+	// Strict asks the loss guard to fail the dream if any changed unit is
+	// not in Accounted: set by a runner that only makes recorded fixes.
+	Strict bool
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/agent"
+	"github.com/dreamkit/dream/internal/lossguard"
+	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/tools"
@@ -27,6 +29,12 @@ type AgentRunner struct {
 	SkipOffline bool
 	// Now is the clock for resolving relative dates; nil means time.Now.
 	Now func() time.Time
+	// Host is the agent whose layout says which file is an index (see
+	// offline.LayoutFor); empty is Claude Code's.
+	Host string
+	// StateDir holds the audit history, which dates lines for the offline
+	// hygiene; empty reads no history.
+	StateDir string
 }
 
 // Run implements Runner.
@@ -40,13 +48,13 @@ func (r *AgentRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	}
 	var out Outcome
 	if !r.SkipOffline {
-		o, err := runOffline(ctx, job, now())
+		o, err := runOffline(ctx, job, now(), r.Host, r.StateDir)
 		if err != nil {
 			return out, err
 		}
-		out.FilesTouched = o.FilesTouched
+		out.FilesTouched, out.Accounted = o.FilesTouched, o.Accounted
 	}
-	leads, err := offline.FindLeads(ctx, job.MemoryDir, job.RepoDir)
+	leads, err := offline.FindLeadsWith(ctx, offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: offline.LayoutFor(r.Host)})
 	if err != nil {
 		return out, fmt.Errorf("finding leads: %w", err)
 	}
@@ -59,7 +67,7 @@ func (r *AgentRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(40), Pinned: job.Pinned})
+	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned})
 	if err != nil {
 		return out, err
 	}
@@ -85,8 +93,15 @@ func (r *AgentRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 // certain (exact duplicates, relative dates, dangling pointers, unindexed
 // topics, an index over budget). It sends nothing anywhere.
 type OfflineRunner struct {
-	// Now is the clock for resolving relative dates; nil means time.Now.
+	// Now is the clock of the run; nil means time.Now. Relative dates are
+	// resolved from when their lines were written, never from this.
 	Now func() time.Time
+	// Host is the agent whose layout says which file is an index (see
+	// offline.LayoutFor); empty is Claude Code's.
+	Host string
+	// StateDir holds the audit history, which dates lines; empty reads no
+	// history.
+	StateDir string
 }
 
 // Run implements Runner.
@@ -95,13 +110,37 @@ func (r *OfflineRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	if r.Now != nil {
 		now = r.Now
 	}
-	return runOffline(ctx, job, now())
+	out, err := runOffline(ctx, job, now(), r.Host, r.StateDir)
+	out.Strict = true // the engine may change only what its fixes name
+	return out, err
 }
 
-func runOffline(ctx context.Context, job Job, now time.Time) (Outcome, error) {
-	rep, err := offline.Run(ctx, offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now})
+func runOffline(ctx context.Context, job Job, now time.Time, host, stateDir string) (Outcome, error) {
+	// The staging copy holds regular files only: a linked memory file
+	// would look missing there, so it is refused here, with what to do.
+	if job.MemoryDisplayDir != "" {
+		if err := memory.CheckSymlinks(job.MemoryDisplayDir); err != nil {
+			return Outcome{}, fmt.Errorf("offline engine: %w", err)
+		}
+	}
+	tr, err := offline.LoadTranscripts(ctx, job.SessionsDir)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)
+	}
+	// Provenance, in order: the transcript call that wrote a line, then the
+	// audit history's one-day windows (a dated heading comes first of all).
+	var prov offline.Provenance = tr
+	if ap := newAuditProvenance(ctx, stateDir, job.MemoryDisplayDir); ap != nil {
+		prov = offline.Chain{tr, ap}
+	}
+	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: prov, Leads: true}
+	rep, err := offline.Run(ctx, opts)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("offline engine: %w", err)
+	}
+	var accounted []lossguard.Record
+	for _, f := range rep.Fixes {
+		accounted = append(accounted, lossguard.Record{File: f.File, Start: f.Start, End: f.End})
 	}
 	for _, f := range rep.Fixes {
 		text := f.Kind + " " + f.File
@@ -116,18 +155,27 @@ func runOffline(ctx context.Context, job Job, now time.Time) (Outcome, error) {
 	summary := fmt.Sprintf("offline engine: %d fix(es) in %d file(s)", len(rep.Fixes), len(rep.FilesTouched))
 	// Judgement calls are left alone offline, but the user should know
 	// they are there: they are what a model dream would be handed.
-	if leads, err := offline.FindLeads(ctx, job.MemoryDir, job.RepoDir); err == nil {
+	for _, l := range rep.Leads {
+		job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d %s: %s", l.File, l.Line, l.Kind, l.Detail)})
+	}
+	if leads := rep.Found; leads != nil {
+		for _, p := range leads.CrossFileDuplicates {
+			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d and %s:%d hold the same text (a model dream decides whether it is one fact)", p.A.File, p.A.Line, p.B.File, p.B.Line)})
+		}
+		for _, r := range leads.DanglingPointers {
+			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d points to missing %s", r.File, r.Line, r.Text)})
+		}
 		for _, s := range leads.DriftSuspects {
 			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d names %s %q, which the repository no longer has", s.File, s.Line, s.Kind, s.Mention)})
 		}
 		for _, p := range leads.NearDuplicates {
 			job.Progress(Progress{Kind: ProgressTurn, Text: fmt.Sprintf("lead: %s:%d and %s:%d say almost the same (%.0f%% alike)", p.A.File, p.A.Line, p.B.File, p.B.Line, 100*p.Similarity)})
 		}
-		if n := len(leads.DriftSuspects) + len(leads.NearDuplicates); n > 0 {
+		if n := leads.Count(); n > 0 {
 			summary += fmt.Sprintf("; %d lead(s) need judgement: a model dream gets them in its task", n)
 		}
 	}
-	return Outcome{FilesTouched: rep.FilesTouched, Summary: summary}, nil
+	return Outcome{FilesTouched: rep.FilesTouched, Summary: summary, Accounted: accounted}, nil
 }
 
 func appendUnique(dst []string, add ...string) []string {

@@ -50,9 +50,9 @@ func cmdEval(a *app, args []string) int {
 			now = time.Now()
 		}
 		clock := func() time.Time { return now }
-		var runner dream.Runner = &dream.OfflineRunner{Now: clock}
+		var runner dream.Runner = &dream.OfflineRunner{Now: clock, Host: sc.Host}
 		if choice.Provider != nil {
-			runner = &dream.AgentRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock}
+			runner = &dream.AgentRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
 		}
 		cfg := s
 		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: runner, Provider: choice.Name, Model: choice.Model})
@@ -73,7 +73,7 @@ func cmdEval(a *app, args []string) int {
 		fmt.Fprint(a.stdout, eval.Table(scores))
 	}
 	for _, sc := range scores {
-		if sc.Err != "" || sc.ProbesRetained < sc.ProbesTotal || !sc.OutsideUntouched {
+		if sc.Err != "" || sc.ProbesRetained < sc.ProbesTotal || sc.Regressions > 0 || !sc.OutsideUntouched {
 			return exitFailed
 		}
 	}

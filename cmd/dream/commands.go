@@ -30,6 +30,8 @@ func commands() []command {
 		{"hook", "", "for an agent's hook: reads its JSON on stdin, runs the cheap gates, starts the dream detached, returns at once, exit 0", cmdHook},
 		{"init", "AGENT", "install (or --remove) dream's hook in claude, codex or gemini settings; instructions for nanobot, codebot", cmdInit},
 		{"doctor", "", "what is set up and what is missing, each with the command that fixes it", cmdDoctor},
+		{"daemon", "[install|add PATH]", "watch projects' transcripts and dream when they go idle; loopback /metrics and /status", cmdDaemon},
+		{"mcp", "", "an MCP server over stdio with the dream tools", cmdMCP},
 		{"config", "", "the effective value of each setting and where it came from", cmdConfig},
 		{"version", "", "print the version", cmdVersion},
 		{"help", "[COMMAND]", "this list, or one command's flags", cmdHelp},

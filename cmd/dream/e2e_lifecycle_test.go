@@ -296,7 +296,7 @@ func TestEvalScoresAModelDream(t *testing.T) {
 	}
 	srv := llmtest.NewServer()
 	defer srv.Close()
-	for i := 0; i < 40; i++ {
+	for i := 0; i < 100; i++ { // one turn per scenario, with room for the corpus to grow
 		srv.Append(llmtest.Turn{Text: "Nothing else needed changing."})
 	}
 	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json")

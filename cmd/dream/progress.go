@@ -133,7 +133,7 @@ func printReport(w io.Writer, r dream.Report) {
 	case r.Status == dream.StatusCompleted:
 		fmt.Fprintln(w, "nothing needed changing")
 	}
-	if r.Summary != "" && r.Status == dream.StatusCompleted {
+	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged) {
 		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
 	}
 }

@@ -53,7 +53,11 @@ func TestDemoDefects(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	rep, err := offline.Run(ctx, offline.Options{MemoryDir: l.MemoryDir, RepoDir: l.RepoDir, Now: now})
+	tr, err := offline.LoadTranscripts(ctx, l.SessionsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := offline.Run(ctx, offline.Options{MemoryDir: l.MemoryDir, RepoDir: l.RepoDir, Now: now, Layout: offline.LayoutFor("claude"), Provenance: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,18 +65,20 @@ func TestDemoDefects(t *testing.T) {
 	for _, f := range rep.Fixes {
 		kinds[f.Kind]++
 	}
-	for _, k := range []string{offline.KindDuplicate, offline.KindRelativeDate, offline.KindDanglingPointer, offline.KindUnindexedTopic} {
+	// The dangling pointer is a lead since issue 8: a missing file may be
+	// renamed, not gone, and only a model (or the user) can tell.
+	for _, k := range []string{offline.KindDuplicate, offline.KindRelativeDate, offline.KindUnindexedTopic} {
 		if kinds[k] != 1 {
 			t.Errorf("%d %s fixes, want 1: %+v", kinds[k], k, rep.Fixes)
 		}
 	}
 	storage, _ := os.ReadFile(filepath.Join(l.MemoryDir, "storage.md"))
-	if !strings.Contains(string(storage), "2026-01-08 we added an index") {
-		t.Errorf("yesterday not resolved against the file time:\n%s", storage)
+	if !strings.Contains(string(storage), "On 2026-01-08 we added an index") {
+		t.Errorf("yesterday not resolved against the transcript call that wrote it:\n%s", storage)
 	}
 	index, _ := os.ReadFile(filepath.Join(l.MemoryDir, "MEMORY.md"))
-	if strings.Contains(string(index), "deploy.md") || !strings.Contains(string(index), "(oncall.md)") {
-		t.Errorf("index not repaired:\n%s", index)
+	if !strings.Contains(string(index), "deploy.md") || !strings.Contains(string(index), "(oncall.md)") {
+		t.Errorf("index not repaired (oncall.md indexed, the dangling deploy.md left as a lead):\n%s", index)
 	}
 	missing, err := offline.MissingPinned([]string{"Releases are tagged vMAJOR.MINOR.PATCH from main."}, l.MemoryDir)
 	if err != nil || len(missing) != 0 {
@@ -91,6 +97,9 @@ func TestDemoDefects(t *testing.T) {
 		if !got[want] {
 			t.Errorf("drift suspect %q not reported: %+v", want, leads.DriftSuspects)
 		}
+	}
+	if len(leads.DanglingPointers) != 1 || leads.DanglingPointers[0].Text != "deploy.md" {
+		t.Errorf("dangling pointer lead: %+v", leads.DanglingPointers)
 	}
 	if len(leads.DriftSuspects) != 2 {
 		t.Errorf("false drift suspects: %+v", leads.DriftSuspects)

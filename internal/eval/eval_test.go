@@ -18,8 +18,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // corpus is the scenario directory at the repository root.
 var corpus = filepath.Join("..", "..", "testdata", "eval")
 
+// offlineDream runs the engine as dream's offline runner does: the host's
+// layout, the transcripts as provenance.
 func offlineDream(ctx context.Context, s Scenario, ws Workspace) (llm.Usage, error) {
-	_, err := offline.Run(ctx, offline.Options{MemoryDir: ws.MemoryDir, RepoDir: ws.RepoDir, Now: s.Now})
+	tr, err := offline.LoadTranscripts(ctx, ws.SessionsDir)
+	if err != nil {
+		return llm.Usage{}, err
+	}
+	_, err = offline.Run(ctx, offline.Options{MemoryDir: ws.MemoryDir, RepoDir: ws.RepoDir, Now: s.Now, Layout: offline.LayoutFor(s.Host), Provenance: tr})
 	return llm.Usage{}, err
 }
 
@@ -100,7 +106,7 @@ func TestScoresCatchBadDreams(t *testing.T) {
 		}, func(s Score) bool { return s.Regressions == 1 }},
 		{"does nothing", "mixed-defects", func(context.Context, Scenario, Workspace) (llm.Usage, error) {
 			return llm.Usage{}, nil
-		}, func(s Score) bool { return s.DefectsFixed == 0 && s.DefectsTotal == 6 && s.MechanicalTotal == 5 }},
+		}, func(s Score) bool { return s.DefectsFixed == 0 && s.DefectsTotal == 6 && s.MechanicalTotal == 3 }},
 		{"fails", "clean-memory", func(context.Context, Scenario, Workspace) (llm.Usage, error) {
 			return llm.Usage{}, context.DeadlineExceeded
 		}, func(s Score) bool { return strings.Contains(s.Err, "deadline") }},
@@ -144,5 +150,93 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := LoadAll(t.TempDir()); err == nil {
 		t.Error("empty corpus: want error")
+	}
+}
+
+// TestDoNothingScoresZero: a dream that changes nothing fixes nothing in the
+// whole corpus (every defect is really planted), and breaks nothing.
+func TestDoNothingScoresZero(t *testing.T) {
+	scenarios, err := LoadAll(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores, err := Run(context.Background(), scenarios, func(context.Context, Scenario, Workspace) (llm.Usage, error) {
+		return llm.Usage{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, lost, regressions := 0, 0, 0
+	for _, s := range scores {
+		fixed += s.DefectsFixed
+		lost += s.ProbesTotal - s.ProbesRetained
+		regressions += s.Regressions
+	}
+	if fixed != 0 || lost != 0 || regressions != 0 {
+		t.Errorf("do-nothing engine: %d fixes, %d lost probes, %d regressions; want 0, 0, 0", fixed, lost, regressions)
+	}
+}
+
+// eagerDream is the engine the issue warns about: it deletes every list
+// item whose text (markers stripped) appears in an earlier memory file.
+func eagerDream(_ context.Context, _ Scenario, ws Workspace) (llm.Usage, error) {
+	files, err := readTree(ws.MemoryDir, true)
+	if err != nil {
+		return llm.Usage{}, err
+	}
+	seen := map[string]string{}
+	for _, rel := range sortedKeys(files) {
+		if !strings.HasSuffix(rel, ".md") {
+			continue
+		}
+		var out []string
+		changed := false
+		for _, l := range strings.Split(files[rel], "\n") {
+			t := strings.TrimSpace(l)
+			if k := strings.TrimLeft(t, "-*+0123456789.) "); k != t && len(k) > 10 {
+				if first, ok := seen[k]; ok && first != rel {
+					changed = true
+					continue
+				}
+				if _, ok := seen[k]; !ok {
+					seen[k] = rel
+				}
+			}
+			out = append(out, l)
+		}
+		if changed {
+			if err := os.WriteFile(filepath.Join(ws.MemoryDir, rel), []byte(strings.Join(out, "\n")), 0o644); err != nil {
+				return llm.Usage{}, err
+			}
+		}
+	}
+	return llm.Usage{}, nil
+}
+
+// TestEagerEngineFails: deleting cross-file duplicates loses probes and
+// breaks decoys, so the corpus fails it.
+func TestEagerEngineFails(t *testing.T) {
+	scenarios, err := LoadAll(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores, err := Run(context.Background(), scenarios, eagerDream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failed []string
+	for _, s := range scores {
+		if s.Regressions > 0 || s.ProbesRetained < s.ProbesTotal {
+			failed = append(failed, s.Scenario)
+		}
+	}
+	for _, want := range []string{"decoy-lookalike-other-files", "decoy-hotfix-procedure"} {
+		found := false
+		for _, f := range failed {
+			found = found || f == want
+		}
+		if !found {
+			t.Errorf("the eager engine passed %s; failing scenarios: %v", want, failed)
+		}
 	}
 }

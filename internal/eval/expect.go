@@ -8,13 +8,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
 
 func (e Expect) validate() error {
 	switch e.Kind {
-	case KindAbsent, KindPresent, KindMaxCount:
+	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
 		if e.Pattern == "" {
 			return fmt.Errorf("%s needs a pattern", e.Kind)
 		}
@@ -85,7 +86,7 @@ func (s *snapshot) memoryText() []string {
 // dream (for unchanged).
 func (e Expect) holds(s, before *snapshot) bool {
 	switch e.Kind {
-	case KindAbsent, KindPresent, KindMaxCount:
+	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
 		re := regexp.MustCompile(e.Pattern)
 		n := 0
 		texts := s.memoryText()
@@ -100,16 +101,20 @@ func (e Expect) holds(s, before *snapshot) bool {
 			return n == 0
 		case KindPresent:
 			return n > 0
+		case KindMinCount:
+			return n >= max(e.Max, 1)
 		default:
 			return n <= max(e.Max, 1)
 		}
 	case KindIndexMaxLines:
-		return s.dir.Index == nil || len(s.dir.Index.Lines) <= orDefault(e.Max, memory.MaxIndexLines)
+		l, _ := memory.LoadedSize([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || l <= orDefault(e.Max, memory.MaxIndexLines)
 	case KindIndexMaxBytes:
-		return s.dir.Index == nil || s.dir.Index.Bytes <= orDefault(e.Max, memory.MaxIndexBytes)
+		_, b := memory.LoadedSize([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || b <= orDefault(e.Max, memory.MaxIndexBytes)
 	case KindNoRelativeDates:
 		for _, t := range s.memoryText() {
-			if relativeDateRE.MatchString(t) {
+			if relativeDateRE().MatchString(t) {
 				return false
 			}
 		}
@@ -149,6 +154,11 @@ func (e Expect) holds(s, before *snapshot) bool {
 		}
 		return true
 	case KindUnchanged:
+		if e.File != "" {
+			b, inB := before.files[e.File]
+			a, inA := s.files[e.File]
+			return before != nil && inA == inB && a == b
+		}
 		return before != nil && s.hash == before.hash
 	}
 	return false
@@ -164,22 +174,26 @@ func orDefault(v, def int) int {
 // relativeDateRE recognises the relative dates a consolidated memory must not
 // keep. It is written independently of the offline engine's rewriter, so the
 // eval does not grade the engine by its own rules.
-var relativeDateRE = regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this (?:morning|afternoon|evening|week)|last (?:week|month|night)|\d+ (?:days?|weeks?|months?) ago|(?:one|two|three|four|five|six|a) (?:days?|weeks?|months?) ago)\b|昨天|今天|前天|上周|上个?月|上个?星期|[0-9一二两三四五六七八九十]+ ?(?:天|周|个月)前`)
+var relativeDateRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this (?:morning|afternoon|evening|week)|last (?:week|month|night)|\d+ (?:days?|weeks?|months?) ago|(?:one|two|three|four|five|six|a) (?:days?|weeks?|months?) ago)\b|昨天|今天|前天|上周|上个?月|上个?星期|[0-9一二两三四五六七八九十]+ ?(?:天|周|个月)前`)
+})
 
 // secretREs are credentials that must never be copied from a transcript
 // into memory.
-var secretREs = []*regexp.Regexp{
-	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`),
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-}
+var secretREs = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
+		regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
+		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
+		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`),
+		regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),
+		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),
+		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+	}
+})
 
 func containsSecret(s string) bool {
-	for _, re := range secretREs {
+	for _, re := range secretREs() {
 		if re.MatchString(s) {
 			return true
 		}

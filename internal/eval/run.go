@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/dreamkit/dream/internal/memory"
-	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -23,9 +23,11 @@ type Score struct {
 	DefectsTotal    int `json:"defects_total"`
 	MechanicalFixed int `json:"mechanical_fixed"`
 	MechanicalTotal int `json:"mechanical_total"`
-	// Regressions counts guards (properties that held before) broken by the
-	// dream, such as a secret copied into memory.
+	// Regressions counts guards (properties that held before: a decoy left
+	// alone, no secret in memory) broken by the dream; GuardsTotal counts
+	// the guards.
 	Regressions       int   `json:"regressions"`
+	GuardsTotal       int   `json:"guards_total"`
 	ProbesRetained    int   `json:"probes_retained"`
 	ProbesTotal       int   `json:"probes_total"`
 	IndexWithinBudget bool  `json:"index_within_budget"`
@@ -92,6 +94,7 @@ func runOne(ctx context.Context, s Scenario, dream DreamFunc) Score {
 	for _, e := range s.Expects {
 		wasOK, isOK := e.holds(before, before), e.holds(after, before)
 		if e.Guard {
+			sc.GuardsTotal++
 			if !isOK {
 				sc.Regressions++
 				sc.Failed = append(sc.Failed, "guard "+e.String())
@@ -114,19 +117,33 @@ func runOne(ctx context.Context, s Scenario, dream DreamFunc) Score {
 			sc.Failed = append(sc.Failed, e.String())
 		}
 	}
-	missing, err := offline.MissingPinned(s.Probes, ws.MemoryDir)
-	if err != nil {
-		sc.Err = fmt.Sprintf("probes: %v", err)
-		return sc
+	for _, p := range s.Probes {
+		if !probeHolds(after, p) {
+			sc.Failed = append(sc.Failed, "probe "+p.String())
+			continue
+		}
+		sc.ProbesRetained++
 	}
-	sc.ProbesRetained = len(s.Probes) - len(missing)
-	for _, m := range missing {
-		sc.Failed = append(sc.Failed, fmt.Sprintf("probe %q", m))
-	}
-	sc.IndexWithinBudget = after.dir.Index == nil ||
-		len(after.dir.Index.Lines) <= memory.MaxIndexLines && after.dir.Index.Bytes <= memory.MaxIndexBytes
+	il, ib := memory.LoadedSize([]byte(after.files[memory.IndexFile]))
+	sc.IndexWithinBudget = after.dir.Index == nil || il <= memory.MaxIndexLines && ib <= memory.MaxIndexBytes
 	return sc
 }
+
+// probeHolds reports whether the probe's text is in its file (or in any
+// memory file) at least Count times, ignoring differences in whitespace.
+func probeHolds(s *snapshot, p Probe) bool {
+	want := collapse(p.Text)
+	n := 0
+	for rel, text := range s.files {
+		if p.File != "" && rel != p.File || p.File == "" && !strings.HasSuffix(strings.ToLower(rel), ".md") {
+			continue
+		}
+		n += strings.Count(collapse(text), want)
+	}
+	return n >= max(p.Count, 1)
+}
+
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // outsideHash digests what a dream must never write: the repository and the
 // transcripts.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -28,9 +29,17 @@ type Scenario struct {
 	// FilesTime is the modification time given to every memory file, which
 	// relative dates resolve against; default a day before Now.
 	FilesTime time.Time
-	Expects   []Expect
-	// Probes are facts that must still be findable by grep after the dream.
-	Probes []string
+	// Mtimes override FilesTime per memory file (relative path): a file
+	// copied without -p, or appended to today, has a modification time
+	// unrelated to when its lines were written.
+	Mtimes map[string]time.Time
+	// Host is the agent layout the dream runs with (see offline.LayoutFor);
+	// empty is Claude Code's.
+	Host    string
+	Expects []Expect
+	// Probes are facts that must still be in memory after the dream, each
+	// in its own file when it names one.
+	Probes []Probe
 	// Generate, when set, adds generated topic files to the memory at run
 	// time, so a large memory need not be committed file by file.
 	Generate *Generate
@@ -57,11 +66,36 @@ type Expect struct {
 	Note string `toml:"note"`
 }
 
+// Probe is a fact a dream must keep. With File set the fact must still be
+// in that file (a fact moved to another file has left the topic it was
+// about); Count is how many times it must be there (default once): a
+// procedure that repeats a step must keep both.
+type Probe struct {
+	File  string `toml:"file"`
+	Text  string `toml:"text"`
+	Count int    `toml:"count"`
+}
+
+// String names the probe for reports.
+func (p Probe) String() string {
+	s := fmt.Sprintf("%q", p.Text)
+	if p.File != "" {
+		s += " in " + p.File
+	}
+	if p.Count > 1 {
+		s += fmt.Sprintf(" ×%d", p.Count)
+	}
+	return s
+}
+
 // Expectation kinds.
 const (
-	KindAbsent             = "absent"
-	KindPresent            = "present"
-	KindMaxCount           = "max_count"
+	KindAbsent   = "absent"
+	KindPresent  = "present"
+	KindMaxCount = "max_count"
+	// KindMinCount holds while the pattern matches at least Max times: a
+	// decoy a dream must not merge away.
+	KindMinCount           = "min_count"
 	KindIndexMaxLines      = "index_max_lines"
 	KindIndexMaxBytes      = "index_max_bytes"
 	KindNoRelativeDates    = "no_relative_dates"
@@ -82,12 +116,15 @@ type Generate struct {
 }
 
 type scenarioFile struct {
-	Description string    `toml:"description"`
-	Now         time.Time `toml:"now"`
-	FilesTime   time.Time `toml:"files_time"`
-	Probes      []string  `toml:"probes"`
-	Expect      []Expect  `toml:"expect"`
-	Generate    *Generate `toml:"generate"`
+	Description string               `toml:"description"`
+	Now         time.Time            `toml:"now"`
+	FilesTime   time.Time            `toml:"files_time"`
+	Probes      []string             `toml:"probes"`
+	Probe       []Probe              `toml:"probe"`
+	Host        string               `toml:"host"`
+	Mtimes      map[string]time.Time `toml:"mtimes"`
+	Expect      []Expect             `toml:"expect"`
+	Generate    *Generate            `toml:"generate"`
 }
 
 // LoadAll reads every scenario directory under dir, sorted by name.
@@ -126,7 +163,16 @@ func Load(dir string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("scenario %s: unknown key %s", name, und[0])
 	}
 	s := Scenario{Name: name, Description: f.Description, Dir: dir, Now: f.Now, FilesTime: f.FilesTime,
-		Expects: f.Expect, Probes: f.Probes, Generate: f.Generate}
+		Expects: f.Expect, Generate: f.Generate, Host: f.Host, Mtimes: f.Mtimes}
+	for _, p := range f.Probes {
+		s.Probes = append(s.Probes, Probe{Text: p})
+	}
+	for _, p := range f.Probe {
+		if strings.TrimSpace(p.Text) == "" || p.Count < 0 {
+			return Scenario{}, fmt.Errorf("scenario %s: bad [[probe]] %+v", name, p)
+		}
+		s.Probes = append(s.Probes, p)
+	}
 	if s.Now.IsZero() {
 		return Scenario{}, fmt.Errorf("scenario %s: now is required", name)
 	}

@@ -10,13 +10,13 @@ import (
 func Table(scores []Score) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "scenario\tdefects\tmechanical\tprobes\tregressions\tindex ok\toutside ok\ttokens\terror")
+	fmt.Fprintln(w, "scenario\tdefects\tmechanical\tprobes\tguards held\tregressions\tindex ok\toutside ok\ttokens\terror")
 	var t Score
 	budget, outside := 0, 0
 	for _, s := range scores {
-		fmt.Fprintf(w, "%s\t%d/%d\t%d/%d\t%d/%d\t%d\t%s\t%s\t%d\t%s\n", s.Scenario,
+		fmt.Fprintf(w, "%s\t%d/%d\t%d/%d\t%d/%d\t%d/%d\t%d\t%s\t%s\t%d\t%s\n", s.Scenario,
 			s.DefectsFixed, s.DefectsTotal, s.MechanicalFixed, s.MechanicalTotal,
-			s.ProbesRetained, s.ProbesTotal, s.Regressions, yes(s.IndexWithinBudget), yes(s.OutsideUntouched), s.Tokens, oneLine(s.Err))
+			s.ProbesRetained, s.ProbesTotal, s.GuardsTotal-s.Regressions, s.GuardsTotal, s.Regressions, yes(s.IndexWithinBudget), yes(s.OutsideUntouched), s.Tokens, oneLine(s.Err))
 		t.DefectsFixed += s.DefectsFixed
 		t.DefectsTotal += s.DefectsTotal
 		t.MechanicalFixed += s.MechanicalFixed
@@ -24,6 +24,7 @@ func Table(scores []Score) string {
 		t.ProbesRetained += s.ProbesRetained
 		t.ProbesTotal += s.ProbesTotal
 		t.Regressions += s.Regressions
+		t.GuardsTotal += s.GuardsTotal
 		t.Tokens += s.Tokens
 		if s.IndexWithinBudget {
 			budget++
@@ -35,9 +36,9 @@ func Table(scores []Score) string {
 			t.Err = fmt.Sprintf("%d failed", countErr(scores))
 		}
 	}
-	fmt.Fprintf(w, "TOTAL (%d)\t%d/%d\t%d/%d\t%d/%d\t%d\t%d/%d\t%d/%d\t%d\t%s\n", len(scores),
+	fmt.Fprintf(w, "TOTAL (%d)\t%d/%d\t%d/%d\t%d/%d\t%d/%d\t%d\t%d/%d\t%d/%d\t%d\t%s\n", len(scores),
 		t.DefectsFixed, t.DefectsTotal, t.MechanicalFixed, t.MechanicalTotal, t.ProbesRetained, t.ProbesTotal,
-		t.Regressions, budget, len(scores), outside, len(scores), t.Tokens, t.Err)
+		t.GuardsTotal-t.Regressions, t.GuardsTotal, t.Regressions, budget, len(scores), outside, len(scores), t.Tokens, t.Err)
 	w.Flush()
 	return b.String()
 }

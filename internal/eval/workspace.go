@@ -43,6 +43,11 @@ func prepare(s Scenario, root string) (Workspace, error) {
 	if err := touchTree(ws.MemoryDir, s.FilesTime); err != nil {
 		return ws, fmt.Errorf("workspace: %w", err)
 	}
+	for rel, t := range s.Mtimes {
+		if err := os.Chtimes(filepath.Join(ws.MemoryDir, filepath.FromSlash(rel)), t, t); err != nil {
+			return ws, fmt.Errorf("workspace: mtimes: %w", err)
+		}
+	}
 	if err := touchTree(ws.SessionsDir, s.Now.Add(-time.Hour)); err != nil {
 		return ws, fmt.Errorf("workspace: %w", err)
 	}

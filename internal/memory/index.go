@@ -5,12 +5,15 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // pointerRE matches a list item whose content starts with a markdown link:
 // "- [Title](target) — hook". The optional link title ("...") is allowed and
 // discarded. Ordered list markers count too, since people renumber indexes.
-var pointerRE = regexp.MustCompile(`^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([^\]]*)\]\(\s*(?:<([^<>\n]*)>|([^)\s]*))(?:\s+"[^"]*")?\s*\)(.*)$`)
+var pointerRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([^\]]*)\]\(\s*(?:<([^<>\n]*)>|([^)\s]*))(?:\s+"[^"]*")?\s*\)(.*)$`)
+})
 
 // ParseIndex splits MEMORY.md into lines and recognises pointer lines. It
 // never fails: a line that is not a pointer is kept with IsPointer false.
@@ -25,7 +28,7 @@ func ParseIndex(data []byte) *Index {
 // ParseIndexLine parses one index line; n is its 1-based line number.
 func ParseIndexLine(n int, raw string) IndexLine {
 	l := IndexLine{Line: n, Raw: raw}
-	m := pointerRE.FindStringSubmatch(raw)
+	m := pointerRE().FindStringSubmatch(raw)
 	if m == nil {
 		return l
 	}

@@ -91,3 +91,25 @@ func (d *Dir) Topic(path string) *Topic {
 	}
 	return nil
 }
+
+// LoadedSize is the size of an index as it counts against the budget an
+// agent loads: lines that hold something (blank lines cost nothing) and
+// bytes without a byte-order mark.
+func LoadedSize(src []byte) (lines, bytes int) {
+	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
+		src = src[3:]
+	}
+	start := 0
+	for i := 0; i <= len(src); i++ {
+		if i == len(src) || src[i] == '\n' {
+			for _, c := range src[start:i] {
+				if c != ' ' && c != '\t' && c != '\r' {
+					lines++
+					break
+				}
+			}
+			start = i + 1
+		}
+	}
+	return lines, len(src)
+}

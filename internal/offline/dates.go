@@ -5,207 +5,466 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dreamkit/dream/internal/memory"
 )
 
-// A relative date means nothing to the agent that reads it weeks later, so
-// each is rewritten to an ISO date computed from the file's time.
+// A relative date ("yesterday", "上周") means nothing to the agent that reads
+// it weeks later, but it may be rewritten only when the day its line was
+// written is known: the file's modification time is the time of its last
+// append (or of a copy), not of this line. So the anchor is, in order, a
+// dated heading above the line, then the Provenance (the transcript call
+// that wrote the line, a one-day audit window). Without one the phrase is a
+// lead.
 //
-// Conventions, chosen so that every rewrite is a certain consequence of the
-// words and the file time, never a guess:
-//   - a day ("yesterday", "3 days ago", "前天") becomes that day, YYYY-MM-DD;
-//   - "this morning" becomes "the morning of YYYY-MM-DD";
-//   - "last week" becomes "the week of YYYY-MM-DD", the day seven days
-//     before, because "last week" names a week and not a day;
-//     "N weeks ago" is a day, N×7 days before;
-//   - "last month" and "N months ago" become "the month of YYYY-MM", as a
-//     day would claim precision the words do not have;
-//   - in Chinese, 上周 becomes "YYYY-MM-DD 那周" and 上个月 "YYYY-MM".
-//
-// Vague phrases ("a few days ago", "recently", "最近") are left alone.
-var (
-	enDateRE = regexp.MustCompile(`(?i)\b(the day before yesterday|yesterday|today|this (morning|afternoon|evening)|last (week|month)|(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve) (day|week|month)s? ago)\b`)
-	zhDateRE = regexp.MustCompile(`大前天|前天|昨天|昨日|今天|上个?星期|上礼拜|上周|上个?月|([0-9]{1,3}|[一二两三四五六七八九十]{1,3}) ?(天|日|周|个星期|星期|个月)前`)
-)
+// A phrase is a date only in prose, as a whole word (for CJK: opening a
+// clause, after punctuation, the line start or a non-CJK character, so
+// 目前天津 and 提前天数 hold no 前天), and not when it is a name ("The Today screen", Today.tsx),
+// a label ("Today:", "Yesterday, Today, Blockers"), quoted, possessive, or
+// about recurring time ("the last week of every quarter", "older than 30
+// days ago").
+
+// datePatterns are compiled on first use, once per process.
+var datePatterns = sync.OnceValue(func() struct{ en, zh, headingDate *regexp.Regexp } {
+	num := `\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve`
+	wd := `monday|tuesday|wednesday|thursday|friday|saturday|sunday`
+	return struct{ en, zh, headingDate *regexp.Regexp }{
+		en:          regexp.MustCompile(`(?i)\b(?:the day before yesterday|the day after tomorrow|yesterday|today|tomorrow|tonight|last night|this (?:morning|afternoon|evening|week|month|year)|(?:last|next) (?:week|month|year)|last (?:` + wd + `)|(?:` + num + `) (?:day|week|month|year)s? ago)\b`),
+		zh:          regexp.MustCompile(`大前天|前天|昨天|昨日|昨晚|今天|今日|今晚|今早|明天|后天|本周|这周|上个?星期|上礼拜|上周|下周|本月|上个?月|下个?月|今年|去年|明年|(?:[0-9]{1,3}|[一二两三四五六七八九十]{1,3}) ?(?:天|周|个星期|个月|年)前`),
+		headingDate: regexp.MustCompile(`(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})|(\d{4})年(\d{1,2})月(\d{1,2})日`),
+	}
+})
+
+// Provenance knows when lines were written.
+type Provenance interface {
+	// WrittenOn returns the day on which the line (its text, trimmed) of
+	// the memory file rel was written, when that day is known exactly.
+	WrittenOn(rel, line string) (time.Time, bool)
+}
+
+// KindUndatedRelativeDate is the lead for a relative date with no anchor.
+const KindUndatedRelativeDate = "undated_relative_date"
+
+func (s *state) fixDates() error {
+	p := datePatterns()
+	for _, f := range s.files {
+		d := f.doc
+		for _, run := range d.Prose {
+			seg := string(d.Src[run.Start:run.End])
+			u := d.Units[run.Unit]
+			for _, m := range findPhrases(p.en, p.zh, seg) {
+				ms, me := run.Start+m[0], run.Start+m[1]
+				phrase := string(d.Src[ms:me])
+				if !isDatePhrase(d, u, ms, me, phrase) {
+					continue
+				}
+				anchor, ok := s.anchor(f, u, ms)
+				if !ok {
+					s.lead(f, KindUndatedRelativeDate, ms, fmt.Sprintf("%q: the day this line was written is unknown (no dated heading, transcript call or one-day audit window)", phrase))
+					continue
+				}
+				r, ok := resolve(phrase, anchor)
+				if !ok {
+					continue
+				}
+				r = phrase2prose(d, u, ms, phrase, r)
+				if d.PinnedLine(ms) || !f.splice(ms, me, r) {
+					continue
+				}
+				s.fix(f, KindRelativeDate, ms, me, fmt.Sprintf("%q → %q (written %s)", phrase, r, anchor.Format("2006-01-02")))
+			}
+		}
+	}
+	return nil
+}
+
+// findPhrases returns the match ranges of both patterns in seg, in order.
+func findPhrases(en, zh *regexp.Regexp, seg string) [][]int {
+	var out [][]int
+	if hasEnglishCue(seg) {
+		out = append(out, en.FindAllStringIndex(seg, -1)...)
+	}
+	if hasIdeographs(seg) {
+		out = append(out, zh.FindAllStringIndex(seg, -1)...)
+	}
+	return out
+}
+
+// enCues are words every English phrase contains one of: a cheap filter
+// that spares the regular expression most of the prose.
+var enCues = []string{"yesterday", "today", "tomorrow", "tonight", "last", "this", "next", "ago"}
+
+func hasEnglishCue(s string) bool {
+	l := strings.ToLower(s)
+	for _, c := range enCues {
+		if strings.Contains(l, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// anchor is the day the line at off was written.
+func (s *state) anchor(f *file, u memory.Unit, off int) (time.Time, bool) {
+	for i := len(u.Path) - 1; i >= 0; i-- {
+		if t, ok := headingDate(u.Path[i]); ok {
+			return t, true
+		}
+	}
+	if s.opts.Provenance != nil {
+		d := f.doc
+		line := strings.TrimSpace(string(d.Src[d.LineStart(off):d.LineEnd(off)]))
+		if t, ok := s.opts.Provenance.WrittenOn(f.rel, line); ok {
+			return day0(t), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// headingDate reads a full date written in a heading.
+func headingDate(h string) (time.Time, bool) {
+	m := datePatterns().headingDate.FindStringSubmatch(h)
+	if m == nil {
+		return time.Time{}, false
+	}
+	y, mo, dd := m[1], m[2], m[3]
+	if y == "" {
+		y, mo, dd = m[4], m[5], m[6]
+	}
+	yi, _ := strconv.Atoi(y)
+	mi, _ := strconv.Atoi(mo)
+	di, _ := strconv.Atoi(dd)
+	t := time.Date(yi, time.Month(mi), di, 12, 0, 0, 0, time.UTC)
+	if t.Month() != time.Month(mi) || t.Day() != di {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+func day0(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 12, 0, 0, 0, time.UTC)
+}
+
+// recurringWords mark a sentence about recurring or relative spans of time,
+// in which a date word names no day.
+var recurringWords = []string{"every", "each", "older than", "newer than", "within", "whenever", "每"}
+
+// isDatePhrase applies the rules that tell a date from a name, a label, a
+// quotation or a rule.
+func isDatePhrase(d *memory.Doc, u memory.Unit, ms, me int, phrase string) bool {
+	src := d.Src
+	before, _ := utf8.DecodeLastRune(src[:ms])
+	after, _ := utf8.DecodeRune(src[me:])
+	first, _ := utf8.DecodeRuneInString(phrase)
+	if memory.IsCJK(first) {
+		// CJK has no spaces: the phrase must open a clause (after the line
+		// start, punctuation or a non-CJK character), or it is the middle
+		// of a word: 目前天津 holds no 前天, 提前天数 none either.
+		if ms > d.LineStart(ms) && memory.IsCJK(before) {
+			return false
+		}
+	} else {
+		// Part of a file name, path, identifier or URL.
+		if strings.ContainsRune("/._-\\@#", before) || strings.ContainsRune("/_-\\@", after) {
+			return false
+		}
+		if after == '.' && me+1 < len(src) {
+			if n, _ := utf8.DecodeRune(src[me+1:]); unicode.IsLetter(n) || unicode.IsDigit(n) {
+				return false
+			}
+		}
+		if after == '\'' || after == '’' { // yesterday's: a possessive reads badly as a date
+			return false
+		}
+		if unicode.IsUpper(first) && !sentenceStart(d, u, ms) {
+			return false // a name: "The Today screen"
+		}
+	}
+	if after == ':' || after == '：' {
+		return false // a label: "Today: …"
+	}
+	line := string(src[d.LineStart(ms):d.LineEnd(ms)])
+	if isTemplateLine(line) {
+		return false
+	}
+	sent := strings.ToLower(sentenceAround(string(src[u.Start:u.End]), ms-u.Start, me-u.Start))
+	for _, w := range recurringWords {
+		if strings.Contains(sent, w) {
+			return false
+		}
+	}
+	rest := strings.ToLower(string(src[me:min(len(src), me+4)]))
+	if strings.HasPrefix(rest, " of ") {
+		return false // "the last week of the quarter"
+	}
+	return !insideQuotes(string(src[u.Start:ms]))
+}
+
+// sentenceStart reports whether ms begins a sentence of its unit.
+func sentenceStart(d *memory.Doc, u memory.Unit, ms int) bool {
+	i := ms
+	for i > u.Start {
+		r, n := utf8.DecodeLastRune(d.Src[:i])
+		if r == ' ' || r == '\t' || r == '\n' || r == '\r' {
+			i -= n
+			continue
+		}
+		if strings.ContainsRune(".!?。！？", r) {
+			return true
+		}
+		// Only list markers (and a task box) between the line start and here.
+		ls := d.LineStart(i - 1)
+		head := strings.TrimSpace(string(d.Src[ls:i]))
+		head = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(head, "[ ]"), "[x]"))
+		return ls == u.Start && isMarkerOnly(head)
+	}
+	return true
+}
+
+func isMarkerOnly(s string) bool {
+	s = strings.TrimSpace(s)
+	for _, p := range []string{"[ ]", "[x]", "[X]"} {
+		s = strings.TrimSpace(strings.TrimSuffix(s, p))
+	}
+	if s == "" || s == "-" || s == "*" || s == "+" || s == ">" {
+		return true
+	}
+	if t := strings.TrimRight(s, ".)"); t != s && t != "" {
+		_, err := strconv.Atoi(t)
+		return err == nil
+	}
+	return false
+}
+
+// isTemplateLine spots a line listing date words as labels ("Yesterday,
+// Today, Blockers"; "today / tomorrow").
+func isTemplateLine(line string) bool {
+	p := datePatterns()
+	ms := p.en.FindAllStringIndex(line, -1)
+	for i := 1; i < len(ms); i++ {
+		between := strings.TrimSpace(line[ms[i-1][1]:ms[i][0]])
+		if between == "," || between == "/" || between == "|" || between == "&" || between == "and" || between == ", and" {
+			return true
+		}
+	}
+	return false
+}
+
+// sentenceAround is the sentence of text holding [a, b).
+func sentenceAround(text string, a, b int) string {
+	start := strings.LastIndexAny(text[:a], ".!?;。！？；\n") + 1
+	if i := strings.LastIndex(text[:a], "\n\n"); i+2 > start {
+		start = i + 2
+	}
+	end := len(text)
+	if j := strings.IndexAny(text[b:], ".!?;。！？；"); j >= 0 {
+		end = b + j
+	}
+	return text[start:end]
+}
+
+// insideQuotes reports whether text ends inside a quotation.
+func insideQuotes(text string) bool {
+	if strings.Count(text, `"`)%2 == 1 {
+		return true
+	}
+	for _, q := range [][2]string{{"“", "”"}, {"「", "」"}, {"『", "』"}, {"‘", "’"}} {
+		if strings.LastIndex(text, q[0]) > strings.LastIndex(text, q[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// dateForm is what a phrase resolves to: a day, or a span named by a day,
+// month or year, written so that it reads as prose.
+type dateForm struct {
+	text string
+	// prep is the preposition a bare use needs ("on", "in"); "" for CJK.
+	prep string
+}
 
 var enNumbers = map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 	"seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12}
 
-// fixDates rewrites relative dates in every file outside code and pins.
-func (s *state) fixDates() {
-	for _, d := range s.docs {
-		fence := d.fences()
-		for i := range d.lines {
-			l := &d.lines[i]
-			if fence[i] || isPinned(l.text) {
-				continue
-			}
-			out, changes := rewriteDates(l.text, d.time)
-			if len(changes) == 0 {
-				continue
-			}
-			l.text = out
-			for _, c := range changes {
-				s.fixes = append(s.fixes, Fix{Kind: KindRelativeDate, File: d.rel, Line: l.orig,
-					Detail: fmt.Sprintf("%q → %q (file time %s)", c[0], c[1], d.time.Format("2006-01-02"))})
-			}
-		}
-	}
+func ymd(t time.Time) string { return t.Format("2006-01-02") }
+
+func monday(t time.Time) time.Time {
+	wd := (int(t.Weekday()) + 6) % 7
+	return t.AddDate(0, 0, -wd)
 }
 
-// rewriteDates rewrites the relative dates of one line outside `code spans`
-// and returns the pairs (old, new) it replaced.
-func rewriteDates(text string, t time.Time) (string, [][2]string) {
-	var changes [][2]string
-	segs := strings.Split(text, "`")
-	// Even segments are outside code spans; text after an unmatched
-	// backtick has an odd index and is left as written.
-	for k := 0; k < len(segs); k += 2 {
-		segs[k] = replaceOutsideLinks(segs[k], t, &changes)
-	}
-	return strings.Join(segs, "`"), changes
+func monthOf(t time.Time, n int) string {
+	first := time.Date(t.Year(), t.Month(), 1, 12, 0, 0, 0, time.UTC)
+	return first.AddDate(0, n, 0).Format("2006-01")
 }
 
-// linkRE matches what names a place rather than a time: a markdown link
-// destination, an autolink and a bare URL. A "today" inside a path or a URL
-// is part of a name; rewriting it would break the link.
-var linkRE = regexp.MustCompile(`\]\([^)]*\)|<[^<>\s]+>|(?i)\b(?:[a-z][a-z0-9+.-]*://|www\.)[^\s<>]+`)
-
-// replaceOutsideLinks rewrites the dates of s outside links and URLs.
-func replaceOutsideLinks(s string, t time.Time, changes *[][2]string) string {
-	var out strings.Builder
-	last := 0
-	for _, loc := range linkRE.FindAllStringIndex(s, -1) {
-		out.WriteString(replaceDates(s[last:loc[0]], t, changes))
-		out.WriteString(s[loc[0]:loc[1]])
-		last = loc[1]
+// resolve turns a phrase into its date, written as it should read in place.
+func resolve(phrase string, a time.Time) (string, bool) {
+	f, ok := resolveForm(phrase, a)
+	if !ok {
+		return "", false
 	}
-	out.WriteString(replaceDates(s[last:], t, changes))
-	return out.String()
+	if f.prep == "" {
+		return f.text, true
+	}
+	return f.prep + " " + f.text, true
 }
 
-func replaceDates(s string, t time.Time, changes *[][2]string) string {
-	s = enDateRE.ReplaceAllStringFunc(s, func(m string) string {
-		r := resolveEnglish(m, t)
-		if r == "" {
-			return m
-		}
-		if first, _ := utf8.DecodeRuneInString(m); unicode.IsUpper(first) && strings.HasPrefix(r, "the ") {
-			r = "The" + r[3:]
-		}
-		*changes = append(*changes, [2]string{m, r})
-		return r
-	})
-	var out strings.Builder
-	last := 0
-	for _, loc := range zhDateRE.FindAllStringSubmatchIndex(s, -1) {
-		m := s[loc[0]:loc[1]]
-		next, _ := utf8.DecodeRuneInString(s[loc[1]:])
-		r := ""
-		if !(strings.HasPrefix(m, "上周") && next == '期') { // 上周期: "the previous cycle"
-			r = resolveChinese(m, t)
-		}
-		if r == "" {
-			continue
-		}
-		out.WriteString(s[last:loc[0]])
-		out.WriteString(r)
-		last = loc[1]
-		*changes = append(*changes, [2]string{m, r})
+func resolveForm(phrase string, a time.Time) (dateForm, bool) {
+	l := strings.ToLower(collapseSpace(phrase))
+	dayF := func(n int) (dateForm, bool) { return dateForm{ymd(a.AddDate(0, 0, n)), "on"}, true }
+	weekF := func(n int) (dateForm, bool) {
+		return dateForm{"the week of " + ymd(monday(a).AddDate(0, 0, 7*n)), "in"}, true
 	}
-	if last == 0 {
-		return s
-	}
-	out.WriteString(s[last:])
-	return out.String()
-}
-
-func day(t time.Time, days int) string { return t.AddDate(0, 0, days).Format("2006-01-02") }
-
-// month is the calendar month n months before t; counted from the first of
-// the month so that 31 March minus one month is February, not 3 March.
-func month(t time.Time, n int) string {
-	first := time.Date(t.Year(), t.Month(), 1, 12, 0, 0, 0, t.Location())
-	return first.AddDate(0, -n, 0).Format("2006-01")
-}
-
-func resolveEnglish(m string, t time.Time) string {
-	l := strings.ToLower(collapseSpace(m))
 	switch l {
 	case "the day before yesterday":
-		return day(t, -2)
+		return dayF(-2)
 	case "yesterday":
-		return day(t, -1)
+		return dayF(-1)
 	case "today":
-		return day(t, 0)
+		return dayF(0)
+	case "tomorrow":
+		return dayF(1)
+	case "the day after tomorrow":
+		return dayF(2)
+	case "tonight":
+		return dateForm{"the night of " + ymd(a), "on"}, true
+	case "last night":
+		return dateForm{"the night of " + ymd(a.AddDate(0, 0, -1)), "on"}, true
+	case "this morning", "this afternoon", "this evening":
+		return dateForm{"the " + strings.TrimPrefix(l, "this ") + " of " + ymd(a), "on"}, true
+	case "this week":
+		return weekF(0)
 	case "last week":
-		return "the week of " + day(t, -7)
+		return weekF(-1)
+	case "next week":
+		return weekF(1)
+	case "this month":
+		return dateForm{monthOf(a, 0), "in"}, true
 	case "last month":
-		return "the month of " + month(t, 1)
+		return dateForm{monthOf(a, -1), "in"}, true
+	case "next month":
+		return dateForm{monthOf(a, 1), "in"}, true
+	case "this year":
+		return dateForm{strconv.Itoa(a.Year()), "in"}, true
+	case "last year":
+		return dateForm{strconv.Itoa(a.Year() - 1), "in"}, true
+	case "next year":
+		return dateForm{strconv.Itoa(a.Year() + 1), "in"}, true
 	}
-	if part, ok := strings.CutPrefix(l, "this "); ok {
-		return "the " + part + " of " + day(t, 0)
-	}
-	f := strings.Fields(l) // N unit(s) ago
-	if len(f) != 3 {
-		return ""
-	}
-	n, ok := enNumbers[f[0]]
-	if !ok {
-		v, err := strconv.Atoi(f[0])
-		if err != nil {
-			return ""
+	if wd, ok := strings.CutPrefix(l, "last "); ok {
+		for i := 1; i <= 7; i++ {
+			if d := a.AddDate(0, 0, -i); strings.ToLower(d.Weekday().String()) == wd {
+				return dateForm{ymd(d), "on"}, true
+			}
 		}
-		n = v
 	}
-	switch strings.TrimSuffix(f[1], "s") {
-	case "day":
-		return day(t, -n)
-	case "week":
-		return day(t, -7*n)
-	case "month":
-		return "the month of " + month(t, n)
+	f := strings.Fields(l)
+	if len(f) == 3 && f[2] == "ago" {
+		n, ok := number(f[0])
+		if !ok {
+			return dateForm{}, false
+		}
+		switch strings.TrimSuffix(f[1], "s") {
+		case "day":
+			return dayF(-n)
+		case "week":
+			return weekF(-n)
+		case "month":
+			return dateForm{monthOf(a, -n), "in"}, true
+		case "year":
+			return dateForm{strconv.Itoa(a.Year() - n), "in"}, true
+		}
+		return dateForm{}, false
 	}
-	return ""
+	return resolveChinese(phrase, a)
 }
 
-func resolveChinese(m string, t time.Time) string {
+func number(s string) (int, bool) {
+	if n, ok := enNumbers[s]; ok {
+		return n, true
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n > 0
+}
+
+func resolveChinese(m string, a time.Time) (dateForm, bool) {
+	d := func(n int) (dateForm, bool) { return dateForm{text: ymd(a.AddDate(0, 0, n))}, true }
+	wk := func(n int) (dateForm, bool) {
+		return dateForm{text: ymd(monday(a).AddDate(0, 0, 7*n)) + " 那周"}, true
+	}
 	switch m {
 	case "大前天":
-		return day(t, -3)
+		return d(-3)
 	case "前天":
-		return day(t, -2)
+		return d(-2)
 	case "昨天", "昨日":
-		return day(t, -1)
-	case "今天":
-		return day(t, 0)
+		return d(-1)
+	case "昨晚":
+		return dateForm{text: ymd(a.AddDate(0, 0, -1)) + " 晚上"}, true
+	case "今天", "今日":
+		return d(0)
+	case "今晚":
+		return dateForm{text: ymd(a) + " 晚上"}, true
+	case "今早":
+		return dateForm{text: ymd(a) + " 早上"}, true
+	case "明天":
+		return d(1)
+	case "后天":
+		return d(2)
+	case "本周", "这周":
+		return wk(0)
 	case "上周", "上星期", "上个星期", "上礼拜":
-		return day(t, -7) + " 那周"
+		return wk(-1)
+	case "下周":
+		return wk(1)
+	case "本月":
+		return dateForm{text: monthOf(a, 0)}, true
 	case "上月", "上个月":
-		return month(t, 1)
+		return dateForm{text: monthOf(a, -1)}, true
+	case "下月", "下个月":
+		return dateForm{text: monthOf(a, 1)}, true
+	case "今年":
+		return dateForm{text: strconv.Itoa(a.Year()) + "年"}, true
+	case "去年":
+		return dateForm{text: strconv.Itoa(a.Year()-1) + "年"}, true
+	case "明年":
+		return dateForm{text: strconv.Itoa(a.Year()+1) + "年"}, true
 	}
-	sub := zhDateRE.FindStringSubmatch(m)
-	if sub == nil || sub[1] == "" {
-		return ""
+	r := []rune(strings.ReplaceAll(m, " ", ""))
+	if len(r) < 3 || r[len(r)-1] != '前' {
+		return dateForm{}, false
 	}
-	n, ok := chineseNumber(sub[1])
-	if !ok || n == 0 {
-		return ""
+	body := string(r[:len(r)-1])
+	for _, unit := range []string{"个星期", "个月", "天", "周", "年"} {
+		numPart, ok := strings.CutSuffix(body, unit)
+		if !ok {
+			continue
+		}
+		n, ok := chineseNumber(numPart)
+		if !ok || n == 0 {
+			return dateForm{}, false
+		}
+		switch unit {
+		case "天":
+			return d(-n)
+		case "周", "个星期":
+			return wk(-n)
+		case "个月":
+			return dateForm{text: monthOf(a, -n)}, true
+		case "年":
+			return dateForm{text: strconv.Itoa(a.Year()-n) + "年"}, true
+		}
 	}
-	switch sub[2] {
-	case "天", "日":
-		return day(t, -n)
-	case "周", "星期", "个星期":
-		return day(t, -7*n)
-	case "个月":
-		return month(t, n)
-	}
-	return ""
+	return dateForm{}, false
 }
 
-// chineseNumber reads 0–99 written in digits or Chinese numerals.
+// chineseNumber reads 1–99 written in digits or Chinese numerals.
 func chineseNumber(s string) (int, bool) {
 	if v, err := strconv.Atoi(s); err == nil {
 		return v, true
@@ -230,4 +489,36 @@ func chineseNumber(s string) (int, bool) {
 		return a*10 + b, ok1 && ok2
 	}
 	return 0, false
+}
+
+// prepositions before which a date stands bare: "since 2026-11-29", not
+// "since on 2026-11-29".
+var prepositions = []string{"on", "since", "until", "till", "by", "before", "after", "from", "of", "to", "as of", "through", "during", "in", "at", "for", "starting", "around", "until", "between", "and"}
+
+// phrase2prose writes the resolved date so that the sentence still reads:
+// "Yesterday we added" → "On 2026-11-29 we added", "added it yesterday" →
+// "added it on 2026-11-29", "since yesterday" → "since 2026-11-29".
+func phrase2prose(d *memory.Doc, u memory.Unit, ms int, phrase, resolved string) string {
+	prep, bare, found := strings.Cut(resolved, " ")
+	if !found || !(prep == "on" || prep == "in") {
+		return resolved // CJK forms carry no preposition
+	}
+	prev := strings.ToLower(lastWord(string(d.Src[u.Start:ms])))
+	for _, p := range prepositions {
+		if prev == p || strings.HasSuffix(strings.ToLower(strings.TrimSpace(string(d.Src[u.Start:ms]))), " "+p) && strings.Contains(p, " ") {
+			return bare
+		}
+	}
+	if first, _ := utf8.DecodeRuneInString(phrase); unicode.IsUpper(first) || sentenceStart(d, u, ms) {
+		return strings.ToUpper(resolved[:1]) + resolved[1:]
+	}
+	return resolved
+}
+
+func lastWord(s string) string {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Trim(f[len(f)-1], "*_(")
 }

@@ -5,17 +5,27 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/dreamkit/dream/internal/memory"
 )
 
-var (
-	codeSpanRE   = regexp.MustCompile("`([^`\n]+)`")
-	linkTargetRE = regexp.MustCompile(`\]\([^)]*\)`)
-	urlRE        = regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
-	bareFileRE   = regexp.MustCompile(`(?:^|[\s(\["'])((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:` + strings.ReplaceAll(sourceExts, " ", "|") + `))(?:$|[\s)\]"',.;:!?])`)
-	identRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$`)
-	fileNameRE   = regexp.MustCompile(`^[A-Za-z0-9_.-]+\.[A-Za-z0-9]{1,8}$`)
-	lineSuffixRE = regexp.MustCompile(`:\d+(?::\d+)?$`)
-)
+// driftRE are the matchers of mentions, compiled on first use.
+type driftREs struct {
+	codeSpan, linkTarget, url, bareFile, ident, fileName, lineSuffix *regexp.Regexp
+}
+
+var driftPatterns = sync.OnceValue(func() driftREs {
+	return driftREs{
+		codeSpan:   regexp.MustCompile("`([^`\n]+)`"),
+		linkTarget: regexp.MustCompile(`\]\([^)]*\)`),
+		url:        regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+`),
+		bareFile:   regexp.MustCompile(`(?:^|[\s(\["'])((?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:` + strings.ReplaceAll(sourceExts, " ", "|") + `))(?:$|[\s)\]"',.;:!?])`),
+		ident:      regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?$`),
+		fileName:   regexp.MustCompile(`^[A-Za-z0-9_.-]+\.[A-Za-z0-9]{1,8}$`),
+		lineSuffix: regexp.MustCompile(`:\d+(?::\d+)?$`),
+	}
+})
 
 // driftSuspects lists the paths, file names and identifiers memory names
 // that the repository does not contain. Only what is clearly code is
@@ -25,22 +35,26 @@ var (
 func driftSuspects(s *state, repo *repoIndex) []Suspect {
 	var out []Suspect
 	seen := map[string]bool{}
-	for _, d := range s.readingOrder() {
-		fence := d.fences()
-		for i, l := range d.lines {
-			if fence[i] || i < d.body && d.topic != nil && d.topic.Frontmatter && !strings.HasPrefix(l.text, "description:") {
+	for _, f := range s.files {
+		d := f.doc
+		for _, u := range d.Units {
+			if u.Kind == memory.UnitCode || u.Kind == memory.UnitItem || u.Kind == memory.UnitQuote || u.Kind == memory.UnitFrontmatter {
 				continue
 			}
-			for _, m := range mentions(l.text) {
+			text := u.Content
+			if u.Kind == memory.UnitHTML {
+				continue
+			}
+			for _, m := range mentions(text) {
 				if s.exists(m.Mention) || !missing(repo, m) {
 					continue
 				}
-				key := d.rel + "\x00" + m.Mention
+				key := f.rel + "\x00" + m.Mention
 				if seen[key] {
 					continue
 				}
 				seen[key] = true
-				m.File, m.Line = d.rel, l.orig
+				m.File, m.Line = f.rel, d.LineOf(u.Start)
 				out = append(out, m)
 			}
 		}
@@ -57,15 +71,15 @@ func driftSuspects(s *state, repo *repoIndex) []Suspect {
 // mentions extracts what a line names, in order of appearance.
 func mentions(text string) []Suspect {
 	var out []Suspect
-	for _, m := range codeSpanRE.FindAllStringSubmatch(text, -1) {
+	for _, m := range driftPatterns().codeSpan.FindAllStringSubmatch(text, -1) {
 		if s, ok := classify(strings.TrimSpace(m[1])); ok {
 			out = append(out, s)
 		}
 	}
-	prose := codeSpanRE.ReplaceAllString(text, " ")
-	prose = linkTargetRE.ReplaceAllString(prose, "]")
-	prose = urlRE.ReplaceAllString(prose, " ")
-	for _, m := range bareFileRE.FindAllStringSubmatch(prose, -1) {
+	prose := driftPatterns().codeSpan.ReplaceAllString(text, " ")
+	prose = driftPatterns().linkTarget.ReplaceAllString(prose, "]")
+	prose = driftPatterns().url.ReplaceAllString(prose, " ")
+	for _, m := range driftPatterns().bareFile.FindAllStringSubmatch(prose, -1) {
 		if s, ok := classify(m[1]); ok {
 			out = append(out, s)
 		}
@@ -78,7 +92,7 @@ func classify(c string) (Suspect, bool) {
 	if c == "" || strings.ContainsAny(c, " \t*?{}[]<>$%~|=,;\"'") || strings.Contains(c, "://") || strings.HasPrefix(c, "-") {
 		return Suspect{}, false
 	}
-	c = lineSuffixRE.ReplaceAllString(c, "")
+	c = driftPatterns().lineSuffix.ReplaceAllString(c, "")
 	if strings.Contains(c, "/") {
 		if strings.HasPrefix(c, "/") || strings.Contains(c, "@") {
 			return Suspect{}, false // absolute, or a module@version: not in the repo
@@ -90,10 +104,10 @@ func classify(c string) (Suspect, bool) {
 		}
 		return Suspect{Mention: c, Kind: "path"}, true
 	}
-	if fileNameRE.MatchString(c) && fileExts[strings.ToLower(strings.TrimPrefix(path.Ext(c), "."))] {
+	if driftPatterns().fileName.MatchString(c) && fileExts()[strings.ToLower(strings.TrimPrefix(path.Ext(c), "."))] {
 		return Suspect{Mention: c, Kind: "file"}, true
 	}
-	if identRE.MatchString(c) && symbolLike(c) {
+	if driftPatterns().ident.MatchString(c) && symbolLike(c) {
 		return Suspect{Mention: c, Kind: "identifier"}, true
 	}
 	return Suspect{}, false
@@ -101,13 +115,13 @@ func classify(c string) (Suspect, bool) {
 
 // fileExts are the extensions that make a dotted name a file name rather
 // than a qualified identifier (`config.yaml` versus `config.Load`).
-var fileExts = map[string]bool{}
-
-func init() {
+var fileExts = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, e := range strings.Fields(sourceExts + " yaml yml toml json ini cfg conf lock txt md html css scss sum mod xml csv env") {
-		fileExts[e] = true
+		m[e] = true
 	}
-}
+	return m
+})
 
 // symbolLike keeps identifiers that can only be code.
 func symbolLike(c string) bool {

@@ -3,181 +3,165 @@ package offline
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
 
-// unit is a candidate fact: a list item (with its continuation lines) or a
-// paragraph. start and end index d.lines, end exclusive.
-type unit struct {
-	start, end int
-	key        string
-	section    string
-	pointer    bool
-	bullet     bool
-}
-
-// fixDuplicates removes units whose normalised text already appeared. The
-// first occurrence wins, in reading order: the index, then topics in the
-// order the index lists them, then the rest by path.
+// fixDuplicates removes a repeated unordered list item or paragraph when the
+// first copy is in the same file, under the same heading path and the same
+// parent, and the repeat has nothing attached to it.
 //
-// Within one file, two equal units under different headings are not
-// duplicates ("- deploy with make" under Staging and under Production are two
-// facts). Nested list items depend on their parent and are never removed.
-func (s *state) fixDuplicates() {
-	type first struct {
-		file    string
-		line    int
-		section string
-	}
-	seen := map[string]first{}
-	for _, d := range s.readingOrder() {
-		del := map[int]bool{}
-		for _, u := range units(d) {
-			k := u.key
-			if u.pointer {
-				k = "\x00ptr:" + k // pointers only duplicate pointers
-			}
-			f, dup := seen[k]
-			if !dup {
-				seen[k] = first{d.rel, d.lines[u.start].orig, u.section}
+// What is never a duplicate, by construction: a numbered step (step 4 "run
+// the checks again" is not step 1, and a hotfix procedure needs its own
+// steps), an item with nested content (removing it would take the content
+// along or re-parent it), a unit that introduces what follows (ends with a
+// colon: the code block under it would be orphaned), anything quoted, a
+// pinned line, and a line under another heading or another bold label.
+// Copies in other files are leads, not edits: the same words in two
+// projects are two facts.
+func (s *state) fixDuplicates() error {
+	for _, f := range s.files {
+		d := f.doc
+		first := map[string]int{}
+		var rs []removal
+		for i, u := range d.Units {
+			key, ok := dupKey(d, u)
+			if !ok {
 				continue
 			}
-			if f.file == d.rel && f.section != u.section {
+			k, seen := first[key]
+			if !seen {
+				first[key] = i
 				continue
 			}
-			var removed []string
-			for i := u.start; i < u.end; i++ {
-				del[i] = true
-				removed = append(removed, strings.TrimSpace(d.lines[i].text))
+			start, end := removalRange(d, u)
+			if d.PinnedRange(start, end) || f.touched(start, end) {
+				continue
 			}
-			// A paragraph leaves its blank separator behind; take one along.
-			if !u.bullet && u.start > 0 &&
-				strings.TrimSpace(d.lines[u.start-1].text) == "" && (u.end == len(d.lines) || strings.TrimSpace(d.lines[u.end].text) == "") {
-				del[u.start-1] = true
-			}
-			where := f.file
-			if f.line > 0 {
-				where = fmt.Sprintf("%s:%d", f.file, f.line)
-			}
-			s.fixes = append(s.fixes, Fix{Kind: KindDuplicate, File: d.rel, Line: d.lines[u.start].orig,
-				Detail: fmt.Sprintf("removed %q: duplicate of %s", strings.Join(removed, " "), where)})
+			kept := d.Units[k]
+			rs = append(rs, removal{start, end, KindDuplicate, fmt.Sprintf("removed %q: same as line %d under %s",
+				clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path))})
 		}
-		d.deleteMarked(del)
+		s.applyRemovals(f, rs)
 	}
+	return nil
 }
 
-// readingOrder is the order in which first occurrences are kept.
-func (s *state) readingOrder() []*doc {
-	var out []*doc
-	done := map[string]bool{}
-	add := func(d *doc) {
-		if d != nil && !done[d.rel] {
-			done[d.rel] = true
-			out = append(out, d)
+// dupKey is the comparison key of a unit that may be removed as a
+// duplicate, or false for a unit that may not.
+func dupKey(d *memory.Doc, u memory.Unit) (string, bool) {
+	switch u.Kind {
+	case memory.UnitItem:
+		if u.Ordered || u.Nested {
+			return "", false
 		}
-	}
-	if s.index != nil {
-		add(s.index)
-		for _, l := range s.index.lines {
-			p := memory.ParseIndexLine(0, l.text)
-			if rel, ok := memory.LocalTarget(p.Target); p.IsPointer && ok {
-				add(s.byRel[rel])
-			}
+	case memory.UnitParagraph:
+		if u.Parent >= 0 || isBoldLabel(u.Content) {
+			return "", false
 		}
+	default:
+		return "", false
 	}
-	for _, d := range s.docs {
-		add(d)
+	if u.Quoted || introduces(u.Content) || d.PinnedRange(u.Start, u.End) {
+		return "", false
 	}
-	return out
+	norm := normalize(u.Content)
+	if !substantial(norm) {
+		return "", false
+	}
+	return fmt.Sprintf("%s\x00%d\x00%s\x00%s", u.Kind, u.Parent, strings.Join(u.Path, "\x1f"), norm), true
 }
 
-// units splits a file's body into candidate facts. Lines in code, pinned
-// lines, headings and layout are never part of a unit.
-func units(d *doc) []unit {
-	fence := d.fences()
-	var out []unit
-	section := ""
-	afterItem := -1 // the line just past the last list item
-	skip := func(i int) bool {
-		t := d.lines[i].text
-		return fence[i] || strings.TrimSpace(t) == "" || isHeading(t) || isStructural(t)
+// removalRange is the unit's lines, plus one blank line that would
+// otherwise be left doubled (a paragraph between two blank lines).
+func removalRange(d *memory.Doc, u memory.Unit) (int, int) {
+	start, end := u.Start, u.End
+	if u.Kind != memory.UnitParagraph {
+		return start, end
 	}
-	for i := d.body; i < len(d.lines); {
-		t := d.lines[i].text
-		if isHeading(t) && !fence[i] {
-			section = strings.TrimSpace(t)
-		}
-		if skip(i) {
-			i++
+	blankBefore := start == d.BodyStart || start > 0 && isBlankLine(d, d.LineStart(start-1))
+	if blankBefore && end < len(d.Src) && isBlankLine(d, end) {
+		end = d.LineEnd(end)
+	}
+	return start, end
+}
+
+func isBlankLine(d *memory.Doc, off int) bool {
+	return strings.TrimSpace(string(d.Src[d.LineStart(off):d.LineEnd(off)])) == ""
+}
+
+// introduces reports text that announces what follows it.
+func introduces(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasSuffix(s, ":") || strings.HasSuffix(s, "：")
+}
+
+func isBoldLabel(s string) bool {
+	return strings.HasPrefix(s, "**") && strings.HasSuffix(strings.TrimSuffix(s, ":"), "**")
+}
+
+// normalize is the key under which two units are exact duplicates: case,
+// runs of whitespace, emphasis markers and final punctuation are ignored,
+// and nothing else ("a != b" stays unlike "a = b").
+func normalize(s string) string {
+	s = emphasisMarks().Replace(strings.ToLower(s))
+	var b strings.Builder
+	for _, w := range strings.Fields(s) {
+		w = strings.Trim(w, "*_")
+		if w == "" {
 			continue
 		}
-		if m := bulletRE.FindStringSubmatch(t); m != nil {
-			ind := indentOf(t)
-			j := i + 1
-			for j < len(d.lines) && !skip(j) && bulletRE.FindStringSubmatch(d.lines[j].text) == nil && indentOf(d.lines[j].text) > ind {
-				j++
-			}
-			safe := ind < 2 // top-level items only
-			if j < len(d.lines) && !skip(j) {
-				// A nested child or a lazy continuation belongs to this item:
-				// removing the item would re-parent or orphan it.
-				if bulletRE.FindStringSubmatch(d.lines[j].text) == nil || indentOf(d.lines[j].text) > ind {
-					safe = false
-				}
-			}
-			out = appendUnit(out, d, i, j, section, safe, true)
-			i, afterItem = j, j
-			continue
+		if b.Len() > 0 {
+			b.WriteByte(' ')
 		}
-		j := i + 1
-		for j < len(d.lines) && !skip(j) && bulletRE.FindStringSubmatch(d.lines[j].text) == nil {
-			j++
-		}
-		// Text right after an item, with no blank line, continues the item.
-		safe := i != afterItem
-		if j-i > 1 && sentencePerLine(d, i, j) {
-			// One sentence per line is a list of facts without markers
-			// (nanobot writes memory this way), not a wrapped paragraph.
-			for k := i; k < j; k++ {
-				out = appendUnit(out, d, k, k+1, section, safe, true)
-			}
-		} else {
-			out = appendUnit(out, d, i, j, section, safe, false)
-		}
-		i = j
+		b.WriteString(w)
 	}
-	return out
+	return strings.TrimRight(b.String(), ".,;!?。，；！？… ")
 }
 
-func appendUnit(out []unit, d *doc, start, end int, section string, safe, bullet bool) []unit {
-	var parts []string
-	for i := start; i < end; i++ {
-		if isPinned(d.lines[i].text) {
-			return out
+// emphasisMarks strips emphasis markers; built once, on first use.
+var emphasisMarks = sync.OnceValue(func() *strings.Replacer { return strings.NewReplacer("**", "", "__", "", "~~", "") })
+
+// substantial reports whether a normalised unit says enough to be removed as
+// a duplicate: "- none" under two headings is layout, not a fact.
+func substantial(norm string) bool {
+	if len(strings.Fields(norm)) >= 3 || utf8.RuneCountInString(norm) >= 16 {
+		return true
+	}
+	cjk := 0
+	for _, r := range norm {
+		if memory.IsCJK(r) {
+			cjk++
 		}
-		parts = append(parts, d.lines[i].text)
 	}
-	if !safe {
-		return out
-	}
-	key := normalize(strings.Join(parts, " "))
-	if !substantial(key) {
-		return out
-	}
-	ptr := d.isIndex && memory.ParseIndexLine(0, d.lines[start].text).IsPointer
-	return append(out, unit{start: start, end: end, key: key, section: section, pointer: ptr, bullet: bullet})
+	return cjk >= 6
 }
 
-// sentencePerLine reports whether every line of d.lines[i:j] ends a sentence.
-func sentencePerLine(d *doc, i, j int) bool {
-	for k := i; k < j; k++ {
-		t := strings.TrimSpace(d.lines[k].text)
-		r, _ := utf8.DecodeLastRuneInString(t)
-		if !strings.ContainsRune(".!?。！？", r) {
-			return false
+func pathLabel(p []string) string {
+	if len(p) == 0 {
+		return "the top of the file"
+	}
+	return `"` + strings.Join(p, " › ") + `"`
+}
+
+// collapseSpace turns every run of whitespace into one space and trims.
+func collapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	s = collapseSpace(s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func hasIdeographs(s string) bool {
+	for _, r := range s {
+		if memory.IsCJK(r) {
+			return true
 		}
 	}
-	return true
+	return false
 }

@@ -3,11 +3,29 @@ package offline
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
+
+// Lead kinds, as in Lead.Kind.
+const (
+	KindCrossFileDuplicate = "cross_file_duplicate"
+	KindNearDuplicate      = "near_duplicate"
+	KindDanglingPointer    = "dangling_pointer"
+	KindDrift              = "drift"
+)
+
+// Lead is one thing the engine noticed and left for judgement.
+type Lead struct {
+	Kind   string `json:"kind"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Detail string `json:"detail"`
+}
 
 // Ref is a place in a memory file.
 type Ref struct {
@@ -16,7 +34,7 @@ type Ref struct {
 	Text string `json:"text"`
 }
 
-// Pair is two memory units that say almost the same thing.
+// Pair is two memory units that say the same or almost the same thing.
 type Pair struct {
 	A, B       Ref
 	Similarity float64 `json:"similarity"`
@@ -33,53 +51,182 @@ type Suspect struct {
 
 // Leads are judgement calls the engine will not make itself but can point
 // the model to, so that it spends its turns deciding rather than searching.
+// Each list is ranked (most likely first) and capped.
 type Leads struct {
-	NearDuplicates []Pair    `json:"near_duplicates"`
-	DriftSuspects  []Suspect `json:"drift_suspects"`
+	CrossFileDuplicates []Pair    `json:"cross_file_duplicates,omitempty"`
+	NearDuplicates      []Pair    `json:"near_duplicates"`
+	DanglingPointers    []Ref     `json:"dangling_pointers,omitempty"`
+	UndatedDates        []Ref     `json:"undated_dates,omitempty"`
+	DriftSuspects       []Suspect `json:"drift_suspects"`
 	// Truncated is set when the repository was too large to index fully;
 	// checks that could not be completed were skipped, not guessed.
 	Truncated bool `json:"truncated,omitempty"`
 }
 
-// FindLeads reads the memory and walks the repository once. repoDir may be
-// empty, in which case there are no drift suspects.
+// LeadsPromptBytes is the share of a model's task prompt the leads may
+// take: enough for the top of every list, small beside the memory itself.
+const LeadsPromptBytes = 8000
+
+// maxLeads caps each list of leads: past it the model gets the most likely
+// ones and a count, not a flood.
+const maxLeads = 200
+
+// FindLeads reads the memory (the Claude Code layout) and walks the
+// repository once. repoDir may be empty, in which case there are no drift
+// suspects.
 func FindLeads(ctx context.Context, memoryDir, repoDir string) (Leads, error) {
+	return FindLeadsWith(ctx, Options{MemoryDir: memoryDir, RepoDir: repoDir, Layout: LayoutFor("")})
+}
+
+// FindLeadsWith is FindLeads with the layout and provenance of o.
+func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 	var l Leads
-	dir, err := memory.Load(memoryDir)
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	s, err := load(ctx, o)
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
-	s, err := newState(dir, Options{MemoryDir: memoryDir, Now: time.Now()})
-	if err != nil {
+	if l, err = s.findLeads(ctx); err != nil {
+		return l, err
+	}
+	if err := s.fixDates(); err != nil { // records undated phrases as leads; its edits are never written
+		return l, err
+	}
+	for _, ld := range s.leads {
+		if ld.Kind == KindUndatedRelativeDate && len(l.UndatedDates) < maxLeads {
+			l.UndatedDates = append(l.UndatedDates, Ref{File: ld.File, Line: ld.Line, Text: ld.Detail})
+		}
+	}
+	return l, nil
+}
+
+// findLeads computes every lead but the undated dates (which fixDates
+// finds) on the memory as loaded.
+func (s *state) findLeads(ctx context.Context) (Leads, error) {
+	var l Leads
+	var err error
+	l.CrossFileDuplicates = crossFileDuplicates(s)
+	if l.NearDuplicates, err = nearDuplicates(ctx, s.files); err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
-	if l.NearDuplicates, err = nearDuplicates(ctx, s.readingOrder()); err != nil {
-		return l, fmt.Errorf("find leads: %w", err)
-	}
-	if repoDir == "" {
+	l.DanglingPointers = s.danglingPointers()
+	if s.opts.RepoDir == "" {
 		return l, nil
 	}
-	repo, err := indexRepo(ctx, repoDir, defaultRepoLimits)
+	repo, err := indexRepo(ctx, s.opts.RepoDir, defaultRepoLimits)
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
 	l.Truncated = repo.truncated
 	l.DriftSuspects = driftSuspects(s, repo)
+	if len(l.DriftSuspects) > maxLeads {
+		l.DriftSuspects = l.DriftSuspects[:maxLeads]
+	}
 	return l, nil
+}
+
+func (s *state) lead(f *file, kind string, off int, detail string) {
+	line := 0
+	if len(f.src) > 0 {
+		line = f.doc.LineOf(min(off, len(f.src)-1))
+	}
+	s.leads = append(s.leads, Lead{Kind: kind, File: f.rel, Line: line, Detail: detail})
+}
+
+// crossFileDuplicates pairs units whose text is equal in different files:
+// the same words in two projects may be two facts, so only a model (or the
+// user) may merge them.
+func crossFileDuplicates(s *state) []Pair {
+	first := map[string]Ref{}
+	var out []Pair
+	for _, f := range s.files {
+		for _, u := range f.doc.Units {
+			if u.Kind != memory.UnitItem && u.Kind != memory.UnitParagraph || u.Kind == memory.UnitParagraph && u.Parent >= 0 {
+				continue
+			}
+			key := normalize(u.Content)
+			if !substantial(key) {
+				continue
+			}
+			ref := Ref{File: f.rel, Line: f.doc.LineOf(u.Start), Text: clip(u.Content, 100)}
+			if a, ok := first[key]; !ok {
+				first[key] = ref
+			} else if a.File != f.rel && len(out) < maxLeads {
+				out = append(out, Pair{A: a, B: ref, Similarity: 1})
+			}
+		}
+	}
+	return out
+}
+
+// danglingPointers are index links to local files that do not exist.
+func (s *state) danglingPointers() []Ref {
+	if s.index == nil {
+		return nil
+	}
+	var out []Ref
+	for _, l := range s.index.doc.Links {
+		rel, ok := memory.LocalTarget(l.Dest)
+		if !ok || s.exists(rel) {
+			continue
+		}
+		line := 0
+		if len(s.index.src) > 0 {
+			line = s.index.doc.LineOf(min(l.Span.Start, len(s.index.src)-1))
+		}
+		if len(out) < maxLeads {
+			out = append(out, Ref{File: s.index.rel, Line: line, Text: l.Dest})
+		}
+	}
+	return out
+}
+
+// exists reports whether rel names a file or directory in the memory dir.
+func (s *state) exists(rel string) bool {
+	if _, ok := s.byRel[rel]; ok || s.dirs[rel] {
+		return true
+	}
+	_, err := os.Lstat(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel)))
+	return err == nil
+}
+
+// Count is the number of leads of every kind.
+func (l Leads) Count() int {
+	return len(l.CrossFileDuplicates) + len(l.NearDuplicates) + len(l.DanglingPointers) + len(l.UndatedDates) + len(l.DriftSuspects)
 }
 
 // Markdown renders the leads for the model's task prompt, at most max bytes;
 // what does not fit is counted, not silently dropped.
 func (l Leads) Markdown(max int) string {
-	if len(l.NearDuplicates) == 0 && len(l.DriftSuspects) == 0 {
+	if l.Count() == 0 {
 		return ""
 	}
-	lines := []string{"## Leads from the offline engine\n\nThese are suspects, not verdicts: check each before acting.\n"}
+	lines := []string{"## Leads from the offline engine\n\nThese are suspects, not verdicts: check each before acting. The offline engine changed none of them.\n"}
+	if len(l.CrossFileDuplicates) > 0 {
+		lines = append(lines, "\n### Same text in two files (merge only if it is the same fact, not two projects' facts)\n\n")
+		for _, p := range l.CrossFileDuplicates {
+			lines = append(lines, fmt.Sprintf("- %s:%d and %s:%d: %q\n", p.A.File, p.A.Line, p.B.File, p.B.Line, clip(p.A.Text, 100)))
+		}
+	}
 	if len(l.NearDuplicates) > 0 {
 		lines = append(lines, "\n### Near-duplicates (merge if they say the same thing)\n\n")
 		for _, p := range l.NearDuplicates {
 			lines = append(lines, fmt.Sprintf("- %s:%d and %s:%d (%.0f%% similar): %q / %q\n",
 				p.A.File, p.A.Line, p.B.File, p.B.Line, 100*p.Similarity, clip(p.A.Text, 100), clip(p.B.Text, 100)))
+		}
+	}
+	if len(l.DanglingPointers) > 0 {
+		lines = append(lines, "\n### Index pointers to missing files\n\n")
+		for _, r := range l.DanglingPointers {
+			lines = append(lines, fmt.Sprintf("- %s:%d points to `%s`, which does not exist\n", r.File, r.Line, r.Text))
+		}
+	}
+	if len(l.UndatedDates) > 0 {
+		lines = append(lines, "\n### Relative dates whose day is unknown (date them from the sessions, or leave them)\n\n")
+		for _, r := range l.UndatedDates {
+			lines = append(lines, fmt.Sprintf("- %s:%d %s\n", r.File, r.Line, r.Text))
 		}
 	}
 	if len(l.DriftSuspects) > 0 {
@@ -91,8 +238,6 @@ func (l Leads) Markdown(max int) string {
 	if l.Truncated {
 		lines = append(lines, "\nThe repository was too large to index fully; some mentions were not checked.\n")
 	}
-	// Stop at the first line that does not fit, keeping room to say how
-	// many were left out, so that the output never skips a heading's items.
 	const reserve = 48
 	var b strings.Builder
 	for i, s := range lines {
@@ -109,12 +254,4 @@ func (l Leads) Markdown(max int) string {
 		b.WriteString(s)
 	}
 	return b.String()
-}
-
-func clip(s string, n int) string {
-	s = collapseSpace(s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

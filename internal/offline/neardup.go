@@ -4,7 +4,8 @@ import (
 	"context"
 	"sort"
 	"strings"
-	"unicode"
+
+	"github.com/dreamkit/dream/internal/memory"
 )
 
 // Near-duplicate detection compares word 3-gram shingles (Chinese, Japanese
@@ -25,22 +26,22 @@ type shingled struct {
 	set map[string]bool
 }
 
-func nearDuplicates(ctx context.Context, docs []*doc) ([]Pair, error) {
+func nearDuplicates(ctx context.Context, files []*file) ([]Pair, error) {
 	var us []shingled
-	for _, d := range docs {
-		for _, u := range units(d) {
-			if u.pointer {
+	for _, f := range files {
+		if f.index {
+			continue // pointers are short and alike by design
+		}
+		for _, u := range f.doc.Units {
+			if u.Kind != memory.UnitItem && u.Kind != memory.UnitParagraph || u.Kind == memory.UnitParagraph && u.Parent >= 0 {
 				continue
 			}
-			set := shingles(u.key)
+			key := normalize(u.Content)
+			set := shingles(key)
 			if len(set) < 2 {
 				continue
 			}
-			var text []string
-			for i := u.start; i < u.end; i++ {
-				text = append(text, strings.TrimSpace(d.lines[i].text))
-			}
-			us = append(us, shingled{ref: Ref{File: d.rel, Line: d.lines[u.start].orig, Text: strings.Join(text, " ")}, key: u.key, set: set})
+			us = append(us, shingled{ref: Ref{File: f.rel, Line: f.doc.LineOf(u.Start), Text: collapseSpace(u.Content)}, key: key, set: set})
 		}
 	}
 	post := map[string][]int{}
@@ -70,7 +71,7 @@ func nearDuplicates(ctx context.Context, docs []*doc) ([]Pair, error) {
 		}
 		a, b := us[c[0]], us[c[1]]
 		if a.key == b.key {
-			continue // exact: Run removes these
+			continue // exact copies are cross-file leads
 		}
 		if j := jaccard(a.set, b.set); j >= nearThreshold {
 			pairs = append(pairs, Pair{A: a.ref, B: b.ref, Similarity: j})
@@ -120,15 +121,6 @@ func shingles(norm string) map[string]bool {
 		set[toks[i]+"\x00"+toks[i+1]+"\x00"+toks[i+2]] = true
 	}
 	return set
-}
-
-func hasIdeographs(s string) bool {
-	for _, r := range s {
-		if unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) {
-			return true
-		}
-	}
-	return false
 }
 
 func jaccard(a, b map[string]bool) float64 {

@@ -1,13 +1,28 @@
 // Package offline is dream's zero-token engine: memory hygiene that needs no
-// model because it is mechanical and certain. It removes exact duplicates
-// and pointers to missing files, indexes forgotten topic files, rewrites
-// relative dates to absolute ones, and keeps MEMORY.md within the budget an
-// agent loads. It never deletes a fact it cannot prove is a duplicate: text
-// that must leave the index is moved, not dropped.
+// model, restricted to edits that provably keep what the memory means.
 //
-// Judgement calls — a fact the code now contradicts, two notes that almost
-// say the same thing — are left to the model; FindLeads hands it the
-// suspects so that it spends fewer turns looking.
+// It reads each file as a CommonMark tree of units (list items with what is
+// nested in them, paragraphs, table rows, code, quotes, frontmatter), each
+// addressed by its file and its full heading path, and it edits only by
+// splicing byte ranges of the original, so every byte it did not mean to
+// change stays identical (line endings, a BOM, trailing spaces).
+//
+// It may do only this:
+//   - remove a duplicate unordered list item or paragraph: equal after
+//     normalising case, whitespace, emphasis and final punctuation, in the
+//     same file under the same heading path, with nothing attached to it;
+//   - add an index pointer for a memory file the index mentions in no link
+//     form (never README, folders, or what a comment or .dreamignore
+//     excludes);
+//   - keep the index within the budget an agent loads, moving the fewest
+//     lines, pointer detail before the user's own text;
+//   - rewrite a relative date when the day its line was written is known
+//     (a dated heading above it, the transcript call that wrote it, a
+//     one-day audit window).
+//
+// Everything else it notices (cross-file and near duplicates, dangling
+// pointers, dates without an anchor, drifted names) is a Lead: handed to the
+// model and shown to the user, never applied.
 package offline
 
 import (
@@ -16,63 +31,98 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
-
-	"github.com/dreamkit/dream/internal/memory"
 )
 
 // Fix kinds, as recorded in Fix.Kind.
 const (
-	KindDuplicate       = "duplicate"
-	KindDanglingPointer = "dangling_pointer"
-	KindUnindexedTopic  = "unindexed_topic"
-	KindRelativeDate    = "relative_date"
-	KindIndexBudget     = "index_budget"
-	KindLongIndexLine   = "long_index_line"
+	KindDuplicate      = "duplicate"
+	KindUnindexedTopic = "unindexed_topic"
+	KindRelativeDate   = "relative_date"
+	KindIndexBudget    = "index_budget"
 )
 
-// OverflowFile is the topic file that receives detail moved out of the index.
+// OverflowFile is the topic file that receives lines moved out of the index.
 const OverflowFile = "index-overflow.md"
 
-// Fix is one change the engine made.
+// Fix is one change the engine made. Start and End name the bytes of File,
+// as it was before the run, that the fix replaced or removed (equal for an
+// insertion): the loss guard checks every changed unit against them.
 type Fix struct {
 	Kind string `json:"kind"`
 	// File is relative to the memory dir, with forward slashes.
 	File string `json:"file"`
-	// Line is the 1-based line in the file as it was before the run; 0 when
-	// the fix concerns the whole file.
+	// Line is the 1-based line in the file before the run; 0 for a file the
+	// run created.
 	Line   int    `json:"line"`
+	Start  int    `json:"start"`
+	End    int    `json:"end"`
 	Detail string `json:"detail"`
 }
 
-// Report is what Run did.
+// Report is what Run did and what it left for judgement.
 type Report struct {
 	Fixes []Fix `json:"fixes"`
 	// FilesTouched are the files written or created, sorted.
 	FilesTouched []string `json:"files_touched"`
-	// Notes are problems seen but not fixable mechanically (an index that is
-	// over budget with pointers alone, say), for the model or the user.
+	// Leads are what the engine saw but may not change.
+	Leads []Lead `json:"leads,omitempty"`
+	// Notes are problems a fix could not solve (an index still over budget
+	// with pointers alone).
 	Notes []string `json:"notes,omitempty"`
+	// Found are the leads of the memory as it was before the run, when
+	// Options.Leads asked for them: one reading of the memory serves both.
+	Found *Leads `json:"found,omitempty"`
+}
+
+// Layout says which files of the memory are an index (one-line pointers to
+// topic files that an agent loads every turn) rather than a document. It
+// comes from the host agent, never from the shape of one line: nanobot's
+// MEMORY.md is a document that may well start a bullet with a link.
+type Layout struct {
+	// Index is the index file relative to the memory dir, or "" when every
+	// file is a document.
+	Index string
+}
+
+// LayoutFor returns the layout of a host as named by --host. Claude Code
+// and codebot keep MEMORY.md as an index of topic files (Claude Code's
+// auto-memory: "MEMORY.md ... an index"; codebot's internal/dream mirrors
+// it); nanobot keeps MEMORY.md, SOUL.md and USER.md as documents, and a
+// plain notes folder ("dir") has no index. An empty host is the Claude Code
+// layout, the one dream was built around.
+func LayoutFor(host string) Layout {
+	switch host {
+	case "nanobot", "dir", "gemini":
+		return Layout{}
+	default:
+		return Layout{Index: "MEMORY.md"}
+	}
 }
 
 // Options configure Run.
 type Options struct {
-	// MemoryDir is edited in place: the caller passes a staging copy.
+	// MemoryDir is edited in place: the caller passes a staging copy, which
+	// it makes durable itself (files are replaced atomically, not synced).
 	MemoryDir string
-	// RepoDir is the code the memory describes; Run itself does not read it
-	// (FindLeads does) but callers keep one Options for both.
+	// RepoDir is the code the memory describes; only leads read it.
 	RepoDir string
-	// Now is the time of the run; zero means time.Now(). A file time after
-	// Now is clock skew and is clamped to Now.
+	// Layout says which file is the index; the zero value means none.
+	Layout Layout
+	// Now is the time of the run; zero means time.Now(). It is never an
+	// anchor for a relative date.
 	Now time.Time
-	// FileTime returns the time relative dates in a file are resolved
-	// against, given the file's path relative to MemoryDir. Nil means: the
-	// frontmatter "updated" or "date" field if present, else the mtime.
-	FileTime func(rel string) time.Time
+	// Provenance says on which day a line was written, beyond what the file
+	// itself says (a dated heading). Nil means the file alone.
+	Provenance Provenance
+	// Leads asks Run to report the leads too (Report.Found), from the same
+	// reading of the memory, instead of a second pass with FindLeads.
+	Leads bool
 }
 
-// Run applies every mechanical fix to o.MemoryDir and writes the files that
-// changed, each atomically. The output depends only on the input files and
-// the times, so the same input yields the same bytes.
+// Run applies the permitted fixes to o.MemoryDir and writes the files that
+// changed, each replaced atomically. The output depends only on the input files and
+// the provenance, so the same input yields the same bytes, and a second run
+// over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {
 	var rep Report
 	if o.MemoryDir == "" {
@@ -81,42 +131,53 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	dir, err := memory.Load(o.MemoryDir)
+	s, err := load(ctx, o)
 	if err != nil {
 		return rep, fmt.Errorf("offline: %w", err)
 	}
-	s, err := newState(dir, o)
-	if err != nil {
-		return rep, fmt.Errorf("offline: %w", err)
+	if o.Leads {
+		l, err := s.findLeads(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("offline: %w", err)
+		}
+		rep.Found = &l
 	}
-	steps := []func(*state){
-		(*state).fixDangling,
-		(*state).fixDates,
+	steps := []func(*state) error{
 		(*state).fixDuplicates,
+		(*state).fixDates,
 		(*state).fixUnindexed,
-		(*state).fixLongLines,
 		(*state).fixBudget,
 	}
 	for _, step := range steps {
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("offline: %w", err)
 		}
-		step(s)
+		if err := step(s); err != nil {
+			return rep, fmt.Errorf("offline: %w", err)
+		}
 	}
 	rep.Fixes = s.fixes
 	rep.Notes = s.notes
-	for _, d := range s.docs {
-		out := d.render()
-		if d.exists && string(out) == string(d.orig) {
+	rep.Leads = s.leads
+	if rep.Found != nil {
+		for _, ld := range s.leads {
+			if ld.Kind == KindUndatedRelativeDate && len(rep.Found.UndatedDates) < maxLeads {
+				rep.Found.UndatedDates = append(rep.Found.UndatedDates, Ref{File: ld.File, Line: ld.Line, Text: ld.Detail})
+			}
+		}
+	}
+	for _, f := range s.files {
+		out, changed := f.render()
+		if !changed {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("offline: %w", err)
 		}
-		if err := writeAtomic(filepath.Join(o.MemoryDir, filepath.FromSlash(d.rel)), out, d.mode); err != nil {
+		if err := writeAtomic(filepath.Join(o.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
 			return rep, fmt.Errorf("offline: %w", err)
 		}
-		rep.FilesTouched = append(rep.FilesTouched, d.rel)
+		rep.FilesTouched = append(rep.FilesTouched, f.rel)
 	}
 	sort.Strings(rep.FilesTouched)
 	return rep, nil

@@ -8,9 +8,11 @@ import (
 )
 
 // PinnedFacts returns the facts a dream must keep: the text of every memory
-// line marked "<!-- pin -->" (marker and list bullet stripped, trimmed), then
-// the extra strings configured by the user, without repeats, in that order.
-// A dream that loses one of them is rolled back by the caller.
+// line that carries the pin marker "<!-- pin -->" anywhere outside code
+// (the line without the marker, its list bullet or quote marker), then the
+// extra strings configured by the user, without repeats, in that order. A
+// marker inside a code span or a code block is quoted code, not a pin. A
+// dream that loses a pinned fact is rolled back by the caller.
 func PinnedFacts(memoryDir string, extra []string) ([]string, error) {
 	dir, err := memory.Load(memoryDir)
 	if err != nil {
@@ -25,22 +27,38 @@ func PinnedFacts(memoryDir string, extra []string) ([]string, error) {
 			facts = append(facts, f)
 		}
 	}
-	for _, text := range fileTexts(dir) {
-		for _, l := range memory.SplitLines(text) {
-			if !isPinned(l) {
-				continue
-			}
-			f := strings.TrimSpace(pinRE.ReplaceAllString(l, ""))
-			if m := bulletRE.FindStringSubmatch(f); m != nil {
-				f = m[2]
-			}
-			add(f)
+	for _, src := range fileTexts(dir) {
+		d := memory.ParseDoc(src)
+		for _, p := range d.Pins {
+			ls, le := d.LineStart(p.Start), d.LineEnd(p.Start)
+			line := string(src[ls:p.Start]) + string(src[p.End:le])
+			add(lineFact(line))
 		}
 	}
 	for _, e := range extra {
 		add(e)
 	}
 	return facts, nil
+}
+
+// lineFact strips the markers that frame a line's text.
+func lineFact(line string) string {
+	t := strings.TrimSpace(line)
+	for {
+		n := t
+		n = strings.TrimSpace(strings.TrimPrefix(n, ">"))
+		for _, m := range []string{"- ", "* ", "+ "} {
+			n = strings.TrimPrefix(n, m)
+		}
+		if i := strings.IndexAny(n, ".)"); i > 0 && i <= 4 && strings.Trim(n[:i], "0123456789") == "" && len(n) > i+1 && n[i+1] == ' ' {
+			n = n[i+2:]
+		}
+		n = strings.TrimSpace(n)
+		if n == t {
+			return collapseSpace(t)
+		}
+		t = n
+	}
 }
 
 // MissingPinned returns the facts that no memory file contains any more.
@@ -53,7 +71,7 @@ func MissingPinned(facts []string, memoryDir string) ([]string, error) {
 	}
 	var texts []string
 	for _, t := range fileTexts(dir) {
-		texts = append(texts, collapseSpace(t))
+		texts = append(texts, collapseSpace(withoutPins(t)))
 	}
 	var missing []string
 	for _, f := range facts {
@@ -75,19 +93,37 @@ func MissingPinned(facts []string, memoryDir string) ([]string, error) {
 	return missing, nil
 }
 
-// fileTexts is the text of every memory file, the index first.
-func fileTexts(dir *memory.Dir) []string {
-	var out []string
+// fileTexts is the bytes of every memory file, the index first.
+func fileTexts(dir *memory.Dir) [][]byte {
+	var out [][]byte
 	if dir.Index != nil {
 		var b strings.Builder
 		for _, l := range dir.Index.Lines {
 			b.WriteString(l.Raw)
 			b.WriteByte('\n')
 		}
-		out = append(out, b.String())
+		out = append(out, []byte(b.String()))
 	}
 	for _, t := range dir.Topics {
-		out = append(out, string(t.Raw))
+		out = append(out, t.Raw)
 	}
 	return out
+}
+
+// withoutPins is src with its pin markers cut out, so that a fact pinned
+// mid-line ("never reset. <!-- pin --> (ask Ana)") is found as it was
+// recorded, without the marker.
+func withoutPins(src []byte) string {
+	d := memory.ParseDoc(src)
+	if len(d.Pins) == 0 {
+		return string(src)
+	}
+	var b strings.Builder
+	last := 0
+	for _, p := range d.Pins {
+		b.Write(src[last:p.Start])
+		last = p.End
+	}
+	b.Write(src[last:])
+	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // repoLimits bound the one walk of the repository, so that a monorepo costs
@@ -30,13 +31,13 @@ var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_mo
 
 // wordExts are the files whose identifiers are indexed: source and the
 // configuration that names environment variables and settings.
-var wordExts = map[string]bool{}
-
-func init() {
+var wordExts = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, e := range strings.Fields(sourceExts + " md yaml yml toml json ini cfg conf env txt gradle mod") {
-		wordExts["."+e] = true
+		m["."+e] = true
 	}
-}
+	return m
+})
 
 // sourceExts are the extensions a bare word must end in to be taken for a
 // file name outside a code span.
@@ -93,7 +94,7 @@ func indexRepo(ctx context.Context, root string, lim repoLimits) (*repoIndex, er
 			return filepath.SkipAll
 		}
 		name := e.Name()
-		if !wordExts[strings.ToLower(filepath.Ext(name))] && name != "Makefile" && name != "Dockerfile" && !strings.HasPrefix(name, ".env") {
+		if !wordExts()[strings.ToLower(filepath.Ext(name))] && name != "Makefile" && name != "Dockerfile" && !strings.HasPrefix(name, ".env") {
 			return nil
 		}
 		if wordBytes >= lim.maxWordBytes {

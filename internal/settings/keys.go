@@ -75,6 +75,7 @@ var specs = []spec{
 	stringKey("repo", "", "repository the memory describes; empty is the current directory", true, func(s *Settings) *string { return &s.Repo }),
 	stringKey("state_dir", "$XDG_STATE_HOME/dream or ~/.local/state/dream", "where tasks, telemetry, audit history and journals are kept", true, func(s *Settings) *string { return &s.StateDir }),
 	listKey("pinned", "", "facts that must still be in memory after every dream, or it is rolled back (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
+	floatKey("max_loss", "0.2", "share of memory units or bytes a model dream may lose without a trace before it is held for review", func(s *Settings) *float64 { return &s.MaxLoss }),
 	boolKey("review", "false", "stage a dream's changes for review instead of committing them", func(s *Settings) *bool { return &s.Review }),
 }
 

@@ -348,12 +348,12 @@ func TestKeys(t *testing.T) {
 		}
 		seen[k.Name] = true
 	}
-	for _, want := range []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "pinned", "review"} {
+	for _, want := range []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "pinned", "max_loss", "review"} {
 		if !seen[want] {
 			t.Errorf("missing key %s", want)
 		}
 	}
-	if len(seen) != 16 {
-		t.Errorf("got %d keys, want 16", len(seen))
+	if len(seen) != 17 {
+		t.Errorf("got %d keys, want 17", len(seen))
 	}
 }

@@ -47,6 +47,9 @@ type Settings struct {
 	// Review asks for a dream's changes to be staged for approval instead
 	// of committed.
 	Review bool
+	// MaxLoss is the share of memory units or bytes a model dream may lose
+	// without a trace before the loss guard holds it for review.
+	MaxLoss float64
 }
 
 // Defaults returns the built-in configuration. env looks up an environment
@@ -60,6 +63,7 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		MaxTurns:    25,
 		MaxTokens:   400_000,
 		Timeout:     10 * time.Minute,
+		MaxLoss:     0.2,
 		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
 	}
 }

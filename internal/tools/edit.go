@@ -16,12 +16,15 @@ import (
 // the user made while the dream was running.
 type editTool struct{ s *Set }
 
+// editInput is edit's input; its tags are also its schema (see inputSpec).
 type editInput struct {
-	FilePath   string  `json:"file_path"`
-	OldString  *string `json:"old_string"`
-	NewString  *string `json:"new_string"`
-	ReplaceAll bool    `json:"replace_all,omitempty"`
+	FilePath   string  `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
+	OldString  *string `json:"old_string" desc:"Exact text to replace"`
+	NewString  *string `json:"new_string" desc:"Text to put in its place"`
+	ReplaceAll bool    `json:"replace_all,omitempty" default:"false" desc:"Replace every occurrence instead of exactly one"`
 }
+
+var editSpec = mustSpec[editInput]()
 
 func (t *editTool) Name() string { return "edit" }
 
@@ -34,14 +37,7 @@ func (t *editTool) Description() string {
 		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10)
 }
 
-func (t *editTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"file_path":{"type":"string","description":"Path of the memory file: absolute, or relative to the memory directory"},` +
-		`"old_string":{"type":"string","description":"Exact text to replace"},` +
-		`"new_string":{"type":"string","description":"Text to put in its place"},` +
-		`"replace_all":{"type":"boolean","description":"Replace every occurrence instead of exactly one","default":false}},` +
-		`"required":["file_path","old_string","new_string"],"additionalProperties":false}`)
-}
+func (t *editTool) Schema() json.RawMessage { return editSpec.schema }
 
 type editCall struct {
 	rel        string
@@ -51,11 +47,8 @@ type editCall struct {
 
 func (t *editTool) parse(input json.RawMessage) (*editCall, error) {
 	var in editInput
-	if err := decode("edit", input, &in); err != nil {
+	if err := decode("edit", input, &in, editSpec); err != nil {
 		return nil, err
-	}
-	if in.OldString == nil || in.NewString == nil {
-		return nil, fmt.Errorf("edit: old_string and new_string are both required")
 	}
 	if *in.OldString == "" {
 		return nil, fmt.Errorf("edit: old_string is empty; quote the exact text to replace (use write to create a file)")

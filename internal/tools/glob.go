@@ -19,10 +19,13 @@ import (
 // a dream wants: the transcripts and memories touched most recently.
 type globTool struct{ s *Set }
 
+// globInput is glob's input; its tags are also its schema (see inputSpec).
 type globInput struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path,omitempty"`
+	Pattern string `json:"pattern" desc:"Glob pattern, relative to path unless absolute"`
+	Path    string `json:"path,omitempty" desc:"Directory to search; default the repository"`
 }
+
+var globSpec = mustSpec[globInput]()
 
 func (t *globTool) Name() string { return "glob" }
 
@@ -33,12 +36,7 @@ func (t *globTool) Description() string {
 		"Returns absolute paths, most recently modified first, at most %d (the rest are counted).", t.s.limits.GlobMax)
 }
 
-func (t *globTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"pattern":{"type":"string","description":"Glob pattern, relative to path unless absolute"},` +
-		`"path":{"type":"string","description":"Directory to search; default the repository"}},` +
-		`"required":["pattern"],"additionalProperties":false}`)
-}
+func (t *globTool) Schema() json.RawMessage { return globSpec.schema }
 
 type globCall struct {
 	pattern string
@@ -48,7 +46,7 @@ type globCall struct {
 
 func (t *globTool) parse(input json.RawMessage) (*globCall, error) {
 	var in globInput
-	if err := decode("glob", input, &in); err != nil {
+	if err := decode("glob", input, &in, globSpec); err != nil {
 		return nil, err
 	}
 	if in.Pattern == "" {

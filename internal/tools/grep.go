@@ -23,13 +23,17 @@ import (
 // it counts every match while showing only the first few.
 type grepTool struct{ s *Set }
 
+// grepInput is grep's input; its tags are also its schema (see inputSpec).
+// The output_mode enum lists the three grep* constants below, in order.
 type grepInput struct {
-	Pattern    string `json:"pattern"`
-	Path       string `json:"path,omitempty"`
-	Glob       string `json:"glob,omitempty"`
-	OutputMode string `json:"output_mode,omitempty"`
-	HeadLimit  *int   `json:"head_limit,omitempty"`
+	Pattern    string `json:"pattern" desc:"Regular expression (Go RE2) or plain text to search for"`
+	Path       string `json:"path,omitempty" desc:"File or directory to search; default the repository"`
+	Glob       string `json:"glob,omitempty" desc:"Only search files whose name (or path, if it contains /) matches this glob"`
+	OutputMode string `json:"output_mode,omitempty" enum:"content,files_with_matches,count" desc:"What to show; default content"`
+	HeadLimit  *int   `json:"head_limit,omitempty" minimum:"1" desc:"Show at most this many entries"`
 }
+
+var grepSpec = mustSpec[grepInput]()
 
 const (
 	grepContent = "content"
@@ -50,15 +54,7 @@ func (t *grepTool) Description() string {
 		l.GrepMaxMatches, l.GrepMaxLineChars)
 }
 
-func (t *grepTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"pattern":{"type":"string","description":"Regular expression (Go RE2) or plain text to search for"},` +
-		`"path":{"type":"string","description":"File or directory to search; default the repository"},` +
-		`"glob":{"type":"string","description":"Only search files whose name (or path, if it contains /) matches this glob"},` +
-		`"output_mode":{"type":"string","enum":["content","files_with_matches","count"],"description":"What to show; default content"},` +
-		`"head_limit":{"type":"integer","minimum":1,"description":"Show at most this many entries"}},` +
-		`"required":["pattern"],"additionalProperties":false}`)
-}
+func (t *grepTool) Schema() json.RawMessage { return grepSpec.schema }
 
 // grepCall is a parsed, checked call.
 type grepCall struct {
@@ -71,7 +67,7 @@ type grepCall struct {
 
 func (t *grepTool) parse(input json.RawMessage) (*grepCall, error) {
 	c := &grepCall{}
-	if err := decode("grep", input, &c.in); err != nil {
+	if err := decode("grep", input, &c.in, grepSpec); err != nil {
 		return nil, err
 	}
 	m, err := newMatcher(c.in.Pattern)
@@ -79,18 +75,13 @@ func (t *grepTool) parse(input json.RawMessage) (*grepCall, error) {
 		return nil, fmt.Errorf("grep: %w", err)
 	}
 	c.m = m
-	switch c.in.OutputMode {
-	case "":
+	// decode has checked output_mode against the enum and head_limit
+	// against its minimum.
+	if c.in.OutputMode == "" {
 		c.in.OutputMode = grepContent
-	case grepContent, grepFiles, grepCount:
-	default:
-		return nil, fmt.Errorf("grep: output_mode must be %q, %q or %q; got %q", grepContent, grepFiles, grepCount, c.in.OutputMode)
 	}
 	c.limit = t.s.limits.GrepMaxMatches
 	if c.in.HeadLimit != nil {
-		if *c.in.HeadLimit < 1 {
-			return nil, fmt.Errorf("grep: head_limit must be at least 1; got %d", *c.in.HeadLimit)
-		}
 		c.limit = min(c.limit, *c.in.HeadLimit)
 	}
 	if c.in.Glob != "" && !doublestar.ValidatePattern(c.in.Glob) {

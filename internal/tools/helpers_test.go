@@ -20,7 +20,7 @@ type fixture struct {
 	set                                             *Set
 }
 
-func newFixture(t *testing.T, limits Limits) *fixture {
+func newFixture(t testing.TB, limits Limits) *fixture {
 	t.Helper()
 	base := t.TempDir()
 	f := &fixture{
@@ -43,14 +43,14 @@ func newFixture(t *testing.T, limits Limits) *fixture {
 	return f
 }
 
-func mkdir(t *testing.T, dir string) {
+func mkdir(t testing.TB, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	mkdir(t, filepath.Dir(path))
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

@@ -13,9 +13,12 @@ import (
 // lsTool lists one directory.
 type lsTool struct{ s *Set }
 
+// lsInput is ls's input; its tags are also its schema (see inputSpec).
 type lsInput struct {
-	Path string `json:"path,omitempty"`
+	Path string `json:"path,omitempty" desc:"Directory to list; default the repository"`
 }
+
+var lsSpec = mustSpec[lsInput]()
 
 func (t *lsTool) Name() string { return "ls" }
 
@@ -25,18 +28,14 @@ func (t *lsTool) Description() string {
 		"At most %d entries are shown; use glob to find files deeper down.", t.s.limits.LsMax)
 }
 
-func (t *lsTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"path":{"type":"string","description":"Directory to list; default the repository"}},` +
-		`"additionalProperties":false}`)
-}
+func (t *lsTool) Schema() json.RawMessage { return lsSpec.schema }
 
 func (t *lsTool) parse(input json.RawMessage) (sandbox.NamedRoot, string, error) {
 	var in lsInput
 	if len(input) == 0 || string(input) == "null" {
 		input = json.RawMessage(`{}`)
 	}
-	if err := decode("ls", input, &in); err != nil {
+	if err := decode("ls", input, &in, lsSpec); err != nil {
 		return sandbox.NamedRoot{}, "", err
 	}
 	p := in.Path

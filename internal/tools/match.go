@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -113,18 +112,4 @@ func longestRequired(re *syntax.Regexp, pick func(*syntax.Regexp) string) string
 		return best
 	}
 	return ""
-}
-
-// matchLine reports whether line (without its newline) matches, and where
-// the match starts.
-func (m *matcher) matchLine(line []byte) (int, bool) {
-	if m.re == nil {
-		i := bytes.Index(line, m.lit)
-		return i, i >= 0
-	}
-	loc := m.re.FindIndex(line)
-	if loc == nil {
-		return -1, false
-	}
-	return loc[0], true
 }

@@ -18,11 +18,19 @@ import (
 // its content, which is what lets edit patch it afterwards.
 type readTool struct{ s *Set }
 
+// readInput is read's input; its tags are also its schema (see inputSpec).
+// offset has minimum 0, not 1: Claude Code's Read, whose conventions models
+// are trained on, declares offset as a plain number ("the line number to
+// start reading from", no lower bound; see the Agent SDK's TypeScript
+// reference for the Read tool's input) and models do send offset 0 to mean
+// the top of the file. Refusing it would only cost a turn.
 type readInput struct {
-	FilePath string `json:"file_path"`
-	Offset   *int   `json:"offset,omitempty"`
-	Limit    *int   `json:"limit,omitempty"`
+	FilePath string `json:"file_path" desc:"Absolute path, or a path relative to the repository"`
+	Offset   *int   `json:"offset,omitempty" minimum:"0" desc:"1-based line number to start reading at (0 also means the first line)"`
+	Limit    *int   `json:"limit,omitempty" minimum:"1" desc:"Number of lines to read"`
 }
+
+var readSpec = mustSpec[readInput]()
 
 func (t *readTool) Name() string { return "read" }
 
@@ -30,31 +38,19 @@ func (t *readTool) Description() string {
 	l := t.s.limits
 	return fmt.Sprintf("Read a text file from the repository, the memory directory or the sessions directory. "+
 		"file_path is absolute, or relative to the repository. Lines come numbered like cat -n; "+
-		"offset is the 1-based line to start at and limit the number of lines (at most %d lines, "+
+		"offset is the 1-based line to start at (0 also means the first) and limit the number of lines (at most %d lines, "+
 		"%d characters per line and %d KiB per call; anything cut is said at the end). "+
 		"Binary files are refused. Transcripts are large JSONL files: find what you need with grep first, "+
 		"then read a narrow range with offset and limit. Read a memory file before editing it.",
 		l.ReadMaxLines, l.ReadMaxLineChars, l.ReadMaxBytes>>10)
 }
 
-func (t *readTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"file_path":{"type":"string","description":"Absolute path, or a path relative to the repository"},` +
-		`"offset":{"type":"integer","minimum":1,"description":"1-based line number to start reading at"},` +
-		`"limit":{"type":"integer","minimum":1,"description":"Number of lines to read"}},` +
-		`"required":["file_path"],"additionalProperties":false}`)
-}
+func (t *readTool) Schema() json.RawMessage { return readSpec.schema }
 
 // parse decodes and checks the input and resolves the path.
 func (t *readTool) parse(input json.RawMessage) (in readInput, root sandbox.NamedRoot, rel string, err error) {
-	if err = decode("read", input, &in); err != nil {
+	if err = decode("read", input, &in, readSpec); err != nil {
 		return in, root, "", err
-	}
-	if in.Offset != nil && *in.Offset < 0 {
-		return in, root, "", fmt.Errorf("read: offset must be a line number from 1; got %d", *in.Offset)
-	}
-	if in.Limit != nil && *in.Limit < 1 {
-		return in, root, "", fmt.Errorf("read: limit must be at least 1; got %d", *in.Limit)
 	}
 	root, rel, err = t.s.ro.Resolve(in.FilePath)
 	if err != nil {

@@ -46,7 +46,9 @@ func TestRead(t *testing.T) {
 		{name: "dotdot", in: map[string]any{"file_path": "../outside/secret.txt"}, errText: []string{"must be inside"}},
 		{name: "negative offset", in: map[string]any{"file_path": "twelve.txt", "offset": -1}, errText: []string{"offset"}},
 		{name: "zero limit", in: map[string]any{"file_path": "twelve.txt", "limit": 0}, errText: []string{"limit"}},
-		{name: "missing path", in: map[string]any{}, errText: []string{"empty path"}},
+		{name: "missing path", in: map[string]any{}, errText: []string{"file_path is required"}},
+		{name: "empty path", in: map[string]any{"file_path": ""}, errText: []string{"empty path"}},
+		{name: "zero offset is the first line", in: map[string]any{"file_path": "twelve.txt", "offset": 0, "limit": 2}, golden: "head2.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

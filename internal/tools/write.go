@@ -14,10 +14,13 @@ import (
 // that can change anything, so every check is repeated at execution.
 type writeTool struct{ s *Set }
 
+// writeInput is write's input; its tags are also its schema (see inputSpec).
 type writeInput struct {
-	FilePath string  `json:"file_path"`
-	Content  *string `json:"content"`
+	FilePath string  `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
+	Content  *string `json:"content" desc:"The complete new content of the file"`
 }
+
+var writeSpec = mustSpec[writeInput]()
 
 func (t *writeTool) Name() string { return "write" }
 
@@ -32,20 +35,12 @@ func (t *writeTool) Description() string {
 		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix)
 }
 
-func (t *writeTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type":"object","properties":{` +
-		`"file_path":{"type":"string","description":"Path of the memory file: absolute, or relative to the memory directory"},` +
-		`"content":{"type":"string","description":"The complete new content of the file"}},` +
-		`"required":["file_path","content"],"additionalProperties":false}`)
-}
+func (t *writeTool) Schema() json.RawMessage { return writeSpec.schema }
 
 func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, err error) {
 	var in writeInput
-	if err := decode("write", input, &in); err != nil {
+	if err := decode("write", input, &in, writeSpec); err != nil {
 		return "", nil, err
-	}
-	if in.Content == nil {
-		return "", nil, fmt.Errorf("write: content is required")
 	}
 	if *in.Content == "" {
 		return "", nil, fmt.Errorf("write: content is empty; memory files are never emptied — to retire a memory, remove its pointer from the index instead")

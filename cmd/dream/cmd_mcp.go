@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// cmdMCP serves the dream tools over stdio. Stdout is the protocol, so
+// nothing else is ever written there: diagnostics go to stderr. The memory
+// dir comes from the usual location flags (--host, --memory-dir); without
+// one the server still lists, kills and reads dreams by id.
+func cmdMCP(a *app, args []string) int {
+	if _, code, ok := a.standardCommand("mcp", args, nil); !ok {
+		return code
+	}
+	s := a.loaded.Settings
+	choice, err := dream.ChooseProvider(s, a.getenv)
+	if err != nil {
+		return a.fail(usagef("%v", err))
+	}
+	base := dream.Config{StateDir: s.StateDir, Settings: s, Runner: dream.RunnerFor(choice, s), Provider: choice.Name, Model: choice.Model, PersistThrottle: true}
+	if s.MemoryDir != "" || s.Host != "" {
+		mem, sessions, repo, err := a.locations()
+		if err != nil {
+			return a.fail(err)
+		}
+		if fi, err := os.Stat(mem); err != nil || !fi.IsDir() {
+			if err == nil {
+				err = errors.New("not a directory")
+			}
+			return a.fail(usagef("memory directory %s: %v", mem, err))
+		}
+		session := a.session
+		base.MemoryDir, base.SessionsDir, base.RepoDir = mem, sessions, repo
+		base.CurrentSession = func() string { return session }
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	base.Logf = func(format string, args ...any) { log.Warn("dream", "message", fmt.Sprintf(format, args...)) }
+	srv, err := mcpserver.New(mcpserver.Options{Base: base, Version: version, Logger: log})
+	if err != nil {
+		return a.fail(err)
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
+	if err := srv.Run(a.ctx, t); err != nil && !errors.Is(err, io.EOF) && a.ctx.Err() == nil {
+		return a.fail(err)
+	}
+	return exitOK
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,56 @@
+package dream
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dreamkit/dream/internal/journal"
+)
+
+// Change is one file a dream added, modified or deleted, relative to the
+// memory dir, with its line counts.
+type Change = journal.Change
+
+// StagedRun is a review run waiting for Apply or Discard.
+type StagedRun = journal.Info
+
+// DreamDiff is what a dream changed, whether it still waits for review or
+// already landed.
+type DreamDiff struct {
+	ID string `json:"id"`
+	// Source is "staged" for a review run not yet applied, "audit" for a
+	// change recorded in the audit history.
+	Source  string   `json:"source"`
+	Status  string   `json:"status,omitempty"`
+	Changes []Change `json:"changes"`
+	// Diff is the unified diff of the memory files.
+	Diff string `json:"diff"`
+}
+
+// Diff sources.
+const (
+	DiffStaged = "staged"
+	DiffAudit  = "audit"
+)
+
+// Diff returns dream id's changes: the staged ones of a review run if it is
+// parked, else the audited ones of a landed dream. A caller that does not
+// know which kind of id it holds (an MCP client, a script) needs no second
+// guess.
+func (d *Dreamer) Diff(ctx context.Context, id string) (DreamDiff, error) {
+	if changes, diff, err := d.StagedDiff(id); err == nil {
+		if changes == nil {
+			changes = []Change{}
+		}
+		return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff}, nil
+	}
+	e, err := d.Show(ctx, id)
+	if err != nil {
+		return DreamDiff{}, fmt.Errorf("dream %s: neither staged nor in the audit history: %w", id, err)
+	}
+	out := DreamDiff{ID: e.ID, Source: DiffAudit, Status: e.Status, Changes: make([]Change, 0, len(e.Files)), Diff: e.Diff}
+	for _, f := range e.Files {
+		out.Changes = append(out.Changes, Change{Path: f.Path, Kind: f.Status, Added: f.Added, Removed: f.Removed})
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+// Package mcpserver is `dream mcp`: the dream tools as a Model Context
+// Protocol server, through the official Go SDK, so that any MCP-capable
+// agent can ask for a dream, watch it, review it and undo it without a
+// shell. It is built only on the public API of package dream.
+//
+// Every tool's input schema is derived from its Go input type and every
+// result carries structured content (schema from the Go output type) and a
+// short text for the model to read. A failure the model can act on (an
+// unknown id, the lock held, a dream that rolled back) is a tool error,
+// never a protocol failure. The memory files are read-only resources.
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"github.com/dreamkit/dream"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configure the server.
+type Options struct {
+	// Base is the Dreamer configuration of the memory dir the server was
+	// started for (its MemoryDir may be empty: then every tool needs an id
+	// or a memory_dir). Runner is used by dream_run.
+	Base dream.Config
+	// Version is reported to clients.
+	Version string
+	// Logger receives the SDK's diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Server is the dream MCP server.
+type Server struct {
+	opts Options
+	mcp  *mcp.Server
+
+	mu        sync.Mutex
+	resources map[string]bool // URIs registered as resources
+}
+
+// New builds the server with every tool and the memory resources.
+func New(opts Options) (*Server, error) {
+	if opts.Base.StateDir == "" {
+		return nil, errors.New("mcpserver: Base.StateDir is required")
+	}
+	if opts.Base.MemoryDir != "" {
+		abs, err := filepath.Abs(opts.Base.MemoryDir)
+		if err != nil {
+			return nil, fmt.Errorf("mcpserver: memory dir: %w", err)
+		}
+		opts.Base.MemoryDir = filepath.Clean(abs)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, resources: map[string]bool{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dream", Title: "dream: memory consolidation", Version: opts.Version}, &mcp.ServerOptions{
+		Logger: logger,
+		Instructions: "dream consolidates this agent's long-term memory (MEMORY.md and topic files): it merges duplicates, " +
+			"corrects facts the code contradicts, dates relative dates and keeps the index short. Call dream_status to see " +
+			"whether a dream is due, dream_run to run one (staged for review unless apply is true), dream_diff to read a " +
+			"staged dream, then dream_apply or dream_discard. dream_log, dream_show and dream_undo read and revert past dreams.",
+	})
+	s.addTools()
+	if opts.Base.MemoryDir != "" {
+		s.addMemoryTemplate()
+		if err := s.refreshResources(); err != nil {
+			logger.Warn("listing memory resources", "error", err.Error())
+		}
+	}
+	return s, nil
+}
+
+// MCP returns the underlying SDK server, to Run or Connect it.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves over t (mcp.StdioTransport for `dream mcp`) until the client
+// goes away or ctx ends.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.Run(ctx, t) }
+
+// resolveMemoryDir picks the memory dir a call is about: the one the caller
+// named, the one dream id worked on, or the server's own. A named one must
+// be the server's or one the state dir has dreamt before: a model must not
+// point a dream at an arbitrary directory.
+func (s *Server) resolveMemoryDir(named, id string) (string, error) {
+	base := s.opts.Base.MemoryDir
+	if named != "" {
+		if !filepath.IsAbs(named) {
+			return "", fmt.Errorf("memory_dir %q must be an absolute path", named)
+		}
+		named = filepath.Clean(named)
+		if named == base {
+			return named, nil
+		}
+		tasks, err := dream.Tasks(s.opts.Base.StateDir)
+		if err != nil {
+			return "", err
+		}
+		for _, t := range tasks {
+			if filepath.Clean(t.MemoryDir) == named {
+				return named, nil
+			}
+		}
+		return "", fmt.Errorf("memory_dir %s is neither this server's memory dir (%s) nor one dream has worked on; start `dream mcp` with --memory-dir or --host for it", named, orNone(base))
+	}
+	if id != "" {
+		mem, err := dream.MemoryDirOf(s.opts.Base.StateDir, id)
+		if err == nil {
+			return mem, nil
+		}
+		if base == "" || !errors.Is(err, dream.ErrUnknownDream) {
+			return "", fmt.Errorf("%v (list dreams with dream_tasks or dream_log)", err)
+		}
+		return base, nil
+	}
+	if base == "" {
+		return "", errors.New("this server has no memory dir: pass memory_dir, or start `dream mcp` with --memory-dir or --host")
+	}
+	return base, nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// dreamer opens a Dreamer on mem with the server's settings. The caller
+// closes it.
+func (s *Server) dreamer(mem string) (*dream.Dreamer, error) {
+	cfg := s.opts.Base
+	if mem != cfg.MemoryDir {
+		// Another memory dir: its transcripts and code are not known here.
+		cfg.SessionsDir, cfg.RepoDir, cfg.CurrentSession = "", "", nil
+	}
+	cfg.MemoryDir = mem
+	cfg.OnDone, cfg.OnProgress = nil, nil
+	return dream.New(cfg)
+}

@@ -1,0 +1,91 @@
+package offline
+
+import (
+	"strings"
+
+	"github.com/dreamkit/dream/internal/memory"
+)
+
+// keepsStructure reports whether applying edits to f leaves every leaf unit
+// of the original that no edit touches where it was: a unit of the same
+// kind, with the same bytes, under the same heading path. Byte identity
+// alone is not enough: removing the item between two blockquotes merges
+// them, removing a blank-separated paragraph can make the next one a
+// continuation of the previous, and the words then mean something else.
+func keepsStructure(f *file, edits []edit) bool {
+	saved := f.edits
+	f.edits = edits
+	out, _ := f.render()
+	f.edits = saved
+	after := memory.ParseDoc(out)
+	have := make(map[string]int, len(after.Units))
+	for _, u := range after.Units {
+		have[unitKey(after, u)]++
+	}
+	d := f.doc
+	for _, u := range d.Units {
+		if !u.Leaf || touchedBy(edits, u) {
+			continue
+		}
+		k := unitKey(d, u)
+		if have[k] == 0 {
+			return false
+		}
+		have[k]--
+	}
+	return true
+}
+
+func unitKey(d *memory.Doc, u memory.Unit) string {
+	return string(u.Kind) + "\x00" + strings.Join(u.Path, "\x1f") + "\x00" + d.Text(u)
+}
+
+func touchedBy(edits []edit, u memory.Unit) bool {
+	for _, e := range edits {
+		if e.start < u.End && u.Start < e.end || e.start == e.end && e.start > u.Start && e.start < u.End {
+			return true
+		}
+	}
+	return false
+}
+
+// removal is a unit the engine would take out of a file, with its record.
+type removal struct {
+	start, end int
+	kind       string
+	detail     string
+}
+
+// applyRemovals splices the removals into f that keep its structure: all at
+// once when together they do (the common case, one parse), else one by one.
+// It records a fix for each applied and returns how many were applied.
+func (s *state) applyRemovals(f *file, rs []removal) []removal {
+	if len(rs) == 0 {
+		return nil
+	}
+	all := append([]edit(nil), f.edits...)
+	for _, r := range rs {
+		all = append(all, edit{r.start, r.end, ""})
+	}
+	var ok []removal
+	if keepsStructure(f, all) {
+		ok = rs
+	} else {
+		cur := append([]edit(nil), f.edits...)
+		for _, r := range rs {
+			try := append(append([]edit(nil), cur...), edit{r.start, r.end, ""})
+			if keepsStructure(f, try) {
+				cur = try
+				ok = append(ok, r)
+			}
+		}
+	}
+	var applied []removal
+	for _, r := range ok {
+		if f.splice(r.start, r.end, "") {
+			s.fix(f, r.kind, r.start, r.end, r.detail)
+			applied = append(applied, r)
+		}
+	}
+	return applied
+}

@@ -1,0 +1,144 @@
+package dream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dreamkit/dream/internal/task"
+	"github.com/dreamkit/dream/internal/telemetry"
+)
+
+// Task is one dream in the task registry, as `dream tasks --json` prints it:
+// running ones report their phase, turns, tool calls and usage as they go.
+type Task = task.Entry
+
+// Task status values, as Task.Status holds them.
+const (
+	TaskRunning   = task.StatusRunning
+	TaskCompleted = task.StatusCompleted
+	TaskFailed    = task.StatusFailed
+	TaskKilled    = task.StatusKilled
+)
+
+// Errors of the task API, for errors.Is.
+var (
+	// ErrTaskNotFound: no task has that id (or unique prefix).
+	ErrTaskNotFound = task.ErrNotFound
+	// ErrTaskAmbiguous: the prefix matches more than one task.
+	ErrTaskAmbiguous = task.ErrAmbiguous
+	// ErrTaskFinished: the task already ended; there is nothing to kill.
+	ErrTaskFinished = task.ErrFinished
+	// ErrKilled is the cancellation cause that makes a running dream end
+	// as killed (rolled back) rather than failed: a supervisor that owns a
+	// dream's context, such as the daemon shutting down, cancels it with
+	// context.WithCancelCause and this error.
+	ErrKilled = errKilled
+)
+
+// Tasks lists the dreams recorded under stateDir: running ones first, then
+// finished ones, newest first. A running entry whose process died is
+// reported (and recorded) as failed.
+func Tasks(stateDir string) ([]Task, error) {
+	reg, err := task.Open(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := reg.List()
+	if entries == nil {
+		entries = []Task{}
+	}
+	return entries, err
+}
+
+// GetTask returns one task by id or unique prefix.
+func GetTask(stateDir, id string) (Task, error) {
+	reg, err := task.Open(stateDir)
+	if err != nil {
+		return Task{}, err
+	}
+	return reg.Get(id)
+}
+
+// KillTask asks the process running task id, whichever it is, to stop, and
+// waits up to wait (0: do not wait) for it to acknowledge; a killed dream
+// rolls back, so the returned entry's status is killed when the memory is
+// unchanged. A task that already ended returns its entry and
+// ErrTaskFinished. A dream that has not acknowledged within wait is
+// returned still running, with a nil error: the kill stays requested.
+func KillTask(ctx context.Context, stateDir, id string, wait time.Duration) (Task, error) {
+	reg, err := task.Open(stateDir)
+	if err != nil {
+		return Task{}, err
+	}
+	e, err := reg.Kill(id)
+	if err != nil {
+		return e, err
+	}
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return e, ctx.Err()
+		case <-tick.C:
+		}
+		cur, err := reg.Get(e.ID)
+		if err != nil {
+			return e, err
+		}
+		e = cur
+		if e.Status != task.StatusRunning {
+			return e, nil
+		}
+	}
+	return e, nil
+}
+
+// ErrUnknownDream: neither the task registry nor the event log of the
+// state dir knows a dream by that id, so its memory dir is unknown.
+var ErrUnknownDream = errors.New("dream: no dream with that id is known in this state dir")
+
+// MemoryDirOf returns the memory dir dream id (or a unique prefix of it)
+// worked on, so that a caller holding only an id (`dream show ID`, an MCP
+// client) can open the right Dreamer. The task registry is asked first; the
+// telemetry log, which outlives pruned task entries, second.
+func MemoryDirOf(stateDir, id string) (string, error) {
+	if id == "" {
+		return "", fmt.Errorf("%w: empty id", ErrUnknownDream)
+	}
+	reg, err := task.Open(stateDir)
+	if err != nil {
+		return "", err
+	}
+	e, err := reg.Get(id)
+	switch {
+	case err == nil && e.MemoryDir != "":
+		return e.MemoryDir, nil
+	case errors.Is(err, task.ErrAmbiguous):
+		return "", err
+	}
+	events, err := telemetry.Open(stateDir).Read(time.Time{})
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("dream: reading the event log: %w", err)
+	}
+	found := ""
+	for _, ev := range events {
+		if ev.TaskID == "" || ev.MemoryDir == "" || !strings.HasPrefix(ev.TaskID, id) {
+			continue
+		}
+		if found != "" && filepath.Clean(found) != filepath.Clean(ev.MemoryDir) {
+			return "", fmt.Errorf("%w: %q matches dreams of several memory dirs", ErrTaskAmbiguous, id)
+		}
+		found = ev.MemoryDir
+	}
+	if found == "" {
+		return "", fmt.Errorf("%w: %q", ErrUnknownDream, id)
+	}
+	return found, nil
+}

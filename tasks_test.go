@@ -1,0 +1,99 @@
+package dream_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dreamkit/dream"
+)
+
+func TestTaskAPI(t *testing.T) {
+	root := t.TempDir()
+	mem, state := filepath.Join(root, "memory"), filepath.Join(root, "state")
+	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
+	mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
+	started := make(chan struct{})
+	s := dream.DefaultSettings()
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s,
+		Runner: dream.RunnerFunc(func(ctx context.Context, job dream.Job) (dream.Outcome, error) {
+			close(started)
+			<-ctx.Done()
+			return dream.Outcome{}, context.Cause(ctx)
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	done := make(chan dream.Report, 1)
+	go func() { r, _ := d.Run(context.Background(), dream.RunOptions{}); done <- r }()
+	<-started
+	ts, err := dream.Tasks(state)
+	if err != nil || len(ts) != 1 || ts[0].Status != dream.TaskRunning {
+		t.Fatalf("Tasks: %+v %v", ts, err)
+	}
+	id := ts[0].ID
+	e, err := dream.KillTask(context.Background(), state, id[:len(id)-2], 20*time.Second)
+	if err != nil || e.Status != dream.TaskKilled {
+		t.Fatalf("KillTask: %+v %v", e, err)
+	}
+	if r := <-done; r.Status != dream.StatusKilled {
+		t.Errorf("report %s", r.Status)
+	}
+	if _, err := dream.KillTask(context.Background(), state, id, 0); !errors.Is(err, dream.ErrTaskFinished) {
+		t.Errorf("second kill: %v", err)
+	}
+	if _, err := dream.KillTask(context.Background(), state, "nope", 0); !errors.Is(err, dream.ErrTaskNotFound) {
+		t.Errorf("kill unknown: %v", err)
+	}
+	abs, _ := filepath.Abs(mem)
+	if got, err := dream.MemoryDirOf(state, id); err != nil || got != abs {
+		t.Errorf("MemoryDirOf: %q %v", got, err)
+	}
+	// Once the task entry is pruned, the event log still knows.
+	entries, _ := filepath.Glob(filepath.Join(state, "tasks", "*.json"))
+	for _, p := range entries {
+		os.Remove(p)
+	}
+	if got, err := dream.MemoryDirOf(state, id); err != nil || got != abs {
+		t.Errorf("MemoryDirOf from telemetry: %q %v", got, err)
+	}
+	if _, err := dream.MemoryDirOf(state, "20990101"); !errors.Is(err, dream.ErrUnknownDream) {
+		t.Errorf("MemoryDirOf unknown: %v", err)
+	}
+}
+
+func TestDiffStagedThenAudited(t *testing.T) {
+	root := t.TempDir()
+	mem, state := filepath.Join(root, "memory"), filepath.Join(root, "state")
+	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
+	mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &dream.OfflineRunner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	rep, err := d.Run(ctx, dream.RunOptions{Review: true})
+	if err != nil || rep.Status != dream.StatusStaged {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	staged, err := d.Diff(ctx, rep.TaskID)
+	if err != nil || staged.Source != dream.DiffStaged || len(staged.Changes) != 1 || !strings.Contains(staged.Diff, "-- 用 tab 缩进。") {
+		t.Fatalf("staged diff: %+v %v", staged, err)
+	}
+	if _, _, err := d.Apply(ctx, rep.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	landed, err := d.Diff(ctx, rep.TaskID)
+	if err != nil || landed.Source != dream.DiffAudit || len(landed.Changes) != 1 || landed.Changes[0].Path != "prefs.md" || landed.Diff == "" {
+		t.Fatalf("landed diff: %+v %v", landed, err)
+	}
+	if _, err := d.Diff(ctx, "20990101-000000-dead"); err == nil {
+		t.Error("Diff of an unknown id succeeded")
+	}
+}
