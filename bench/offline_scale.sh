@@ -27,15 +27,17 @@ one() { # label binary n base
   local mem=$tmp/$1-m$3 t0 t1 first second rss ratio f
   cp -a "$tmp/orig$3" "$mem"
   t0=$(date +%s%N)
-  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > /dev/null
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
+    echo "$1: dream run exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
   t1=$(date +%s%N)
   first=$(secs "$t0" "$t1")
-  rss=$(awk '{ printf "%.0f", $1 / 1024 }' "$tmp/rss")
+  rss=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
   # A second dream after one hand-edited file.
   f=$(ls "$mem" | grep -m1 '_.*\.md$')
   printf -- '- One more fact, written by hand.\n' >> "$mem/$f"
   t0=$(date +%s%N)
-  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > /dev/null
+  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
+    echo "$1: second dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
   t1=$(date +%s%N)
   second=$(secs "$t0" "$t1")
   ratio=$(awk -v a="$first" -v b="$4" 'BEGIN { printf "%.2f", a / b }')
