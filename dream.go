@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/settings"
 )
@@ -147,10 +148,13 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.StateDir == "" {
 		cfg.StateDir = DefaultSettings().StateDir
 	}
+	if err := checkWritableDirs(cfg); err != nil {
+		return nil, err
+	}
 	// A host that fills Settings by hand gets the defaults for what it left
 	// zero: a zero timeout must not mean a dream that may run forever.
 	def := DefaultSettings()
-	if cfg.Settings.MinHours <= 0 {
+	if !(cfg.Settings.MinHours > 0) { // NaN included
 		cfg.Settings.MinHours = def.MinHours
 	}
 	if cfg.Settings.MinSessions <= 0 {
@@ -179,7 +183,7 @@ func New(cfg Config) (*Dreamer, error) {
 		cfg:      cfg,
 		memKey:   key,
 		lock:     lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", key+".flock")),
-		minHours: time.Duration(cfg.Settings.MinHours * float64(time.Hour)),
+		minHours: gate.HoursDuration(cfg.Settings.MinHours),
 
 		realClock: realClock,
 	}

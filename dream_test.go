@@ -248,9 +248,11 @@ func TestMaybeStartGates(t *testing.T) {
 				f.setLastConsolidated(t, now.Add(72*time.Hour))
 				f.addSessions(t, 5, now.Add(time.Minute), "s")
 			},
-			// Sessions are older than the skewed mtime, so none count; the
-			// time gate itself must be open.
-			gate: GateSessions,
+			// The time gate is open, and the session gate counts every
+			// session rather than those "since the future" (issue 9, class
+			// 5: counting since the skewed mtime kept the dream from ever
+			// running until the clock caught up).
+			wantRun: true, gate: GateReady,
 		},
 	}
 	for _, tt := range tests {

@@ -105,6 +105,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
 		return d.fail(&rep, fmt.Errorf("recording hand edits: %w", err))
 	}
+	if err := d.fence("before staging"); err != nil {
+		return d.fail(&rep, err)
+	}
 
 	reg, err := task.Open(d.cfg.StateDir)
 	if err != nil {
@@ -179,6 +182,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		case <-runCtx.Done():
 		}
 	}()
+	d.watchLock(runCtx, cancel)
 
 	progress := func(p Progress) {
 		switch p.Kind {
@@ -218,6 +222,10 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		finish(status, runErr)
 		return d.fail(&rep, runErr)
 	}
+	if err := d.fence("after the agent ran"); err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
 
 	// With nothing pinned there is nothing to look for: no need to read the
 	// whole staged memory again.
@@ -247,6 +255,10 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 
 	changes, err := txn.Changes()
 	if err != nil {
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
+	if err := d.fence("before the commit"); err != nil {
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	}
@@ -325,6 +337,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 	if d.cfg.SessionsDir == "" {
 		return 0, nil
 	}
+	since = gate.SessionsSince(d.cfg.Now(), since)
 	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
 }
 

@@ -38,6 +38,9 @@ type LockStatus struct {
 	Held   bool   `json:"held"`
 	PID    int    `json:"pid"`
 	Reason string `json:"reason"`
+	// Problem is set when the lock file cannot be used at all (a directory,
+	// a FIFO, unreadable): no dream can start until it is fixed.
+	Problem string `json:"problem,omitempty"`
 }
 
 // StatusReport says why a dream would or would not start now.
@@ -78,7 +81,7 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	now := d.cfg.Now()
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
-		return s, fmt.Errorf("dream: reading the consolidation lock: %w", err)
+		s.Warnings = append(s.Warnings, fmt.Sprintf("reading the consolidation lock: %v", err))
 	}
 	d.setLast(last)
 	if !last.IsZero() {
@@ -86,11 +89,8 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		h := now.Sub(last).Hours()
 		s.LastConsolidatedAt, s.HoursSinceLast = &l, &h
 	}
-	holder, err := d.lock.Inspect()
-	if err != nil {
-		return s, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
-	}
-	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason}
+	holder, lockProblem := d.inspectForStatus()
+	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason, Problem: lockProblem}
 
 	add := func(name string, open bool, detail string) {
 		s.Gates = append(s.Gates, GateState{Name: name, Open: open, Detail: detail})
@@ -135,9 +135,12 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		detail += " (" + scanErr.Error() + ")"
 	}
 	add(GateSessions, n >= s.MinSessions, detail)
-	if holder.Live {
+	switch {
+	case lockProblem != "":
+		add(GateLock, false, "unusable: "+lockProblem)
+	case holder.Live:
 		add(GateLock, false, fmt.Sprintf("held by pid %d: %s", holder.PID, holder.Reason))
-	} else {
+	default:
 		add(GateLock, true, "free: "+holder.Reason)
 	}
 	if s.Next == "" {

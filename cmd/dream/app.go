@@ -14,6 +14,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/internal/trust"
 )
 
 // app is one invocation of the command line.
@@ -30,6 +31,9 @@ type app struct {
 	hook    bool
 
 	loaded settings.Loaded
+	// projectFile is the .dream.toml loadSettings looked for (it may not
+	// exist): `dream trust` with no path trusts it.
+	projectFile string
 	// layout is the host layout locations resolved or detected, if any.
 	layout *host.Layout
 }
@@ -173,6 +177,7 @@ func (a *app) loadSettings(flags map[string]string) error {
 		repo, _ = os.Getwd()
 	}
 	project := filepath.Join(repo, ".dream.toml")
+	a.projectFile = project
 	if _, err := os.Stat(project); err != nil {
 		project = ""
 	}
@@ -182,6 +187,9 @@ func (a *app) loadSettings(flags map[string]string) error {
 		Env:         a.env,
 		Home:        home,
 		Flags:       flags,
+		// The record of which project files the user allowed lives in
+		// the user's own state dir, never where a project file points.
+		TrustProject: trust.Open(trust.DefaultPath(a.env, home)).Trusted,
 	})
 	if err != nil {
 		return usagef("%v", err)
@@ -205,6 +213,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
+	fromFlag := mem != ""
 	if l != nil {
 		if mem == "" {
 			mem = l.MemoryDir
@@ -216,6 +225,9 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 			a.session = host.CurrentSession(l.Host, a.env)
 		}
 		repo = a.layoutRepo(l, repo)
+	}
+	if mem != "" && a.isNanobot() {
+		mem = a.nanobotWorkspace(mem, fromFlag)
 	}
 	if mem == "" {
 		return "", "", "", usagef("no memory directory: pass --memory-dir DIR or --host NAME (claude, codex, gemini, nanobot, codebot, dir), or set memory_dir in the config file")
@@ -244,7 +256,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		StateDir:        a.loaded.Settings.StateDir,
 		CurrentSession:  func() string { return session },
 		SessionRule:     a.sessionRule(),
-		CheckEdit:       a.checkEdit(mem),
+		CheckEdit:       a.nanobotCheckEdit(a.checkEdit(mem)),
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
 		Provider:        choice.Name,

@@ -15,6 +15,9 @@ func cmdRun(a *app, args []string) int {
 	}); !ok {
 		return code
 	}
+	if a.isNanobot() {
+		return runNanobot(a, review)
+	}
 	d, view, code, ok := a.dreamerWithProvider()
 	if !ok {
 		return code
@@ -33,7 +36,11 @@ func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, int, bool) {
 		return nil, nil, a.fail(usagef("%v", err)), false
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
-	d, err := a.dreamer(dream.RunnerFor(choice, a.loaded.Settings), choice, view.on)
+	runner := dream.RunnerFor(choice, a.loaded.Settings)
+	if a.isNanobot() {
+		runner = nanobotRunner(choice, a.loaded.Settings)
+	}
+	d, err := a.dreamer(runner, choice, view.on)
 	if err != nil {
 		return nil, nil, a.fail(err), false
 	}

@@ -38,7 +38,11 @@ func cmdStatus(a *app, args []string) int {
 	if s.Lock.Held {
 		holder = fmt.Sprintf("held by pid %d", s.Lock.PID)
 	}
-	fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
+	if s.Lock.Problem != "" {
+		fmt.Fprintf(w, "lock:         UNUSABLE: %s\n", s.Lock.Problem)
+	} else {
+		fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
+	}
 	printLayout(w, a.layout)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)

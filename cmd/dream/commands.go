@@ -26,6 +26,8 @@ func commands() []command {
 		{"discard", "ID", "drop the staged changes of a review run", cmdDiscard},
 		{"stats", "", "fired:completed:failed, tokens and cache hit rate over a window", cmdStats},
 		{"eval", "", "score dreams on scenarios with planted defects and probe facts", cmdEval},
+		{"history", "append|show|tail", "nanobot's history.jsonl: append an entry, show entries after a cursor, or the last ones", cmdHistory},
+		{"compact", "SESSION", "archive an idle nanobot session's unarchived turns into the history (refused while active or locked)", cmdCompact},
 		{"demo", "", "a full dream on a bundled example memory, in a temp dir, no setup", cmdDemo},
 		{"hook", "", "for an agent's hook: reads its JSON on stdin, runs the cheap gates, starts the dream detached, returns at once, exit 0", cmdHook},
 		{"init", "AGENT", "install (or --remove) dream's hook in claude, codex or gemini settings; instructions for nanobot, codebot", cmdInit},
@@ -33,6 +35,7 @@ func commands() []command {
 		{"daemon", "[install|add PATH]", "watch projects' transcripts and dream when they go idle; loopback /metrics and /status", cmdDaemon},
 		{"mcp", "", "an MCP server over stdio with the dream tools", cmdMCP},
 		{"config", "", "the effective value of each setting and where it came from", cmdConfig},
+		{"trust", "[PATH]", "let a project's .dream.toml set every key (until then it may only tune gates and budgets); --remove, --list", cmdTrust},
 		{"version", "", "print the version", cmdVersion},
 		{"help", "[COMMAND]", "this list, or one command's flags", cmdHelp},
 	}

@@ -22,8 +22,9 @@ type record struct {
 	AcquiredAt time.Time  `json:"acquired_at"`
 }
 
-// openGuard opens (creating if needed) the guard file. Its directory is
-// dream's private state, hence 0700/0600.
+// openGuard opens (creating if needed) the guard file, which holds the
+// record (and, only where the memory dir cannot flock, the flock). Its
+// directory is dream's private state, hence 0700/0600.
 func openGuard(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("creating guard directory: %w", err)

@@ -24,19 +24,24 @@ type Holder struct {
 }
 
 // Inspect describes the current holder. It never modifies anything: it
-// neither creates the guard file nor takes its flock, so it cannot make a
-// concurrent TryAcquire fail.
+// neither creates the guard file nor takes any flock, so it cannot make a
+// concurrent TryAcquire fail. A lock path that is not a readable regular
+// file is an error, which a caller shows (dream status) rather than guess.
 func (l *Lock) Inspect() (Holder, error) {
 	st, err := readState(l.path)
 	if err != nil {
 		return Holder{}, err
 	}
 	dream := l.Held()
+	pid, _ := parsePID(st.body)
 	if !dream && l.guardPath != "" {
 		if rec, ok := readGuardRecord(l.guardPath); ok {
-			pid, _ := parsePID(st.body)
 			dream = pid == rec.PID && l.alive(rec.PID)
 		}
+	}
+	if !dream && st.hasHolder {
+		// A dream with another state dir: its record is on the inode.
+		dream = pid == st.holder.PID && l.alive(pid)
 	}
 	return classify(st, l.now(), l.alive, dream), nil
 }

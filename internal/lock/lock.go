@@ -11,22 +11,42 @@
 //
 // The agents acquire by writing their PID and re-reading it. Two reclaimers
 // can both read back their own PID when their writes and reads interleave,
-// so among dream processes that window is closed by an exclusive flock on a
-// side "guard" file in dream's state directory, held from TryAcquire until
-// Complete or Rollback and released by the kernel if the process dies. The
-// PID body is still written and honoured, so the other agents see dream and
-// dream sees them. The guard file also records the mtime the lock had before
-// acquisition, because a dream killed with SIGKILL leaves its own fresh mtime
-// behind: the next acquirer returns the recorded prior instead, and a crash
-// never closes the time gate for a day.
+// so among dream processes that window is closed by an exclusive flock on
+// the lock file itself, held from TryAcquire until Complete or Rollback and
+// released by the kernel if the process dies. Because the flock lives on the
+// file in the memory directory, it excludes every dream process that can
+// open that directory, whatever its state directory, user or container. To
+// keep the flock meaningful the file is written in place (never replaced by
+// a rename), and after taking the flock the acquirer checks that the path
+// still names the inode it locked: a holder that removed the file on
+// Rollback cannot leave a waiter holding a flock on a deleted inode.
+//
+// The PID body is still written and honoured, so the other agents see dream
+// and dream sees them. A record in dream's state directory (the "guard"
+// file) keeps the mtime the lock had before acquisition, because a dream
+// killed with SIGKILL leaves its own fresh mtime behind: the next acquirer
+// sharing that state directory returns the recorded prior instead, and a
+// crash never closes the time gate for a day. The same record rides on the
+// lock file's inode as a user extended attribute where the file system has
+// them (Linux), so that a dream process with another state dir recovers it
+// too, and sees a running dream as one.
+//
+// While a dream holds the lock, another agent that knows nothing of the
+// flock may still reclaim the file (it follows the seeds' protocol, or runs
+// in a PID namespace where our PID looks dead). Verify detects that: the
+// body must still be our PID, on the inode we locked, with the mtime we
+// gave it. A holder that lost the lock never writes the file again.
 //
 // A symlinked lock file is never written or read through: it is reported as
-// reclaimable and replaced by a regular file on acquisition.
+// reclaimable and replaced by a regular file on acquisition. Any other kind
+// of non-regular file (a directory, a FIFO, a device) and a file that cannot
+// be read fail closed: the lock is not taken.
 package lock
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,15 +77,35 @@ const maxBody = 64
 // the lock.
 var ErrHeld = errors.New("consolidation lock is held")
 
-// ErrNotHeld is returned by Complete and Rollback on a Lock that does not
-// hold the lock.
+// ErrNotHeld is returned by Complete, Rollback and Verify on a Lock that does
+// not hold the lock.
 var ErrNotHeld = errors.New("consolidation lock is not held by this process")
 
-// ErrLost is returned by Complete and Rollback when, while this Lock held
-// the guard, another agent (which knows nothing of the guard) reclaimed the
-// lock file, typically because the dream ran longer than StaleAfter. The
-// lock file is then left to its new holder.
+// ErrLost is matched (errors.Is) by a *LostError: while this Lock held the
+// flock, another agent (which knows nothing of it) reclaimed the lock file,
+// typically because the dream ran longer than StaleAfter. The lock file is
+// then left to its new holder.
 var ErrLost = errors.New("consolidation lock was taken over by another holder")
+
+// LostError says who took the lock over. Callers decide on it with
+// errors.Is(err, ErrLost) or errors.As for the PID.
+type LostError struct {
+	// PID is the new holder named in the body; 0 when the body names no
+	// process (emptied, removed, replaced, garbage).
+	PID int
+	// Detail says what was found instead of our PID, e.g. "lock file removed".
+	Detail string
+}
+
+func (e *LostError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("lock taken over by PID %d", e.PID)
+	}
+	return "lock taken over: " + e.Detail
+}
+
+// Is makes errors.Is(err, ErrLost) true.
+func (e *LostError) Is(target error) bool { return target == ErrLost }
 
 // Lock is one memory directory's consolidation lock as seen by this process.
 // It is safe for concurrent use; at most one TryAcquire wins per Lock.
@@ -76,14 +116,28 @@ type Lock struct {
 	now       func() time.Time
 	alive     func(pid int) bool
 
-	mu    sync.Mutex
-	guard *os.File // non-nil while this Lock holds the lock
+	mu sync.Mutex
+	h  *hold // non-nil while this Lock holds the lock
 }
 
-// New returns the lock of memoryDir. guardPath is the side file whose flock
-// excludes other dream processes; it must live outside the memory directory
-// (in dream's state dir), be unique per memory directory, and never be
-// deleted while dream may run.
+// hold is what a Lock keeps open while it holds the lock.
+type hold struct {
+	// file is the lock file, flocked.
+	file *os.File
+	// guard is the record file in the state dir; it carries the flock only
+	// where the memory dir's file system cannot flock (see flockFallback).
+	guard *os.File
+	// written is the lock file as our PID write left it: Verify compares
+	// the inode and mtime against it.
+	written os.FileInfo
+}
+
+// New returns the lock of memoryDir. guardPath is the side file in dream's
+// state dir that records the mtime before each acquisition; it must live
+// outside the memory directory, be unique per memory directory, and never
+// be deleted while dream may run. Exclusion does not depend on it: dream
+// processes with different state dirs still exclude each other through the
+// flock on the lock file itself.
 func New(memoryDir, guardPath string) *Lock {
 	return &Lock{
 		path:      filepath.Join(memoryDir, FileName),
@@ -115,7 +169,7 @@ func (l *Lock) LastConsolidatedAt() (time.Time, error) {
 func (l *Lock) Held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.guard != nil
+	return l.h != nil
 }
 
 // TryAcquire takes the lock if no other live holder has it. It returns the
@@ -124,11 +178,13 @@ func (l *Lock) Held() bool {
 // process that died without releasing, prior is the mtime recorded before
 // that dream began, not the mtime the dead process wrote.
 //
-// errors.Is(err, ErrHeld) when another live holder has the lock.
+// errors.Is(err, ErrHeld) when another live holder has the lock. Any other
+// error (the path is a directory or a FIFO, the file cannot be read or
+// written) means the lock was not taken and nothing was changed.
 func (l *Lock) TryAcquire() (prior time.Time, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.guard != nil {
+	if l.h != nil {
 		return time.Time{}, fmt.Errorf("%w: already held by this process (pid %d)", ErrHeld, l.pid)
 	}
 	if l.guardPath == "" {
@@ -138,33 +194,44 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	got, err := tryFlock(g)
+	f, created, err := l.openFlocked(g)
 	if err != nil {
 		g.Close()
-		return time.Time{}, fmt.Errorf("locking guard %s: %w", l.guardPath, err)
-	}
-	if !got {
-		rec, _ := readRecord(g)
-		g.Close()
-		if rec.PID == 0 { // the holder is between flock and record
-			st, _ := readState(l.path)
-			rec.PID, _ = parsePID(st.body)
-		}
-		return time.Time{}, fmt.Errorf("%w by a dream process (pid %d)", ErrHeld, rec.PID)
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			unlockFlock(g)
-			g.Close()
-		}
-	}()
-
-	st, err := readState(l.path)
-	if err != nil {
 		return time.Time{}, err
 	}
+	keep := false
+	var restore func()
+	defer func() {
+		if keep {
+			return
+		}
+		if restore != nil {
+			restore()
+		}
+		unlockFlock(f)
+		unlockFlock(g)
+		f.Close()
+		g.Close()
+	}()
+
+	st, err := readOpen(f)
+	if err != nil {
+		if created {
+			restore = func() { removeIfSame(l.path, f) }
+		}
+		return time.Time{}, err
+	}
+	if created && st.size == 0 {
+		// We made the file a moment ago: there was no lock file.
+		st = fileState{info: st.info}
+		restore = func() { removeIfSame(l.path, f) }
+	}
 	rec, hasRec := readRecord(g)
+	if pid, _ := parsePID(st.body); st.hasHolder && st.holder.PID == pid && (!hasRec || rec.PID != pid) {
+		// A dream from another state dir left this inode: its record
+		// travels with the file.
+		rec, hasRec = st.holder, true
+	}
 	now := l.now()
 	// Holding the flock proves no other Lock in this process holds the lock,
 	// so a body naming our own PID was left by an earlier process that had
@@ -176,7 +243,7 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 	h := classify(st, now, alive, false)
 
 	// A record naming the PID still in the lock body means a dream acquired
-	// and never released; since we now hold its flock, it is dead (or
+	// and never released; since we now hold the flock, it is dead (or
 	// abandoned its Lock). Where flock is unavailable, only a dead PID proves it.
 	deadDream := hasRec && rec.PID > 0 && h.PID == rec.PID &&
 		(guardSupported || !l.alive(rec.PID))
@@ -192,83 +259,208 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 		prior = st.mtime
 	}
 
-	if err := writeRecord(g, record{PID: l.pid, Prior: timePtr(prior), AcquiredAt: now}); err != nil {
+	mine := record{PID: l.pid, Prior: timePtr(prior), AcquiredAt: now}
+	if err := writeRecord(g, mine); err != nil {
 		return time.Time{}, err
 	}
-	if err := writeLockFile(l.path, []byte(strconv.Itoa(l.pid)), time.Time{}); err != nil {
-		// The lock file is unchanged, so the old record (if any) would be
-		// more truthful than ours; ours names a PID not in the body and is inert.
+	writeHolderAttr(f, mine) // fsynced with the body below
+	if !created || st.exists {
+		// Put back what we found if we fail after writing our PID, so a
+		// failed acquisition changes nothing (and never leaves our live
+		// PID behind to block others for an hour).
+		orig := st
+		restore = func() { restoreFile(f, orig) }
+	}
+	if err := writeBody(f, []byte(strconv.Itoa(l.pid))); err != nil {
 		clearRecord(g)
 		return time.Time{}, fmt.Errorf("acquiring consolidation lock: %w", err)
 	}
 	// Re-read as the other agents do: one of them may have written its PID
 	// between our classification and our write.
-	after, err := readState(l.path)
+	after, err := readOpen(f)
 	if err != nil {
 		clearRecord(g)
 		return time.Time{}, err
 	}
 	if pid, ok := parsePID(after.body); !ok || pid != l.pid {
 		clearRecord(g)
+		restore = nil // their body, not ours: leave it
 		return time.Time{}, fmt.Errorf("%w: lost the race to %s", ErrHeld, describeBody(after))
 	}
 	keep = true
-	l.guard = g
+	l.h = &hold{file: f, guard: g, written: after.info}
 	return prior, nil
 }
 
+// maxOpenAttempts bounds how often TryAcquire reopens a lock file that was
+// removed or replaced between its open and its flock.
+const maxOpenAttempts = 16
+
+// openFlocked opens the lock file (creating it if missing: created says so)
+// and takes its flock, making sure the flocked inode is the one at the path.
+// A flock held by another process is ErrHeld, naming the PID in the body.
+func (l *Lock) openFlocked(g *os.File) (f *os.File, created bool, err error) {
+	for range maxOpenAttempts {
+		f, created, err = openLockFile(l.path)
+		if errors.Is(err, fs.ErrPermission) {
+			// Another user's lock file (or an unreadable one): never
+			// taken, but a dream holding it is still "held", not a failure.
+			if held := heldByDream(l.path); held != nil {
+				return nil, false, held
+			}
+			return nil, false, fmt.Errorf("%w (dream must read and write it; to share a memory dir between users, make the file group-writable)", err)
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		got, err := tryFlock(f)
+		if err != nil && flockFallback(err) {
+			// The memory dir's file system cannot flock (some FUSE
+			// mounts): exclusion falls back to the state-dir guard.
+			got, err = tryFlock(g)
+		}
+		if err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("locking %s: %w", l.path, err)
+		}
+		if !got {
+			st, _ := readOpen(f)
+			f.Close()
+			pid, _ := parsePID(st.body)
+			if pid == 0 {
+				if rec, ok := readRecord(g); ok {
+					pid = rec.PID
+				}
+			}
+			return nil, false, fmt.Errorf("%w by a dream process (pid %d)", ErrHeld, pid)
+		}
+		if sameFile(f, l.path) {
+			return f, created, nil
+		}
+		// The holder we waited on removed or replaced the file: our flock
+		// is on an inode nobody else will look at.
+		unlockFlock(f)
+		unlockFlock(g)
+		f.Close()
+	}
+	return nil, false, fmt.Errorf("acquiring consolidation lock: %s keeps being replaced", l.path)
+}
+
+// heldByDream reports, as an ErrHeld error, a dream that holds the flock of
+// a lock file this process may read but not write; nil otherwise.
+func heldByDream(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|readFlags, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	got, err := tryFlock(f)
+	if err != nil {
+		return nil
+	}
+	if got {
+		unlockFlock(f)
+		return nil
+	}
+	st, _ := readOpen(f)
+	pid, _ := parsePID(st.body)
+	return fmt.Errorf("%w by a dream process (pid %d)", ErrHeld, pid)
+}
+
+// Verify reports whether this Lock still holds the lock as every other agent
+// sees it: the file at the path is the inode we locked, its body is our PID
+// and its mtime is the one our acquisition gave it. Otherwise it returns a
+// *LostError (errors.Is ErrLost) naming the new holder. A dream calls it at
+// each stage boundary and just before it commits, so that it never lands
+// changes after another agent took the memory dir over. It is cheap: one
+// open, one fstat and one small read.
+func (l *Lock) Verify() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.h == nil {
+		return ErrNotHeld
+	}
+	return l.verifyLocked()
+}
+
+func (l *Lock) verifyLocked() error {
+	st, err := readState(l.path)
+	if err != nil {
+		return &LostError{Detail: err.Error()}
+	}
+	pid, ok := parsePID(st.body)
+	switch {
+	case !st.exists || st.symlink || st.tooBig || !ok:
+		return &LostError{Detail: describeBody(st)}
+	case pid != l.pid:
+		return &LostError{PID: pid, Detail: describeBody(st)}
+	case !os.SameFile(st.info, l.h.written):
+		return &LostError{Detail: "lock file replaced by another file"}
+	case !st.mtime.Equal(l.h.written.ModTime()):
+		return &LostError{Detail: fmt.Sprintf("lock file rewritten at %s", st.mtime.Format(time.RFC3339Nano))}
+	}
+	return nil
+}
+
 // Complete ends a successful consolidation: the body is emptied and the
-// mtime becomes now, the new last consolidation time. The guard is released.
+// mtime becomes now, the new last consolidation time. The flock is released.
 func (l *Lock) Complete() error {
-	return l.release(func() error {
-		return writeLockFile(l.path, nil, time.Time{})
+	return l.release(func(f *os.File) error {
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		clearHolderAttr(f)
+		return setFileTimes(f, l.path, time.Now())
 	})
 }
 
 // Rollback ends a failed or killed consolidation: the body is emptied and
 // the mtime rewound to prior so the time gate reopens, or the file is removed
-// when prior is zero (there had never been a consolidation). The guard is
+// when prior is zero (there had never been a consolidation). The flock is
 // released.
 func (l *Lock) Rollback(prior time.Time) error {
-	return l.release(func() error {
+	return l.release(func(f *os.File) error {
 		if prior.IsZero() {
 			if err := os.Remove(l.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return fmt.Errorf("removing %s: %w", l.path, err)
 			}
 			return nil
 		}
-		return writeLockFile(l.path, nil, prior)
+		if err := f.Truncate(0); err != nil {
+			return err
+		}
+		clearHolderAttr(f)
+		return setFileTimes(f, l.path, prior)
 	})
 }
 
-// release runs settle on the lock file if the body is still ours, then
-// clears the guard record and drops the flock. The record is cleared only
+// release runs settle on the lock file if it is still ours (Verify), then
+// clears the guard record and drops the flock. A lock that was taken over
+// is left exactly as its new holder wrote it. The record is cleared only
 // once the lock file is settled, so a failure here leaves the next acquirer
 // the same recovery path as a crash.
-func (l *Lock) release(settle func() error) error {
+func (l *Lock) release(settle func(f *os.File) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	g := l.guard
-	if g == nil {
+	h := l.h
+	if h == nil {
 		return ErrNotHeld
 	}
-	l.guard = nil
 	defer func() {
-		unlockFlock(g)
-		g.Close()
+		l.h = nil
+		unlockFlock(h.file)
+		unlockFlock(h.guard)
+		h.file.Close()
+		h.guard.Close()
 	}()
-	st, err := readState(l.path)
-	if err != nil {
+	if err := l.verifyLocked(); err != nil {
+		clearRecord(h.guard)
 		return err
 	}
-	if pid, ok := parsePID(st.body); !ok || pid != l.pid {
-		clearRecord(g)
-		return fmt.Errorf("%w (%s)", ErrLost, describeBody(st))
-	}
-	if err := settle(); err != nil {
+	if err := settle(h.file); err != nil {
 		return fmt.Errorf("releasing consolidation lock: %w", err)
 	}
-	clearRecord(g)
+	clearRecord(h.guard)
 	return nil
 }
 

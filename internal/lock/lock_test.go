@@ -365,8 +365,8 @@ func TestAbandonedLockInProcess(t *testing.T) {
 	l1 := f.lock()
 	mustAcquire(t, l1)
 	l1.mu.Lock()
-	l1.guard.Close() // the kernel drops the flock, as on death
-	l1.guard = nil
+	l1.h.file.Close() // the kernel drops the flock, as on death
+	l1.h = nil
 	l1.mu.Unlock()
 	// Our own PID is alive and the mtime is fresh, yet the guard proves the
 	// holder gone.
@@ -448,8 +448,8 @@ func TestStaleRecordIgnored(t *testing.T) {
 	l := f.lock()
 	mustAcquire(t, l)
 	l.mu.Lock()
-	l.guard.Close()
-	l.guard = nil
+	l.h.file.Close()
+	l.h = nil
 	l.mu.Unlock()
 	completed := time.Now().Add(-10 * time.Minute).Truncate(time.Second)
 	f.write(t, nil, completed) // a foreign agent reclaimed and completed

@@ -9,8 +9,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,6 +26,10 @@ const (
 	envLog      = "DREAM_LOCK_TEST_LOG"
 	envRounds   = "DREAM_LOCK_TEST_ROUNDS"
 	envDeadline = "DREAM_LOCK_TEST_DEADLINE"
+	// envOwnState gives each contender its own guard file, as dream
+	// processes with different XDG_STATE_HOME (two users, a container, a
+	// second config) have.
+	envOwnState = "DREAM_LOCK_TEST_OWN_STATE"
 )
 
 func TestMain(m *testing.M) {
@@ -34,6 +40,13 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	case "hold":
 		os.Exit(helperHold())
+	case "try":
+		if _, err := New(os.Getenv(envMemDir), os.Getenv(envGuard)).TryAcquire(); err != nil {
+			fmt.Println("acquire:", err)
+			os.Exit(1)
+		}
+		fmt.Println("acquired")
+		os.Exit(0)
 	case "race-dream", "race-seeds":
 		os.Exit(helperRace(mode == "race-seeds"))
 	default:
@@ -92,6 +105,41 @@ func startHolder(t *testing.T, memDir, guard string) *exec.Cmd {
 	return cmd
 }
 
+// runAsNobody runs a helper mode as uid/gid 65534 (the caller is root), on a
+// copy of the test binary that user may execute, with f's directories opened
+// up to it. It returns the child's output.
+func runAsNobody(t *testing.T, f fixture, mode string) (string, error) {
+	t.Helper()
+	dir := filepath.Dir(f.memDir)
+	for d := dir; d != filepath.Dir(d) && d != os.TempDir(); d = filepath.Dir(d) {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{f.memDir, filepath.Dir(f.guard)} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Dir(filepath.Dir(f.guard)), 0o777)
+	bin := filepath.Join(dir, "lock.test")
+	self, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, self, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, envMemDir+"="+f.memDir, envGuard+"="+f.guard)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
 // deadPID returns the PID of a child process that has exited and been reaped.
 func deadPID(t *testing.T) int {
 	t.Helper()
@@ -121,6 +169,9 @@ func helperRace(seeds bool) int {
 	pid := os.Getpid()
 	enter := []byte(fmt.Sprintf("enter %d\n", pid))
 	exit := []byte(fmt.Sprintf("exit %d\n", pid))
+	if os.Getenv(envOwnState) != "" {
+		guard = fmt.Sprintf("%s-state-%d/locks/memory.guard", guard, pid)
+	}
 	l := New(memDir, guard)
 	seedPath := l.Path()
 	for done := 0; done < rounds; {

@@ -39,7 +39,7 @@ func raceBudget() time.Duration {
 
 // runRace starts raceProcs helper processes contending for one lock and
 // returns the shared log. Every child must finish its rounds within budget.
-func runRace(t *testing.T, mode string, rounds int, budget time.Duration) []byte {
+func runRace(t *testing.T, mode string, rounds int, budget time.Duration, extraEnv ...string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	memDir := filepath.Join(dir, "memory")
@@ -61,6 +61,7 @@ func runRace(t *testing.T, mode string, rounds int, budget time.Duration) []byte
 		envRounds+"="+strconv.Itoa(rounds),
 		envDeadline+"="+strconv.FormatInt(deadline.UnixNano(), 10),
 	)
+	env = append(env, extraEnv...)
 	var wg sync.WaitGroup
 	errs := make([]error, raceProcs)
 	stderr := make([]bytes.Buffer, raceProcs)
@@ -167,6 +168,30 @@ func TestLockNoOverlapAcrossProcesses(t *testing.T) {
 		t.Errorf("dream lock: %d overlaps in %d acquisitions", overlaps, entries)
 	}
 	t.Logf("dream lock: %d overlaps in %d acquisitions (%v)", overlaps, entries, time.Since(start).Round(time.Millisecond))
+}
+
+// TestLockNoOverlapAcrossStateDirs: exclusion must not depend on the state
+// dir. Each contender has its own guard file, as dream processes with
+// different XDG_STATE_HOME do; the flock on the lock file itself still lets
+// only one in at a time. (With the flock on a state-dir side file, this saw
+// two and three winners at once.)
+func TestLockNoOverlapAcrossStateDirs(t *testing.T) {
+	if !guardSupported {
+		t.Skip("no flock on this system")
+	}
+	rounds := raceRounds()
+	log := runRace(t, "race-dream", rounds, raceBudget(), envOwnState+"=1")
+	entries, overlaps, err := countOverlaps(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := raceProcs * rounds; entries != want {
+		t.Errorf("%d acquisitions logged, want %d", entries, want)
+	}
+	if overlaps != 0 {
+		t.Errorf("dream lock, one state dir per process: %d overlaps in %d acquisitions", overlaps, entries)
+	}
+	t.Logf("dream lock, one state dir per process: %d overlaps in %d acquisitions", overlaps, entries)
 }
 
 // TestSeedsAcquireOverlaps runs the same harness against the agents'

@@ -16,31 +16,37 @@ import (
 const maxFileSize = 1 << 20
 
 // readFile parses a TOML config file into raw values per known key and the
-// sorted names of keys it does not know. A missing file returns an error
+// sorted names of keys it does not know; it also returns the bytes it
+// parsed, which the trust check hashes. A missing file returns an error
 // satisfying errors.Is(err, fs.ErrNotExist); a malformed one an error naming
-// the file and line.
-func readFile(path string) (map[string]raw, []string, error) {
+// the file and line. Only a regular file is read: a FIFO planted as
+// .dream.toml must not block every dream command.
+func readFile(path string) (map[string]raw, []string, []byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, nil, fmt.Errorf("read config file: %w", err)
 	}
 	if info.IsDir() {
-		return nil, nil, fmt.Errorf("read config file %s: is a directory", path)
+		return nil, nil, nil, fmt.Errorf("read config file %s: is a directory", path)
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, nil, fmt.Errorf("read config file %s: not a regular file (%v)", path, info.Mode().Type())
 	}
 	if info.Size() > maxFileSize {
-		return nil, nil, fmt.Errorf("read config file %s: larger than %d bytes", path, maxFileSize)
+		return nil, nil, nil, fmt.Errorf("read config file %s: larger than %d bytes", path, maxFileSize)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, nil, fmt.Errorf("read config file: %w", err)
 	}
-	return parseFile(path, string(data))
+	values, unknown, err := parseFile(path, string(data))
+	return values, unknown, data, err
 }
 
 // parseFile is readFile after the I/O, separate so that it can be fuzzed.
 func parseFile(path, data string) (map[string]raw, []string, error) {
-	var doc map[string]any
-	if _, err := toml.Decode(data, &doc); err != nil {
+	doc, outOfRange, err := decodeTolerant(data)
+	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
 			return nil, nil, fmt.Errorf("config file %s:%d: %s", path, perr.Position.Line, perr.Message)
@@ -54,10 +60,58 @@ func parseFile(path, data string) (map[string]raw, []string, error) {
 			unknown = append(unknown, name)
 			continue
 		}
-		values[name] = rawFromTOML(v)
+		r := rawFromTOML(v)
+		if outOfRange[name] {
+			// Refused by every parser, with the number as written.
+			r = raw{text: r.String(), bad: true, note: "the number is out of range"}
+		}
+		values[name] = r
 	}
 	sort.Strings(unknown)
 	return values, unknown, nil
+}
+
+// maxRangeFixes bounds how many out-of-range numbers decodeTolerant steps
+// over in one file; a file with more is refused whole, like any malformed one.
+const maxRangeFixes = 64
+
+// decodeTolerant decodes a TOML document in which a number may be out of
+// range for 64 bits (1e309, a 25-digit integer). The TOML decoder fails the
+// whole document on such a number, which would throw away every other key
+// because of one; instead the number is turned into a string at the exact
+// bytes the decoder reported, the document decoded again, and the key
+// reported in outOfRange so that its parser refuses it and only it.
+func decodeTolerant(data string) (doc map[string]any, outOfRange map[string]bool, err error) {
+	outOfRange = map[string]bool{}
+	for range maxRangeFixes {
+		doc = nil
+		_, err = toml.Decode(data, &doc)
+		var perr toml.ParseError
+		if err == nil || !errors.As(err, &perr) || !strings.Contains(perr.Message, " is out of range for ") {
+			return doc, outOfRange, err
+		}
+		start, n := perr.Position.Start, perr.Position.Len
+		if start < 0 || n <= 0 || start+n > len(data) || !isNumberText(data[start:start+n]) {
+			return nil, nil, err
+		}
+		key, _, _ := strings.Cut(perr.LastKey, ".")
+		outOfRange[key] = true
+		data = data[:start] + strconv.Quote(data[start:start+n]) + data[start+n:]
+	}
+	return nil, nil, err
+}
+
+// isNumberText reports whether s is made only of the bytes a TOML number
+// token uses, so that quoting it cannot change the document's structure.
+func isNumberText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.' || c == '_' || c == 'e' || c == 'E' ||
+			c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == 'x' || c == 'o' || c == 'b') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // rawFromTOML turns a decoded TOML value into the text the key parsers read,

@@ -64,6 +64,9 @@ func FuzzParseFile(f *testing.F) {
 		"[dream]\nx = 1\n",
 		"model = \"abc\n",
 		"timeout = 1979-05-27T07:32:00Z\n",
+		"min_hours = 1e309\nmin_sessions = 3\n",
+		"max_tokens = 1234567890123456789012345\npinned = [1e999, \"x\"]\n",
+		"t = { a = -1e400 }\nmodel = \"m\"\n",
 	} {
 		f.Add(s)
 	}

@@ -36,6 +36,9 @@ type raw struct {
 	// bad marks a TOML value of a shape no key takes (a table, a date, a
 	// list of numbers): every key refuses it with its own rule.
 	bad bool
+	// note says why a value was marked bad before any parser saw it, for
+	// the warning.
+	note string
 }
 
 // String shows the value as the user wrote it, for warnings.

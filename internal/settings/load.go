@@ -22,6 +22,11 @@ type Inputs struct {
 	// Flags maps a key (underscores or dashes) to its raw value as typed on
 	// the command line; only keys the user set.
 	Flags map[string]string
+	// TrustProject reports whether the user trusted the project file at
+	// path with exactly this content (see internal/trust). nil trusts
+	// nothing. An untrusted project file may set only the harmless keys
+	// (ProjectSafe); the others are refused with a warning naming them.
+	TrustProject func(path string, content []byte) bool
 }
 
 // Loaded is the outcome of Load.
@@ -33,6 +38,10 @@ type Loaded struct {
 	Source map[string]string
 	// Warnings lists bad values and unknown keys, in layer order.
 	Warnings []string
+	// ProjectTrusted says the project file was read and trusted.
+	ProjectTrusted bool
+	// Refused lists the keys an untrusted project file tried to set.
+	Refused []string
 }
 
 // Load resolves the settings layer by layer, lowest precedence first. It
@@ -58,7 +67,7 @@ func Load(in Inputs) (Loaded, error) {
 		if f.path == "" {
 			continue
 		}
-		values, unknown, err := readFile(f.path)
+		values, unknown, data, err := readFile(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -66,13 +75,25 @@ func Load(in Inputs) (Loaded, error) {
 			return Loaded{}, err
 		}
 		source := f.label + " " + f.path
+		project := f.label == "project file"
+		trusted := !project || (in.TrustProject != nil && in.TrustProject(f.path, data))
+		if project {
+			l.ProjectTrusted = trusted
+		}
 		for _, name := range unknown {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("unknown key %q in %s (ignored)", name, source))
 		}
 		for _, s := range specs {
-			if r, ok := values[s.Name]; ok {
-				l.set(s, r, source, &def, in.Home)
+			r, ok := values[s.Name]
+			if !ok {
+				continue
 			}
+			if !trusted && !ProjectSafe(s.Name) {
+				l.Refused = append(l.Refused, s.Name)
+				l.Warnings = append(l.Warnings, refusedWarning(s.Name, f.path))
+				continue
+			}
+			l.set(s, r, source, &def, in.Home)
 		}
 	}
 
@@ -103,7 +124,14 @@ func Load(in Inputs) (Loaded, error) {
 // key falls back to its default, so the warning's promise holds whatever a
 // lower layer said.
 func (l *Loaded) set(s spec, r raw, source string, def *Settings, home string) {
-	if err := s.apply(&l.Settings, r, home); err != nil {
+	err := s.apply(&l.Settings, r, home)
+	if err == nil {
+		err = checkRange(s.Name, &l.Settings)
+	}
+	if err != nil {
+		if r.note != "" {
+			err = fmt.Errorf("%s: %w", r.note, err)
+		}
 		s.reset(&l.Settings, def)
 		l.Source[s.Name] = "default"
 		l.Warnings = append(l.Warnings, fmt.Sprintf("%s = %q from %s: %v; using default %s",

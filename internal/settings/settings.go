@@ -6,9 +6,15 @@
 // A bad value never stops a dream from being configured: it is reported as a
 // warning that names the key, the value and where it came from, and the
 // key's default is used instead, so that one typo in a shell profile cannot
-// silently turn the gate into "always open" or "never open". Only a file
-// that cannot be parsed at all is an error, because then no key in it can be
-// trusted.
+// silently turn the gate into "always open" or "never open". Numbers have
+// upper bounds as well as lower ones, and a number too large for TOML itself
+// (1e309) is refused for its key alone. Only a file that cannot be parsed at
+// all is an error, because then no key in it can be trusted.
+//
+// The project file comes with the repository, not from the user: unless the
+// user trusted its exact content (Inputs.TrustProject, backed by
+// internal/trust), it may set only the harmless keys (ProjectSafe), and each
+// other key it sets is refused with a warning naming it.
 package settings
 
 import (

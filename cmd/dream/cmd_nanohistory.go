@@ -1,0 +1,224 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/compact"
+	"github.com/dreamkit/dream/internal/history"
+)
+
+// historyMemoryDir is the directory holding history.jsonl: WORKSPACE/memory
+// for --host nanobot; for --memory-dir DIR, DIR itself when it holds the log
+// or is named "memory", else DIR/memory.
+func (a *app) historyMemoryDir() (string, error) {
+	mem, _, _, err := a.locations()
+	if err != nil {
+		return "", err
+	}
+	if a.isNanobot() {
+		return filepath.Join(mem, "memory"), nil
+	}
+	if _, err := os.Stat(filepath.Join(mem, history.LogName)); err == nil || filepath.Base(filepath.Clean(mem)) == "memory" {
+		return mem, nil
+	}
+	if fi, err := os.Stat(filepath.Join(mem, "memory")); err == nil && fi.IsDir() {
+		return filepath.Join(mem, "memory"), nil
+	}
+	return mem, nil
+}
+
+// historyView is the JSON of `dream history show|tail`.
+type historyView struct {
+	Entries      []history.Entry   `json:"entries"`
+	Problems     []history.Problem `json:"problems"`
+	DreamCursor  int64             `json:"dream_cursor"`
+	LatestCursor int64             `json:"latest_cursor"`
+	Path         string            `json:"path"`
+}
+
+func cmdHistory(a *app, args []string) int {
+	var (
+		maxChars    int
+		since       int64
+		limit, n    int
+		unified     bool
+		unprocessed bool
+	)
+	pos, code, ok := a.standardCommand("history", args, func(fs *flag.FlagSet) {
+		fs.IntVar(&maxChars, "max-chars", 0, "append: cap the entry at this many characters (default 64000)")
+		fs.Int64Var(&since, "since", 0, "show: entries after this cursor")
+		fs.BoolVar(&unprocessed, "unprocessed", false, "show: entries after the dream cursor (what the next dream reads)")
+		fs.IntVar(&limit, "limit", 0, "show: at most this many entries (0: all)")
+		fs.IntVar(&n, "n", 10, "tail: how many entries")
+		fs.BoolVar(&unified, "unified", false, "show/tail with --session: this session's entries plus every non-internal session's")
+	})
+	if !ok {
+		return code
+	}
+	if len(pos) == 0 {
+		return a.fail(usagef("history takes append, show or tail (see dream help history)"))
+	}
+	dir, err := a.historyMemoryDir()
+	if err != nil {
+		return a.fail(err)
+	}
+	log := history.Open(dir, history.Options{})
+	q := history.Query{Session: a.session, Unified: unified}
+	switch pos[0] {
+	case "append":
+		text := strings.Join(pos[1:], " ")
+		if len(pos) == 1 || text == "-" {
+			b, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
+			if err != nil {
+				return a.fail(err)
+			}
+			text = string(b)
+		}
+		if strings.TrimSpace(text) == "" {
+			return a.fail(usagef("history append: nothing to append (give the text as arguments, or on stdin)"))
+		}
+		e, err := log.Append(a.ctx, text, history.AppendOptions{MaxChars: maxChars, SessionKey: a.session})
+		if err != nil {
+			return a.fail(err)
+		}
+		if a.jsonOut {
+			a.printJSON(e)
+		} else {
+			fmt.Fprintf(a.stdout, "appended cursor %d\n", e.Cursor)
+		}
+		return exitOK
+	case "show", "tail":
+		if len(pos) > 1 {
+			return a.fail(usagef("history %s takes no further arguments; got %q", pos[0], pos[1]))
+		}
+		dc, err := log.DreamCursor()
+		if err != nil {
+			return a.fail(err)
+		}
+		var res history.Result
+		if pos[0] == "show" {
+			if unprocessed {
+				since = dc
+			}
+			q.Limit = limit
+			res, err = log.After(a.ctx, since, q)
+		} else {
+			res, err = log.Tail(a.ctx, n, q)
+		}
+		if err != nil {
+			return a.fail(err)
+		}
+		latest, _ := log.LatestCursor(a.ctx)
+		v := historyView{Entries: res.Entries, Problems: res.Problems, DreamCursor: dc, LatestCursor: latest, Path: log.Path()}
+		if v.Problems == nil {
+			v.Problems = []history.Problem{}
+		}
+		if a.jsonOut {
+			a.printJSON(v)
+			return exitOK
+		}
+		for _, e := range v.Entries {
+			mark := " "
+			if e.Cursor <= dc {
+				mark = "✓" // consumed by a dream
+			}
+			key := ""
+			if e.SessionKey != "" {
+				key = " (" + e.SessionKey + ")"
+			}
+			fmt.Fprintf(a.stdout, "%s %6d [%s]%s %s\n", mark, e.Cursor, e.Timestamp, key, strings.ReplaceAll(history.Truncate(e.Content, 300), "\n", "\n         "))
+		}
+		for _, p := range v.Problems {
+			fmt.Fprintf(a.stderr, "dream: %s: skipped the line at byte %d: %s\n", log.Path(), p.Offset, p.Reason)
+		}
+		fmt.Fprintf(a.stdout, "%d entr%s; dream cursor %d, latest %d\n", len(v.Entries), map[bool]string{true: "y", false: "ies"}[len(v.Entries) == 1], dc, latest)
+		return exitOK
+	default:
+		return a.fail(usagef("history: unknown subcommand %q: use append, show or tail", pos[0]))
+	}
+}
+
+// compactView is the JSON of `dream compact`.
+type compactView struct {
+	compact.Report
+	Session string `json:"session"`
+	File    string `json:"file"`
+	Raw     bool   `json:"raw_only,omitempty"`
+}
+
+func cmdCompact(a *app, args []string) int {
+	var (
+		force         bool
+		idleAfter     time.Duration
+		contextWindow int
+		maxOutput     int
+		ratio         float64
+	)
+	pos, code, ok := a.standardCommand("compact", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&force, "force", false, "compact even if the session was used within --idle-after (never while its files are locked)")
+		fs.DurationVar(&idleAfter, "idle-after", compact.DefaultIdleAfter, "how long the session must have been idle")
+		fs.IntVar(&contextWindow, "context-window", compact.DefaultContextWindow, "the model's context window, in tokens")
+		fs.IntVar(&maxOutput, "max-output", compact.DefaultMaxOutput, "the model's output budget, in tokens")
+		fs.Float64Var(&ratio, "ratio", compact.DefaultRatio, "target share of the budget (0.1-0.95)")
+	})
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return a.fail(usagef("compact takes one session: a session file, or a session key found in --sessions-dir"))
+	}
+	if ratio < compact.MinRatio || ratio > compact.MaxRatio {
+		return a.fail(usagef("--ratio %g: want %g to %g", ratio, compact.MinRatio, compact.MaxRatio))
+	}
+	_, sessions, _, err := a.locations()
+	if err != nil {
+		return a.fail(err)
+	}
+	path, err := compact.FindSession(sessions, pos[0])
+	if err != nil {
+		return a.fail(usagef("%v", err))
+	}
+	memDir, err := a.historyMemoryDir()
+	if err != nil {
+		return a.fail(err)
+	}
+	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
+	if err != nil {
+		return a.fail(usagef("%v", err))
+	}
+	if choice.Provider == nil && !a.jsonOut {
+		a.note("dream: no model (%s): the session is archived raw, unsummarised", choice.Why)
+	}
+	c := &compact.Consolidator{Provider: choice.Provider, Model: choice.Model, ContextWindow: contextWindow, MaxOutput: maxOutput, Ratio: ratio, Archive: compact.WorkspaceHistory(memDir)}
+	rep, err := compact.CompactFile(a.ctx, c, path, compact.FileOptions{IdleAfter: idleAfter, Force: force})
+	switch {
+	case errors.Is(err, compact.ErrLocked):
+		fmt.Fprintf(a.stderr, "dream: refused: %v\n", err)
+		return exitHeld
+	case errors.Is(err, compact.ErrActive):
+		fmt.Fprintf(a.stderr, "dream: refused: %v (pass --force to compact it anyway)\n", err)
+		return exitFailed
+	case err != nil:
+		return a.fail(err)
+	}
+	key, _ := compact.KeyFromName(path)
+	if s, lerr := compact.LoadSession(path); lerr == nil {
+		key = s.Key
+	}
+	v := compactView{Report: rep, Session: key, File: path, Raw: choice.Provider == nil}
+	if a.jsonOut {
+		a.printJSON(v)
+		return exitOK
+	}
+	fmt.Fprintf(a.stdout, "%s: %s; %d message(s) archived (%d summar%s, %d raw, %d nothing), last_consolidated %d, prompt %d -> %d tokens (%s)\n",
+		key, rep.Stopped, rep.Archived, rep.Summaries, map[bool]string{true: "y", false: "ies"}[rep.Summaries == 1], rep.RawArchives, rep.NothingAnswers, rep.LastConsolidated, rep.TokensBefore, rep.TokensAfter, rep.Counter)
+	return exitOK
+}

@@ -1,0 +1,167 @@
+package historydream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/dreamkit/dream/internal/agent"
+	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/history"
+	"github.com/dreamkit/dream/internal/tools"
+	"github.com/dreamkit/dream/llm"
+)
+
+// Config is one history dream.
+type Config struct {
+	// Workspace is the directory read and written: the staging copy of a
+	// nanobot workspace.
+	Workspace string
+	// DisplayWorkspace is the workspace as the model is told about it.
+	DisplayWorkspace string
+	// SessionsDir holds nanobot's session files, readable; may be empty.
+	SessionsDir string
+
+	Provider        llm.Provider
+	Model           string
+	MaxOutputTokens int
+	// MaxTurns and MaxTokens are the budgets of the whole run, shared by
+	// all its batches; the agent's defaults when zero.
+	MaxTurns  int
+	MaxTokens int64
+	// BatchSize is the most entries per model run; BatchSize when zero.
+	BatchSize int
+	// Template replaces the default dream instructions when not empty.
+	Template string
+	// OnEvent receives the agent's events; may be nil.
+	OnEvent func(agent.Event)
+}
+
+// Result is what a run did, filled in also when it fails.
+type Result struct {
+	Batches      int
+	Consumed     int   // history entries consumed
+	StartCursor  int64 // the dream cursor before the run
+	Cursor       int64 // the dream cursor after it (in the workspace copy)
+	Turns        int
+	ToolCalls    int
+	Usage        llm.Usage
+	FilesTouched []string
+	Summaries    []string
+}
+
+// ErrIncomplete: a batch's model run ended other than by finishing its
+// turn (nanobot's dream_run_completed is false); the cursor stays.
+var ErrIncomplete = errors.New("historydream: the model did not finish the batch")
+
+// Run drains the backlog: while entries are above the dream cursor, it
+// gives the oldest BatchSize of them to a restricted agent, and when that
+// run completes (also when it changed nothing) it moves the cursor past
+// them. Turns and tokens are one budget for all batches. Any failure,
+// timeout, cancellation or exhausted budget returns an error; the caller
+// (the Dreamer's journal) then discards every change of the run, the
+// cursor included, so an entry is consumed only by a run that completed.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	var res Result
+	if cfg.Provider == nil {
+		return res, errors.New("historydream: no provider")
+	}
+	if cfg.DisplayWorkspace == "" {
+		cfg.DisplayWorkspace = cfg.Workspace
+	}
+	batchSize := cfg.BatchSize
+	if batchSize <= 0 {
+		batchSize = BatchSize
+	}
+	maxTurns, maxTokens := cfg.MaxTurns, cfg.MaxTokens
+	if maxTurns <= 0 {
+		maxTurns = agent.DefaultMaxTurns
+	}
+	if maxTokens <= 0 {
+		maxTokens = agent.DefaultMaxTokens
+	}
+	template := cfg.Template
+	if template == "" {
+		template = DefaultTemplate()
+	}
+	memDir := filepath.Join(cfg.Workspace, "memory")
+	log := history.Open(memDir, history.Options{ReadOnly: true})
+	cursor, err := log.DreamCursor()
+	if err != nil {
+		return res, err
+	}
+	res.StartCursor, res.Cursor = cursor, cursor
+	// nanobot's tools take relative paths from the workspace (its dream
+	// template says "memory/MEMORY.md"), so the workspace copy is also the
+	// root that relative reads resolve against; the memory root wins there,
+	// so that reads are recorded for edit.
+	set, err := openTools(tools.Env{MemoryDir: cfg.Workspace, MemoryDisplayDir: cfg.DisplayWorkspace, RepoDir: cfg.Workspace, SessionsDir: cfg.SessionsDir})
+	if err != nil {
+		return res, fmt.Errorf("historydream: opening the tool sandbox: %w", err)
+	}
+	defer set.Close()
+	system := fmt.Sprintf("You are the Dream of a nanobot agent whose workspace is %s. Paths are relative to it. read, glob, grep and ls see the workspace; write and edit reach only SOUL.md, USER.md, memory/MEMORY.md and skills/. There is no shell.", cfg.DisplayWorkspace)
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, context.Cause(ctx)
+		}
+		batch, err := log.After(ctx, cursor, history.Query{Limit: batchSize})
+		if err != nil {
+			return res, err
+		}
+		if len(batch.Entries) == 0 {
+			return res, nil
+		}
+		turnsLeft, tokensLeft := maxTurns-res.Turns, maxTokens-res.Usage.Total()
+		if turnsLeft <= 0 || tokensLeft <= 0 {
+			return res, fmt.Errorf("%w: the run's budget ran out with %d entries still unconsumed after cursor %d", agent.ErrBudget, len(batch.Entries), cursor)
+		}
+		ar, err := agent.Run(ctx, agent.Config{
+			Provider:        cfg.Provider,
+			Model:           cfg.Model,
+			MaxOutputTokens: cfg.MaxOutputTokens,
+			System:          system,
+			Task:            BuildPrompt(template, cfg.Workspace, batch.Entries),
+			Tools:           set.Tools(),
+			MaxTurns:        turnsLeft,
+			MaxTokens:       tokensLeft,
+			OnEvent:         cfg.OnEvent,
+		})
+		res.Turns += ar.Turns
+		res.ToolCalls += ar.ToolCalls
+		res.Usage.Add(ar.Usage)
+		res.FilesTouched = appendUnique(res.FilesTouched, ar.FilesTouched...)
+		if err != nil {
+			return res, fmt.Errorf("historydream: batch after cursor %d: %w", cursor, err)
+		}
+		if ar.Stop != agent.StopEndTurn {
+			return res, fmt.Errorf("%w (stop reason %s)", ErrIncomplete, ar.Stop)
+		}
+		cursor = batch.Entries[len(batch.Entries)-1].Cursor
+		// The cursor goes into the same copy as the edits: the journal lands
+		// both or neither.
+		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, history.DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644); err != nil {
+			return res, fmt.Errorf("historydream: recording the dream cursor: %w", err)
+		}
+		res.Batches++
+		res.Consumed += len(batch.Entries)
+		res.Cursor = cursor
+		res.Summaries = append(res.Summaries, ar.Summary)
+	}
+}
+
+func appendUnique(dst []string, add ...string) []string {
+	seen := make(map[string]bool, len(dst))
+	for _, s := range dst {
+		seen[s] = true
+	}
+	for _, s := range add {
+		if !seen[s] {
+			seen[s] = true
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
