@@ -234,7 +234,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
-	if missing, err := offline.MissingPinned(pinned, txn.Dir()); err != nil || len(missing) > 0 {
+	// With nothing pinned there is nothing to look for: no need to read the
+	// whole staged memory again.
+	if missing, err := missingPinned(pinned, txn.Dir()); err != nil || len(missing) > 0 {
 		if err == nil {
 			err = fmt.Errorf("the dream dropped %d pinned fact(s), rolled back: %s", len(missing), quoteList(missing))
 		}
