@@ -168,6 +168,13 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 	}()
 
+	before, err := d.memoryBefore()
+	if err != nil {
+		err = fmt.Errorf("reading the memory before the dream: %w", err)
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
+
 	pinned, err := offline.PinnedFacts(d.cfg.MemoryDir, d.cfg.Settings.Pinned)
 	if err != nil {
 		err = fmt.Errorf("reading pinned facts: %w", err)
@@ -253,7 +260,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
-	if held, err := d.guardLoss(&rep, out, txn.Dir()); err != nil {
+	if held, err := d.guardLoss(&rep, out, before, txn.Dir()); err != nil {
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	} else if held {
