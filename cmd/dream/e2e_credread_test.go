@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dreamkit/dream/llm/llmtest"
 )
@@ -84,5 +85,42 @@ func TestCredentialsUnreadableThroughRepoRoot(t *testing.T) {
 	}
 	if refused < 4 {
 		t.Errorf("%d attempt(s) came back as tool errors, want the 3 reads and the ls of ~/.ssh", refused)
+	}
+}
+
+// TestHistoryAndCompactNeverWriteCredentialDirs: `dream history append` and
+// `dream compact` write outside a dream, so they make the credential-dir
+// check a dream makes: pointed at ~/.ssh (or at $HOME, which holds it) they
+// refuse and ~/.ssh is left as it was.
+func TestHistoryAndCompactNeverWriteCredentialDirs(t *testing.T) {
+	aw := newAttackWorld(t)
+	os.Remove(filepath.Join(aw.repo, ".dream.toml"))
+	sessions := filepath.Join(aw.root, "nanobot-sessions")
+	writeSession(t, sessions, "telegram:8812", time.Now().Add(-time.Hour), 4)
+	srv := llmtest.NewServer(llmtest.Turn{Text: "- [permanent] 灯 19:00 开启"})
+	defer srv.Close()
+	before := treeHash(t, aw.ssh, nil)
+	for _, dir := range []string{aw.ssh, filepath.Join(aw.ssh, "memory"), aw.home} {
+		os.MkdirAll(filepath.Join(aw.ssh, "memory"), 0o700)
+		for _, args := range [][]string{
+			{"history", "append", "--memory-dir", dir, "--", "- [durable] 用户喜欢简短回答"},
+			{"compact", "telegram:8812", "--force", "--memory-dir", dir, "--sessions-dir", sessions},
+		} {
+			r := aw.dream(modelEnv("openai", srv.URL, false), args...)
+			if r.code == 0 || !strings.Contains(r.stderr, "holds credentials") {
+				t.Errorf("dream %v: want a refusal naming the credentials:\n%s", args, r)
+			}
+		}
+		os.RemoveAll(filepath.Join(aw.ssh, "memory"))
+	}
+	if after := treeHash(t, aw.ssh, nil); after != before {
+		t.Errorf("~/.ssh changed:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if len(srv.Requests()) != 0 {
+		t.Error("a refused compaction called the model")
+	}
+	// The same commands on a plain directory still work.
+	if r := aw.dream(nil, "history", "append", "--memory-dir", aw.mem, "--", "- [durable] fine"); r.code != 0 {
+		t.Errorf("history append on a plain memory dir:\n%s", r)
 	}
 }
