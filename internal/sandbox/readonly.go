@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // NamedRoot is one directory the read-only tools may look into. RealDir is
@@ -35,6 +36,9 @@ type openRoot struct {
 	// set when the root itself is, or is inside, one.
 	guard   *credentialGuard
 	denyAll bool
+	// mu guards dirCache, dirDenied's answers.
+	mu       sync.Mutex
+	dirCache map[string]bool
 }
 
 // ReadOnly is read access to a named set of roots (the repository, the memory
@@ -185,12 +189,21 @@ func (r *ReadOnly) Open(root NamedRoot, rel string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.denied(native) {
+	if o.parentDenied(native) {
 		return nil, fmt.Errorf("open %s: %w", o.Display(rel), ErrCredential)
 	}
-	f, _, err := openRegular(o.root, native, false)
+	f, fi, err := openRegular(o.root, native, false)
+	if errors.Is(err, ErrNotRegular) && o.denied(native) {
+		// ~/.ssh itself: say why it is off limits, not that it is a
+		// directory.
+		err = ErrCredential
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", o.Display(rel), err)
+	}
+	if o.openedDenied(fi) {
+		_ = f.Close()
+		return nil, fmt.Errorf("open %s: %w", o.Display(rel), ErrCredential)
 	}
 	return f, nil
 }

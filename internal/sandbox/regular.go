@@ -80,12 +80,16 @@ func (r regularFS) Open(name string) (fs.File, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
-	if err := r.deny("open", name); err != nil {
-		return nil, err
+	if r.guard != nil && r.guard.parentDenied(filepath.FromSlash(name)) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrCredential}
 	}
-	f, _, err := openRegular(r.root, filepath.FromSlash(name), true)
+	f, fi, err := openRegular(r.root, filepath.FromSlash(name), true)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	if r.guard != nil && r.guard.openedDenied(fi) {
+		_ = f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrCredential}
 	}
 	return f, nil
 }
