@@ -26,7 +26,7 @@ import (
 //
 //	1  write data at name
 //	2  remove other
-//	4  write size*61 bytes at other (0-byte up to ~4 MB)
+//	4  write (size mod 4096) lines at other (0-byte up to ~250 KB)
 //	8  plant a symlink name+".lnk" to a file outside the memory dir
 //	16 stage by hard link (Options.LinkUnchanged)
 //	32 replace the staged copy of the memory dir's outward symlink with a
@@ -79,7 +79,7 @@ func FuzzCommit(f *testing.F) {
 			}
 		}
 		if ops&4 != 0 {
-			rootWrite(stage, other, bytes.Repeat([]byte("0123456789 ẞ abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOP\n"), int(size)))
+			rootWrite(stage, other, bytes.Repeat([]byte("0123456789 ẞ abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOP\n"), int(size)%4096))
 		}
 		if ops&8 != 0 {
 			stage.Symlink(filepath.Join(outside, "secret.md"), name+".lnk")
