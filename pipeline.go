@@ -168,6 +168,13 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 	}()
 
+	before, err := d.memoryBefore()
+	if err != nil {
+		err = fmt.Errorf("reading the memory before the dream: %w", err)
+		finish(task.StatusFailed, err)
+		return d.fail(&rep, err)
+	}
+
 	pinned, err := offline.PinnedFacts(d.cfg.MemoryDir, d.cfg.Settings.Pinned)
 	if err != nil {
 		err = fmt.Errorf("reading pinned facts: %w", err)
@@ -234,7 +241,9 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
-	if missing, err := offline.MissingPinned(pinned, txn.Dir()); err != nil || len(missing) > 0 {
+	// With nothing pinned there is nothing to look for: no need to read the
+	// whole staged memory again.
+	if missing, err := missingPinned(pinned, txn.Dir()); err != nil || len(missing) > 0 {
 		if err == nil {
 			err = fmt.Errorf("the dream dropped %d pinned fact(s), rolled back: %s", len(missing), quoteList(missing))
 		}
@@ -251,7 +260,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
-	if held, err := d.guardLoss(&rep, out, txn.Dir()); err != nil {
+	if held, err := d.guardLoss(&rep, out, before, txn.Dir()); err != nil {
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
 	} else if held {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/offline"
 )
 
 // FileReplacer is implemented by a Runner that never writes a staged file
@@ -39,9 +40,15 @@ func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {
 
 // commitOptions lets the journal merge a file the user edited during the
 // dream: the content before the dream is the audit history's HEAD, which
-// recorded the hand edits just before the dream began.
+// recorded the hand edits just before the dream began (the journal asks
+// before BeforeApply records the user's versions of the merged files, so
+// HEAD is still that state). The user's edits are recorded as the user's,
+// then the merge as the dream's, so undoing the dream keeps them.
 func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptions {
-	return journal.CommitOptions{Base: func(path string) ([]byte, bool, error) {
+	return journal.CommitOptions{BeforeApply: func(merged []string) error {
+		_, err := hist.RecordHandEditsOf(ctx, merged)
+		return err
+	}, Base: func(path string) ([]byte, bool, error) {
 		data, err := hist.FileAt(ctx, "HEAD", path)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
 			return nil, false, nil
@@ -78,4 +85,12 @@ func (d *Dreamer) recoverJournal(ctx context.Context) (journal.Recovery, error) 
 		}
 	}
 	return rec, err
+}
+
+// missingPinned is offline.MissingPinned, skipped when nothing is pinned.
+func missingPinned(pinned []string, dir string) ([]string, error) {
+	if len(pinned) == 0 {
+		return nil, nil
+	}
+	return offline.MissingPinned(pinned, dir)
 }

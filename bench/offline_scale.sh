@@ -6,7 +6,7 @@
 # Goals (issue 15): ratio <= 3 at 30,000 topics, slope <= 1.1, peak RSS
 # < 256 MB, second dream <= 1 s at 30,000.
 #
-#   SIZES="300 3000 30000" DREAM=path/to/dream bench/offline_scale.sh
+#   SIZES="300 3000 30000" DREAM=path/to/dream [DREAM_BEFORE=old] bench/offline_scale.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${SIZES:-300 3000 30000}
@@ -21,35 +21,43 @@ export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state XDG_CONFIG_HOME=$tmp/home/c
 unset ANTHROPIC_API_KEY OPENAI_API_KEY DREAM_PROVIDER
 mkdir -p "$tmp/repo" "$HOME"
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-printf '%8s %10s %10s %7s %9s %10s\n' topics baseline_s dream_s ratio rss_MB second_s
+printf '%6s %8s %10s %10s %7s %9s %10s\n' build topics baseline_s dream_s ratio rss_MB second_s
 : > "$tmp/points"
-for n in $sizes; do
-  mem=$tmp/m$n
-  "$tmp/genmemory" -dir "$mem" -topics "$n"
-  sync
-  # Baseline: copy the dir and commit all of it to git.
+one() { # label binary n base
+  local mem=$tmp/$1-m$3 t0 t1 first second rss ratio f
+  cp -a "$tmp/orig$3" "$mem"
   t0=$(date +%s%N)
-  cp -a "$mem" "$tmp/b$n"
-  (cd "$tmp/b$n" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm baseline)
-  t1=$(date +%s%N)
-  base=$(secs "$t0" "$t1")
-  # The dream, as a whole process, with its peak RSS.
-  t0=$(date +%s%N)
-  /usr/bin/time -f '%M' -o "$tmp/rss" "$DREAM" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/s$n" > "$tmp/out$n.json"
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
+    echo "$1: dream run exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
   t1=$(date +%s%N)
   first=$(secs "$t0" "$t1")
-  rss=$(awk '{ printf "%.0f", $1 / 1024 }' "$tmp/rss")
+  rss=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
   # A second dream after one hand-edited file.
   f=$(ls "$mem" | grep -m1 '_.*\.md$')
   printf -- '- One more fact, written by hand.\n' >> "$mem/$f"
   t0=$(date +%s%N)
-  "$DREAM" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/s$n" > "$tmp/out$n-2.json"
+  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
+    echo "$1: second dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
   t1=$(date +%s%N)
   second=$(secs "$t0" "$t1")
-  ratio=$(awk -v a="$first" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
-  printf '%8d %10s %10s %7s %9s %10s\n' "$n" "$base" "$first" "$ratio" "$rss" "$second"
-  echo "$n $first" >> "$tmp/points"
+  ratio=$(awk -v a="$first" -v b="$4" 'BEGIN { printf "%.2f", a / b }')
+  printf '%6s %8d %10s %10s %7s %9s %10s\n' "$1" "$3" "$4" "$first" "$ratio" "$rss" "$second"
+  [ "$1" = after ] && echo "$3 $first" >> "$tmp/points"
+  rm -rf "$mem" "$tmp/$1-s$3"
+}
+for n in $sizes; do
+  "$tmp/genmemory" -dir "$tmp/orig$n" -topics "$n"
+  sync
+  # Baseline: copy the dir and commit all of it to git.
+  t0=$(date +%s%N)
+  cp -a "$tmp/orig$n" "$tmp/b$n"
+  (cd "$tmp/b$n" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm baseline)
+  t1=$(date +%s%N)
+  base=$(secs "$t0" "$t1")
   rm -rf "$tmp/b$n"
+  [ -n "${DREAM_BEFORE:-}" ] && one before "$DREAM_BEFORE" "$n" "$base"
+  one after "$DREAM" "$n" "$base"
+  rm -rf "$tmp/orig$n"
 done
 awk '{ x = log($1); y = log($2); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
-  END { if (n > 1) printf "log-log slope of dream time vs topics: %.2f\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/points"
+  END { if (n > 1) printf "log-log slope of dream time vs topics (this build): %.2f\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/points"

@@ -33,6 +33,21 @@ func (h *History) RecordHandEdits(ctx context.Context) (string, error) {
 	return sha, nil
 }
 
+// RecordHandEditsOf records hand edits of just these paths (slash paths
+// relative to the memory dir): a user's edit made during a dream to a file
+// the dream also changed is recorded as the user's before the merged result
+// is recorded as the dream's, so undoing the dream keeps the user's edit.
+func (h *History) RecordHandEditsOf(ctx context.Context, paths []string) (string, error) {
+	if len(paths) == 0 {
+		return "", nil
+	}
+	sha, err := h.record(ctx, Meta{Kind: KindHand, StartedAt: time.Now(), Paths: paths}, nil)
+	if err != nil {
+		return "", fmt.Errorf("audit: record hand edits: %w", err)
+	}
+	return sha, nil
+}
+
 // RecordDream commits the current memory dir as the result of a dream. The
 // message is built from the real diff. It returns "" and records nothing when
 // the memory dir did not change.
@@ -112,6 +127,12 @@ func (h *History) stagePaths(ctx context.Context, paths []string) error {
 // of thousands.
 const packEvery = 256
 
+// detachPackAt is the estimated loose-object count from which packing runs
+// in the background (git's own gc.autoDetach) instead of inside the dream:
+// the first record of a memory of 30,000 files leaves 30,000 loose objects,
+// and packing them costs as much as recording them.
+const detachPackAt = 16 * 256
+
 // maybePack packs the history when it holds about packEvery loose objects,
 // estimated as git itself does, from one of the 256 object directories.
 // Failure only costs disk space, so it is not an error.
@@ -120,7 +141,8 @@ func (h *History) maybePack(ctx context.Context) {
 	if err != nil || len(des)*256 < packEvery {
 		return
 	}
-	_, _ = h.git(ctx, nil, "-c", "gc.auto="+strconv.Itoa(packEvery), "-c", "gc.autoDetach=false", "gc", "--auto", "--quiet")
+	detach := strconv.FormatBool(len(des)*256 >= detachPackAt)
+	_, _ = h.git(ctx, nil, "-c", "gc.auto="+strconv.Itoa(packEvery), "-c", "gc.autoDetach="+detach, "gc", "--auto", "--quiet")
 }
 
 // buildMessage writes the subject, the per-file counts, the capped diff and

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/dreamkit/dream/internal/fsutil"
 )
@@ -65,8 +66,26 @@ func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync b
 // writeTempData streams a staged file into its temporary file. It is a
 // variable only so the journal's tests can make it fail as a full disk
 // does (ENOSPC on the second file) and prove nothing is renamed.
-var writeTempData = func(w io.Writer, r io.Reader) (int64, error) { return io.Copy(w, r) }
+var writeTempData = copyStream
 
 // SyncDir flushes a directory's entries (new names, renames, removals) to
 // disk.
 func SyncDir(dir string) error { return fsutil.SyncDir(dir) }
+
+// copyBufs recycles the buffers of copyStream: a commit of thousands of
+// files would otherwise allocate a fresh 32 KB buffer per file and per hash.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// copyStream is io.Copy with a pooled buffer: memory stays bounded and
+// allocation-free whatever the number and size of the files.
+// A destination that reads by itself (a file: copy_file_range) is left to
+// do so; otherwise the source's WriteTo, which would allocate its own
+// buffer, is hidden.
+func copyStream(w io.Writer, r io.Reader) (int64, error) {
+	if rf, ok := w.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	b := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(b)
+	return io.CopyBuffer(w, struct{ io.Reader }{r}, *b)
+}

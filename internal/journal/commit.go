@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
@@ -33,6 +34,10 @@ type CommitOptions struct {
 	// every dream); ok is false when it had none. With it, a file both the
 	// dream and the user changed during the dream is merged.
 	Base func(path string) (data []byte, ok bool, err error)
+	// BeforeApply, if set, is called with the files about to be merged,
+	// while the memory dir still holds the user's versions, so the caller
+	// can record those as the user's before the merge lands.
+	BeforeApply func(merged []string) error
 }
 
 // CommitResult says what a commit did.
@@ -99,6 +104,11 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 			for _, c := range review {
 				res.ForReview = append(res.ForReview, c.Path)
 			}
+		}
+	}
+	if len(res.Merged) > 0 && o.BeforeApply != nil {
+		if err := o.BeforeApply(res.Merged); err != nil {
+			return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 		}
 	}
 	if len(chs) == 0 {
@@ -389,9 +399,10 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 	defer root.Close()
 	type install struct{ tmp, rel string }
 	var installs []install
-	// Many files: one file-system flush after writing them all, instead of
-	// one fsync each (where the platform has it).
-	batch := len(rec.Changes) >= batchSync && canSyncFS
+	// Many files: write them all, then fsync them side by side, so the file
+	// system commits them in a few journal transactions instead of one per
+	// file.
+	batch := len(rec.Changes) >= batchSync
 	var deletes []recChange
 	cleanup := func() {
 		for _, in := range installs {
@@ -434,7 +445,15 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 		}
 	}
 	if batch && len(installs) > 0 {
-		if _, err := syncFS(memDir); err != nil {
+		err := syncAll(len(installs), func(i int) error {
+			f, err := root.Open(installs[i].tmp)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			return f.Sync()
+		})
+		if err != nil {
 			cleanup()
 			return skipped, &notRenamedError{err}
 		}
@@ -494,7 +513,7 @@ func fingerprintIn(root *os.Root, rel string) (fp fingerprint, exists bool, err 
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := copyStream(h, f)
 	if err != nil {
 		return fingerprint{}, false, fmt.Errorf("hash %s: %w", rel, err)
 	}
@@ -513,9 +532,48 @@ func removeEmptyParents(root *os.Root, dir string, dirs map[string]bool) {
 	}
 }
 
-// batchSync is the number of files from which one file-system flush
-// replaces per-file fsyncs.
+// batchSync is the number of files from which a commit fsyncs its files
+// concurrently rather than one after the other.
 const batchSync = 32
+
+// syncWorkers is how many fsyncs a batched commit keeps in flight: enough
+// for the file system to group them into few journal commits, few enough
+// not to swamp the disk queue. The cost still follows the change: only the
+// dream's own files are flushed, never the whole file system.
+const syncWorkers = 16
+
+// syncAll runs fn(i) for i in [0, n) on syncWorkers goroutines and
+// returns the first error.
+func syncAll(n int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  atomic.Int64
+	)
+	for range min(syncWorkers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
 
 // syncStaged makes every staged file of chs and its directory durable.
 func (t *Txn) syncStaged(chs []recChange) error {
@@ -529,13 +587,14 @@ func (t *Txn) syncStaged(chs []recChange) error {
 		}
 	}
 	if len(files) >= batchSync {
-		if ok, err := syncFS(t.Dir()); ok {
+		if err := syncAll(len(files), func(i int) error { return syncFile(files[i]) }); err != nil {
 			return err
 		}
-	}
-	for _, p := range files {
-		if err := syncFile(p); err != nil {
-			return err
+	} else {
+		for _, p := range files {
+			if err := syncFile(p); err != nil {
+				return err
+			}
 		}
 	}
 	for _, dir := range sortedKeys(dirs) {

@@ -126,7 +126,7 @@ func TestCommitDiskFullChangesNothing(t *testing.T) {
 		}
 		return io.Copy(w, r)
 	}
-	defer func() { writeTempData = func(w io.Writer, r io.Reader) (int64, error) { return io.Copy(w, r) } }()
+	defer func() { writeTempData = copyStream }()
 	before := readTree(t, mem)
 	_, err = txn.Commit()
 	if !errors.Is(err, syscall.ENOSPC) {

@@ -1,7 +1,11 @@
-// Package journal makes a dream all-or-nothing. Begin copies the memory
-// directory into a staging directory under the state dir; the agent reads and
-// writes only the staging copy; Commit then lands every change in the real
-// memory directory, or Discard throws the copy away. A dream killed at any
+// Package journal makes a dream all-or-nothing. Begin stages the memory
+// directory under the state dir — as a copy, or, for a runner that only
+// ever replaces files, as hard links to the originals, so that only what the
+// runner writes is materialised; the agent reads and writes only the
+// staging; Commit then lands every change in the real memory directory, or
+// Discard throws the staging away. Its costs follow the change: a staged
+// file whose stat is unchanged is never read or hashed, and files over
+// OpaqueSize are only ever streamed. A dream killed at any
 // instant is finished or forgotten by the next process's Recover, driven by a
 // small JSON record written atomically beside the staging copy:
 //

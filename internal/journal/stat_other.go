@@ -6,8 +6,3 @@ import "io/fs"
 
 // identity is unknown here: every comparison falls back to hashing.
 func identity(fs.FileInfo) (uint64, int64, bool) { return 0, 0, false }
-
-// syncFS is not available: the caller syncs file by file.
-func syncFS(string) (bool, error) { return false, nil }
-
-const canSyncFS = false

@@ -108,7 +108,7 @@ func fingerprintFile(path string) (fingerprint, error) {
 		return fingerprint{}, err
 	}
 	h := sha256.New()
-	n, err := io.Copy(h, f)
+	n, err := copyStream(h, f)
 	if err != nil {
 		return fingerprint{}, fmt.Errorf("hash %s: %w", path, err)
 	}
@@ -223,7 +223,7 @@ func copyHashed(src, dst string, perm os.FileMode) (fingerprint, error) {
 		return fingerprint{}, err
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
+	n, err := copyStream(io.MultiWriter(out, h), in)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

@@ -14,8 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/dreamkit/dream"
@@ -26,6 +28,7 @@ func main() {
 	state := flag.String("state-dir", "", "state dir")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
 	heap := flag.String("memprofile", "", "write a heap profile (allocations and in-use at the peak sample) here")
+	which := flag.String("runner", "offline", "offline: the offline engine; one: rewrite one topic (the pipeline's own cost, without the engine)")
 	flag.Parse()
 	if *mem == "" || *state == "" {
 		fmt.Fprintln(os.Stderr, "usage: dreamprof -memory-dir M -state-dir S [-cpuprofile F] [-memprofile F]")
@@ -42,7 +45,11 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: &dream.OfflineRunner{}, Provider: "offline"})
+	var runner dream.Runner = &dream.OfflineRunner{}
+	if *which == "one" {
+		runner = oneFileRunner{}
+	}
+	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: runner, Provider: "offline"})
 	if err != nil {
 		fail(err)
 	}
@@ -60,10 +67,49 @@ func main() {
 		}
 		f.Close()
 	}
-	fmt.Printf("status=%s files=%d elapsed=%.3fs\n", rep.Status, len(rep.FilesTouched), elapsed.Seconds())
+	fmt.Printf("status=%s files=%d elapsed=%.3fs own_peak_rss=%s\n", rep.Status, len(rep.FilesTouched), elapsed.Seconds(), peakRSS())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dream:", err)
 	}
+}
+
+// oneFileRunner rewrites MEMORY.md's last line, as a writer that replaces
+// files does: what is left is the pipeline's own cost (lock, staging,
+// change detection, commit, audit, tasks, telemetry) for a one-file dream.
+type oneFileRunner struct{}
+
+func (oneFileRunner) ReplacesFiles() bool { return true }
+
+func (oneFileRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
+	p := filepath.Join(job.MemoryDir, "MEMORY.md")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return dream.Outcome{}, err
+	}
+	b = append(b, []byte(fmt.Sprintf("- [Bench](bench.md) — touched at %s\n", time.Now().Format(time.RFC3339Nano)))...)
+	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
+		return dream.Outcome{}, err
+	}
+	if err := os.Rename(p+".tmp", p); err != nil {
+		return dream.Outcome{}, err
+	}
+	job.Progress(dream.Progress{Kind: dream.ProgressFileTouched, Path: "MEMORY.md"})
+	return dream.Outcome{FilesTouched: []string{"MEMORY.md"}}, nil
+}
+
+// peakRSS is this process's own peak resident set (VmHWM), without the git
+// processes it ran; "?" where /proc is not there.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "?"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.Join(strings.Fields(v), "")
+		}
+	}
+	return "?"
 }
 
 func fail(err error) {

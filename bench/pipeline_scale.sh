@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The pipeline's own cost (lock, staging, change detection, commit, audit,
+# tasks, telemetry) without the offline engine: a dream that rewrites one
+# file, first and second run, over 300 / 3,000 / 30,000 topics, against
+# `cp -a` + `git add -A && git commit` of the same dir in the same run.
+# PROF is a dreamprof binary (bench/cmd/dreamprof); PROF_BEFORE an older
+# build of it, run on a fresh copy.
+#
+#   SIZES="3000 30000" PROF=... PROF_BEFORE=... bench/pipeline_scale.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sizes=${SIZES:-300 3000 30000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if [ -z "${PROF:-}" ]; then
+  PROF=$tmp/dreamprof
+  go build -o "$PROF" ./bench/cmd/dreamprof
+fi
+go build -o "$tmp/genmemory" ./bench/cmd/genmemory
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+printf '%6s %7s %10s %8s %8s %7s %8s\n' build topics baseline_s first_s ratio rss_MB second_s
+one() { # label prof n base
+  local mem=$tmp/$1-$3 t0 t1 first second
+  cp -a "$tmp/orig$3" "$mem"
+  t0=$(date +%s%N)
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" -runner one -memory-dir "$mem" -state-dir "$tmp/s-$1-$3" > /dev/null
+  t1=$(date +%s%N); first=$(secs "$t0" "$t1")
+  t0=$(date +%s%N)
+  "$2" -runner one -memory-dir "$mem" -state-dir "$tmp/s-$1-$3" > /dev/null
+  t1=$(date +%s%N); second=$(secs "$t0" "$t1")
+  printf '%6s %7d %10s %8s %8s %7s %8s\n' "$1" "$3" "$4" "$first" "$(awk -v a="$first" -v b="$4" 'BEGIN { printf "%.2f", a / b }')" "$(awk '{ printf "%.0f", $1 / 1024 }' "$tmp/rss")" "$second"
+  rm -rf "$mem" "$tmp/s-$1-$3"
+}
+for n in $sizes; do
+  "$tmp/genmemory" -dir "$tmp/orig$n" -topics "$n"
+  sync
+  t0=$(date +%s%N)
+  cp -a "$tmp/orig$n" "$tmp/b$n"
+  (cd "$tmp/b$n" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm baseline)
+  t1=$(date +%s%N)
+  base=$(secs "$t0" "$t1")
+  rm -rf "$tmp/b$n"
+  [ -n "${PROF_BEFORE:-}" ] && one before "$PROF_BEFORE" "$n" "$base"
+  one after "$PROF" "$n" "$base"
+  rm -rf "$tmp/orig$n"
+done
