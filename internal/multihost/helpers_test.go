@@ -126,6 +126,8 @@ func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *h
 	s.EtcdEndpoints = []string{endpoint}
 	s.LockTTL = ttl
 	s.SyncRemote = remote
+	// Each host's memory lives at its own path: name the shared memory.
+	s.SyncBranch = "dream/multihost"
 	s.Timeout = 2 * time.Minute
 	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "test"})
 }
