@@ -46,6 +46,7 @@ func (d *Dreamer) syncRepo(hist *audit.History) (*gitsync.Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dream: sync_branch: %w", err)
 	}
+	r.SetFence(func(ctx context.Context) error { return d.fenceLanding(ctx, false) })
 	return r, nil
 }
 

@@ -294,6 +294,33 @@ func (l *Lock) Verify() error {
 	}
 }
 
+// CheckOwner proves, with one round trip to etcd, that the lock key still
+// has the create revision it got when acquired, without recording anything:
+// the fence of a change that lands files but is not a consolidation (an
+// undo, a pull), whose time gate must stay where it was. Like Fence, a lost
+// lease or an unanswered request is ErrFenced.
+func (l *Lock) CheckOwner(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.session == nil {
+		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, lock.ErrNotHeld)
+	}
+	if err := l.file.Verify(); err != nil {
+		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(l.cfg.OpTimeout, l.cfg.TTL))
+	defer cancel()
+	resp, err := l.client.Txn(ctx).If(l.mutex.IsOwner()).Commit()
+	if err != nil {
+		return fmt.Errorf("%w: could not confirm ownership with etcd (%v)", lockbackend.ErrFenced, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%w: the etcd lock key %s no longer has create revision %d (the lease expired: paused or cut off for more than %s)",
+			lockbackend.ErrFenced, l.mutex.Key(), l.mutex.Header().GetRevision(), l.cfg.TTL)
+	}
+	return nil
+}
+
 // Fence records the completion in one transaction conditioned on the lock
 // key's create revision still being ours (see the package comment). It also
 // checks the local file lock first.

@@ -1,6 +1,7 @@
 package gitsync
 
 import (
+	"context"
 	"errors"
 	"testing"
 )
@@ -57,5 +58,30 @@ func TestCheckBranch(t *testing.T) {
 		if err := CheckBranch(b); !errors.Is(err, ErrBranch) {
 			t.Errorf("%q accepted", b)
 		}
+	}
+}
+
+// TestPullFenced: a pull whose fence fails (the lock was lost while it
+// fetched) lands nothing and leaves the branch where it was; the next pull
+// with the lock held brings the remote's memory in.
+func TestPullFenced(t *testing.T) {
+	remote := bareRemote(t)
+	a := newMachine(t, remote, memoryFiles)
+	mustPush(t, a)
+	b := newMachine(t, remote, nil)
+	lost := errors.New("lease expired")
+	b.repo.SetFence(func(context.Context) error { return lost })
+	if _, err := b.repo.Pull(ctx); !errors.Is(err, lost) {
+		t.Fatalf("fenced pull: %v", err)
+	}
+	if got := snapshot(t, b.mem); len(got) != 0 {
+		t.Fatalf("a fenced pull wrote %v", got)
+	}
+	if head, _ := b.repo.rev(ctx, "HEAD"); head != "" {
+		t.Fatalf("a fenced pull moved HEAD to %s", head)
+	}
+	b.repo.SetFence(func(context.Context) error { return nil })
+	if res := mustPull(t, b); res.Kind != "fast-forward" || len(snapshot(t, b.mem)) != len(memoryFiles) {
+		t.Fatalf("pull with the lock held: %+v", res)
 	}
 }

@@ -65,7 +65,14 @@ type Repo struct {
 	remote   string
 	branch   string
 	stateDir string
+	fence    func(context.Context) error
 }
+
+// SetFence makes Pull call fence immediately before it lands the remote's
+// files, and land nothing when fence fails: the caller's proof that it
+// still holds the consolidation lock (a fetch may take long enough for an
+// etcd lease to expire).
+func (r *Repo) SetFence(fence func(context.Context) error) { r.fence = fence }
 
 // New ties hist to branch on remote; stateDir is dream's state dir, for the
 // journal. One remote holds many memories, one branch each: the branch is
@@ -409,6 +416,11 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 	changes, err := txn.Changes()
 	if err != nil {
 		return nil, fmt.Errorf("gitsync: %w", err)
+	}
+	if r.fence != nil {
+		if err := r.fence(ctx); err != nil {
+			return nil, err
+		}
 	}
 	applied, err := txn.Commit()
 	done = true
