@@ -41,7 +41,7 @@ func remoteGit(t *testing.T, gitDir string, args ...string) string {
 	return string(out)
 }
 
-// checkRemoteHistory: every landed dream is in the remote's main history
+// checkRemoteHistory: every landed dream is in the remote's history of the shared branch
 // exactly once, and no dream that did not land is there at all.
 func checkRemoteHistory(t *testing.T, gitDir string, landed, notLanded []attempt) {
 	t.Helper()
