@@ -26,7 +26,7 @@ func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
 	case "", settings.LockFile:
 		return file, nil
 	case settings.LockEtcd:
-		ec, err := etcdlock.FromSettings(cfg.Settings.Distributed, cfg.MemoryDir)
+		ec, err := etcdlock.FromSettings(cfg.Settings.Distributed, syncBranch(cfg))
 		if err != nil {
 			return nil, err
 		}
@@ -36,12 +36,18 @@ func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
 	}
 }
 
-// syncRepo is the memory's remote, nil when sync_remote is not set.
-func (d *Dreamer) syncRepo(hist *audit.History) *gitsync.Repo {
+// syncRepo is the memory's branch on its remote, nil when sync_remote is
+// not set.
+func (d *Dreamer) syncRepo(hist *audit.History) (*gitsync.Repo, error) {
 	if d.cfg.Settings.SyncRemote == "" {
-		return nil
+		return nil, nil
 	}
-	return gitsync.New(hist, d.cfg.Settings.SyncRemote, d.cfg.StateDir)
+	r, err := gitsync.New(hist, d.cfg.Settings.SyncRemote, syncBranch(d.cfg), d.cfg.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("dream: sync_branch: %w", err)
+	}
+	r.SetFence(func(ctx context.Context) error { return d.fenceLanding(ctx, false) })
+	return r, nil
 }
 
 // syncPull merges the remote's memory before a dream, under the lock. Hand
@@ -49,9 +55,9 @@ func (d *Dreamer) syncRepo(hist *audit.History) *gitsync.Repo {
 // (a conflict, an unreachable remote) stops the dream with nothing changed:
 // dreaming on a stale memory would only make the next merge conflict.
 func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) error {
-	r := d.syncRepo(hist)
-	if r == nil {
-		return nil
+	r, err := d.syncRepo(hist)
+	if r == nil || err != nil {
+		return err
 	}
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
 		return fmt.Errorf("dream: recording hand edits before the pull: %w", err)
@@ -71,7 +77,10 @@ func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) error {
 // message for the report when the push failed: the dream has landed here
 // and is pushed by the next dream or `dream sync`.
 func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History) string {
-	r := d.syncRepo(hist)
+	r, err := d.syncRepo(hist)
+	if err != nil {
+		return err.Error()
+	}
 	if r == nil {
 		return ""
 	}
@@ -105,7 +114,10 @@ func (d *Dreamer) Sync(ctx context.Context) (SyncReport, error) {
 		if err != nil {
 			return false, fmt.Errorf("dream: opening the audit history: %w", err)
 		}
-		r := d.syncRepo(hist)
+		r, err := d.syncRepo(hist)
+		if err != nil {
+			return false, err
+		}
 		if _, err := hist.RecordHandEdits(ctx); err != nil {
 			return false, fmt.Errorf("dream: recording hand edits: %w", err)
 		}
@@ -132,6 +144,10 @@ func (d *Dreamer) syncStatus(ctx context.Context) *gitsync.State {
 	if err != nil {
 		return &gitsync.State{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
 	}
-	st := d.syncRepo(hist).Status(ctx)
+	r, err := d.syncRepo(hist)
+	if err != nil {
+		return &gitsync.State{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
+	}
+	st := r.Status(ctx)
 	return &st
 }

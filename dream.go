@@ -179,6 +179,7 @@ func New(cfg Config) (*Dreamer, error) {
 	if resolved, err := filepath.EvalSymlinks(cfg.MemoryDir); err == nil {
 		key = MemoryKey(resolved)
 	}
+	cfg.Settings.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
 	lk, err := openLock(cfg, key)
 	if err != nil {
 		return nil, fmt.Errorf("dream: consolidation lock: %w", err)

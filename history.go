@@ -68,6 +68,36 @@ func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err er
 	return err
 }
 
+// ownerChecker is a backend that can prove it still holds the lock without
+// recording a completion (etcd: a transaction comparing the lock key's
+// revision).
+type ownerChecker interface {
+	CheckOwner(ctx context.Context) error
+}
+
+// fenceLanding is called immediately before a change lands files in the
+// memory dir while holding the lock: a holder that lost the lock (an etcd
+// lease that expired while the process was paused or cut off) must not land
+// anything, and learning it only at Complete, after the files landed, is too
+// late. A consolidation fences (recording its completion in the same etcd
+// transaction); a change that is not one (undo, pull) only proves ownership,
+// so the time gate stays where it was.
+func (d *Dreamer) fenceLanding(ctx context.Context, consolidation bool) error {
+	var err error
+	switch c, ok := d.lock.(ownerChecker); {
+	case consolidation:
+		err = d.lock.Fence(ctx)
+	case ok:
+		err = c.CheckOwner(ctx)
+	default:
+		err = d.lock.Verify()
+	}
+	if err != nil {
+		return fmt.Errorf("dream: the consolidation lock was lost, nothing landed: %w", err)
+	}
+	return nil
+}
+
 // Undo brings the memory dir back to its state before dream id, as a new
 // audited change. Hand edits are recorded first, so nothing a user wrote is
 // lost; if later changes touched the same lines it refuses with an
@@ -77,6 +107,9 @@ func (d *Dreamer) Undo(ctx context.Context, id string, force bool) (HistoryEntry
 	err := d.withLock(ctx, func() (bool, error) {
 		h, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
 		if err != nil {
+			return false, err
+		}
+		if err := d.fenceLanding(ctx, false); err != nil {
 			return false, err
 		}
 		e, err = h.Undo(ctx, id, force)
@@ -119,6 +152,9 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, strin
 			return false, err
 		}
 		if _, err := h.RecordHandEdits(ctx); err != nil {
+			return false, err
+		}
+		if err := d.fenceLanding(ctx, true); err != nil {
 			return false, err
 		}
 		changes, err = t.Commit()

@@ -72,6 +72,7 @@ var settingFlagNames = []struct{ name, help string }{
 	{"lock", "consolidation lock backend: file or etcd"},
 	{"etcd-endpoints", "etcd client URLs for --lock etcd, ';'-separated"},
 	{"sync-remote", "git URL the memory's history is pulled from and pushed to"},
+	{"sync-branch", "this memory's branch on the sync remote (default: from the memory dir's path under $HOME)"},
 }
 
 // newFlags returns a FlagSet with the location, model and output flags every

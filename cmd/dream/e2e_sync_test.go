@@ -25,7 +25,11 @@ func TestSyncTwoMachines(t *testing.T) {
 	if r := a.dream(nil, append([]string{"sync"}, a.locFlags()...)...); r.code != exitUsage || !strings.Contains(r.stderr, "sync_remote") {
 		t.Fatalf("sync without a remote:\n%s", r)
 	}
-	flags := func(w *world) []string { return append(w.locFlags(), "--sync-remote", remote) }
+	// The two worlds' memory dirs are not under their homes, so their
+	// identities differ: --sync-branch names the one memory they share.
+	flags := func(w *world) []string {
+		return append(w.locFlags(), "--sync-remote", remote, "--sync-branch", "team/memory")
+	}
 	r := a.dream(nil, append([]string{"sync", "--json"}, flags(a)...)...)
 	if r.code != 0 {
 		t.Fatalf("first sync:\n%s", r)
@@ -51,5 +55,18 @@ func TestSyncTwoMachines(t *testing.T) {
 	st := a.dream(nil, append([]string{"status"}, flags(a)...)...)
 	if st.code != 0 || !strings.Contains(st.stdout, "behind by 1 commit") {
 		t.Fatalf("status of the machine behind:\n%s", st)
+	}
+	// Two other projects on the same remote, with no sync_branch: each
+	// memory travels on its own branch, and neither pulls the other's.
+	c, d := newWorld(t), newWorld(t)
+	d.write(d.mem, "deploy.md", "# Deploy\n\n1. `make image`\n2. 推送镜像\n")
+	own := func(w *world) []string { return append(w.locFlags(), "--sync-remote", remote) }
+	for _, w := range []*world{d, c} {
+		if r := w.dream(nil, append([]string{"sync"}, own(w)...)...); r.code != 0 || strings.Contains(r.stdout, "fast-forward") {
+			t.Fatalf("sync of a project of its own:\n%s", r)
+		}
+	}
+	if _, ok := snapshot(t, c.mem)["deploy.md"]; ok {
+		t.Fatal("one project's memory was pulled into another's")
 	}
 }

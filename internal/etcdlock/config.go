@@ -49,22 +49,23 @@ type Config struct {
 
 // DefaultPrefix is the key prefix used when lock_prefix is not set. It must
 // name the logical memory, not this machine's path to it, because every
-// machine sharing the memory must land on the same keys: the sync remote's
-// URL does (as written: spell it the same everywhere, or set lock_prefix),
-// and without a remote the memory dir's path stands in (one folder shared at
-// the same path).
-func DefaultPrefix(syncRemote, memoryDir string) string {
-	id := "memory:" + memoryDir
+// machine sharing the memory must land on the same keys, and it must differ
+// between memories, or every project would share one lock and one last
+// consolidation time. identity is the memory's machine-independent name (its
+// sync branch); the sync remote's URL, when set, is part of it (as written:
+// spell it the same everywhere, or set lock_prefix).
+func DefaultPrefix(syncRemote, identity string) string {
+	id := "memory:" + identity
 	if syncRemote != "" {
-		id = "remote:" + strings.TrimSuffix(strings.TrimSpace(syncRemote), "/")
+		id = "remote:" + strings.TrimSuffix(strings.TrimSpace(syncRemote), "/") + "#" + identity
 	}
 	sum := sha256.Sum256([]byte(id))
 	return "/dream/" + hex.EncodeToString(sum[:8]) + "/"
 }
 
-// FromSettings builds a Config from the layered settings. memoryDir feeds
-// DefaultPrefix.
-func FromSettings(d settings.Distributed, memoryDir string) (Config, error) {
+// FromSettings builds a Config from the layered settings. identity (the
+// memory's machine-independent name) feeds DefaultPrefix.
+func FromSettings(d settings.Distributed, identity string) (Config, error) {
 	c := Config{
 		Username: d.EtcdUsername,
 		Password: d.EtcdPassword,
@@ -72,7 +73,7 @@ func FromSettings(d settings.Distributed, memoryDir string) (Config, error) {
 		TTL:      d.LockTTL,
 	}
 	if c.Prefix == "" {
-		c.Prefix = DefaultPrefix(d.SyncRemote, memoryDir)
+		c.Prefix = DefaultPrefix(d.SyncRemote, identity)
 	}
 	if !strings.HasSuffix(c.Prefix, "/") {
 		c.Prefix += "/"

@@ -35,12 +35,15 @@ func TestFromSettings(t *testing.T) {
 			}
 		})
 	}
-	a := DefaultPrefix("ssh://git@example.org/me/memory.git", "/home/a/mem")
-	b := DefaultPrefix("ssh://git@example.org/me/memory.git/", "/Users/b/memory")
+	a := DefaultPrefix("ssh://git@example.org/me/memory.git", "dream/3fa2c1d09e8b7a65")
+	b := DefaultPrefix("ssh://git@example.org/me/memory.git/", "dream/3fa2c1d09e8b7a65")
 	if a != b {
-		t.Fatalf("two machines with the same remote get different prefixes: %s %s", a, b)
+		t.Fatalf("two machines with the same remote and memory get different prefixes: %s %s", a, b)
 	}
-	if DefaultPrefix("", "/m1") == DefaultPrefix("", "/m2") {
+	if DefaultPrefix("ssh://git@example.org/me/memory.git", "dream/0000000000000001") == a {
+		t.Fatal("two memories on one remote share a prefix")
+	}
+	if DefaultPrefix("", "dream/m1") == DefaultPrefix("", "dream/m2") {
 		t.Fatal("two memory dirs share a prefix")
 	}
 }

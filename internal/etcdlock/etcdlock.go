@@ -11,8 +11,11 @@
 //
 // A holder that crashes or is cut off stops renewing its lease, and etcd
 // deletes its key when the TTL runs out: the lock is taken over without
-// anyone deciding the holder is dead. "last" is written only when a dream
-// completes, so a dream that did not complete never moves the time gate.
+// anyone deciding the holder is dead. "last" is written by the fence just
+// before a dream lands, as a pending record naming the holder's lease and
+// the prior time, and made final by Complete; a pending record whose lease
+// is dead (the holder crashed between the fence and Complete) reads as its
+// prior time, so a dream that did not complete never moves the time gate.
 //
 // Fencing. A lease can expire while its holder still runs: the process was
 // paused (SIGSTOP, a laptop lid, a VM migration, a long GC or swap storm) or
@@ -156,6 +159,18 @@ func (l *Lock) LastConsolidatedAt() (time.Time, error) {
 	if err != nil {
 		return time.Time{}, nil
 	}
+	if !r.Pending {
+		return r.At, nil
+	}
+	// A dream between its fence and Complete: its time counts only while
+	// its holder lives; a dead lease is a dream that did not complete.
+	ttl, err := l.client.TimeToLive(ctx, clientv3.LeaseID(r.Lease))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("etcd lock: asking whether the pending dream's holder lives: %w", err)
+	}
+	if ttl.TTL <= 0 {
+		return r.Prior, nil
+	}
 	return r.At, nil
 }
 
@@ -234,6 +249,11 @@ func (l *Lock) acquireEtcd() (time.Time, error) {
 		raw = append([]byte{}, kvs[0].Value...)
 		if r, err := parseLast(raw); err == nil {
 			prior = r.At
+			if r.Pending {
+				// We own the lock, so that holder lost it before
+				// completing: its dream does not count.
+				prior = r.Prior
+			}
 		}
 	}
 	l.session, l.mutex, l.priorRaw, l.ours, l.holder = s, m, raw, nil, h
@@ -294,6 +314,33 @@ func (l *Lock) Verify() error {
 	}
 }
 
+// CheckOwner proves, with one round trip to etcd, that the lock key still
+// has the create revision it got when acquired, without recording anything:
+// the fence of a change that lands files but is not a consolidation (an
+// undo, a pull), whose time gate must stay where it was. Like Fence, a lost
+// lease or an unanswered request is ErrFenced.
+func (l *Lock) CheckOwner(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.session == nil {
+		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, lock.ErrNotHeld)
+	}
+	if err := l.file.Verify(); err != nil {
+		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(l.cfg.OpTimeout, l.cfg.TTL))
+	defer cancel()
+	resp, err := l.client.Txn(ctx).If(l.mutex.IsOwner()).Commit()
+	if err != nil {
+		return fmt.Errorf("%w: could not confirm ownership with etcd (%v)", lockbackend.ErrFenced, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%w: the etcd lock key %s no longer has create revision %d (the lease expired: paused or cut off for more than %s)",
+			lockbackend.ErrFenced, l.mutex.Key(), l.mutex.Header().GetRevision(), l.cfg.TTL)
+	}
+	return nil
+}
+
 // Fence records the completion in one transaction conditioned on the lock
 // key's create revision still being ours (see the package comment). It also
 // checks the local file lock first.
@@ -313,7 +360,8 @@ func (l *Lock) fence(ctx context.Context) error {
 	if err := l.file.Fence(ctx); err != nil {
 		return err
 	}
-	rec := lastRecord{At: time.Now().UTC(), Host: l.holder.Host, PID: l.holder.PID, TaskID: l.holder.TaskID}
+	rec := lastRecord{At: time.Now().UTC(), Host: l.holder.Host, PID: l.holder.PID, TaskID: l.holder.TaskID,
+		Pending: true, Lease: int64(l.session.Lease()), Prior: l.priorAt()}
 	body, _ := json.Marshal(rec)
 	// A lease is renewed at a third of its TTL, so a request that has not
 	// got through within the TTL is from a holder that lost the lease anyway.
@@ -347,8 +395,46 @@ func (l *Lock) Complete() error {
 	if err := l.fence(l.base); err != nil {
 		return errors.Join(err, l.rollback())
 	}
-	err := l.file.Complete()
+	err := errors.Join(l.finalize(), l.file.Complete())
 	return errors.Join(err, l.release())
+}
+
+// finalize turns this dream's pending record into a completed one, if it is
+// still the current value. If it cannot (etcd unreachable), the record stays
+// pending under a lease release revokes: readers take the prior time, the
+// safe side (the gate reopens; no memory is lost).
+func (l *Lock) finalize() error {
+	var rec lastRecord
+	if err := json.Unmarshal(l.ours, &rec); err != nil {
+		return fmt.Errorf("etcd lock: rereading the pending record: %w", err)
+	}
+	rec.Pending, rec.Lease, rec.Prior = false, 0, time.Time{}
+	body, _ := json.Marshal(rec)
+	ctx, cancel := l.op(l.base)
+	defer cancel()
+	resp, err := l.client.Txn(ctx).If(clientv3.Compare(clientv3.Value(l.lastKey()), "=", string(l.ours))).
+		Then(clientv3.OpPut(l.lastKey(), string(body))).Commit()
+	if err != nil {
+		return fmt.Errorf("etcd lock: recording the completion: %w", err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("etcd lock: the pending completion record was replaced before it was made final")
+	}
+	return nil
+}
+
+// priorAt is the last consolidation time before this dream, from the value
+// read when the lock was taken (a dead holder's pending record counts as
+// its own prior).
+func (l *Lock) priorAt() time.Time {
+	r, err := parseLast(l.priorRaw)
+	if err != nil {
+		return time.Time{}
+	}
+	if r.Pending {
+		return r.Prior
+	}
+	return r.At
 }
 
 // Rollback takes back the completion Fence recorded, if it is still the

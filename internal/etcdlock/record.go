@@ -19,13 +19,22 @@ type holderRecord struct {
 	AcquiredAt time.Time `json:"acquired_at"`
 }
 
-// lastRecord is the value of the last-consolidation key, written only in
-// the fenced transaction that records a completed dream.
+// lastRecord is the value of the last-consolidation key, written in the
+// fenced transaction that precedes a dream's landing (pending) and made
+// final by Complete. A pending record names the holder's lease and the
+// value it replaced: if the holder dies between the fence and Complete
+// (a crash mid-commit), its lease dies with it and every reader takes Prior,
+// so the time gate is not moved by a dream that did not complete.
 type lastRecord struct {
-	At     time.Time `json:"at"`
-	Host   string    `json:"host,omitempty"`
-	PID    int       `json:"pid,omitempty"`
-	TaskID string    `json:"task_id,omitempty"`
+	At      time.Time `json:"at"`
+	Host    string    `json:"host,omitempty"`
+	PID     int       `json:"pid,omitempty"`
+	TaskID  string    `json:"task_id,omitempty"`
+	Pending bool      `json:"pending,omitempty"`
+	Lease   int64     `json:"lease,omitempty"`
+	// Prior is the last consolidation before the pending dream; zero is
+	// "never".
+	Prior time.Time `json:"prior,omitzero"`
 }
 
 var errRecord = errors.New("not a dream record")

@@ -3,9 +3,10 @@
 //
 // The audit repository (internal/audit) already records every dream, undo
 // and hand edit as a commit whose work tree is the memory dir, so sharing
-// memory is sharing that branch: Pull fetches the remote's main and merges
-// it into the memory, Push sends the local main back. Callers hold the
-// consolidation lock around both, so on the remote the history is a line of
+// memory is sharing that branch: Pull fetches the memory's branch on the
+// remote and merges it into the memory, Push sends the local main back to
+// that branch. One remote carries many memories, one branch each, named
+// after the memory's identity (see New). Callers hold the consolidation lock around both, so on the remote the history is a line of
 // whole dreams: with the etcd lock, each holder pulls first and pushes before
 // it releases, and a push that is not a fast-forward is refused by git
 // itself, a second fence behind etcd's.
@@ -35,11 +36,9 @@ import (
 	"github.com/dreamkit/dream/internal/journal"
 )
 
-// Branch is the branch shared on the remote, the audit history's own.
-const Branch = "main"
-
-// trackingRef keeps the remote's main as last fetched.
-const trackingRef = "refs/dream-sync/" + Branch
+// trackingPrefix holds, per remote branch, the remote's branch as last
+// fetched.
+const trackingPrefix = "refs/dream-sync/"
 
 // emptyTree is git's (SHA-1) empty tree, the "before" of a first pull.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -56,17 +55,64 @@ var (
 	ErrUnsafe = errors.New("the remote holds an entry dream will not write into memory")
 )
 
-// Repo is one memory's history and its remote.
+// ErrBranch marks a remote branch name git would refuse or read as an
+// option.
+var ErrBranch = errors.New("gitsync: invalid remote branch name")
+
+// Repo is one memory's history and its remote branch.
 type Repo struct {
 	hist     *audit.History
 	remote   string
+	branch   string
 	stateDir string
+	fence    func(context.Context) error
 }
 
-// New ties hist to remote; stateDir is dream's state dir, for the journal.
-func New(hist *audit.History, remote, stateDir string) *Repo {
-	return &Repo{hist: hist, remote: remote, stateDir: stateDir}
+// SetFence makes Pull call fence immediately before it lands the remote's
+// files, and land nothing when fence fails: the caller's proof that it
+// still holds the consolidation lock (a fetch may take long enough for an
+// etcd lease to expire).
+func (r *Repo) SetFence(fence func(context.Context) error) { r.fence = fence }
+
+// New ties hist to branch on remote; stateDir is dream's state dir, for the
+// journal. One remote holds many memories, one branch each: the branch is
+// the memory's identity (the same on every machine sharing it), never a
+// fixed name, or every project's memory would be merged into every other's.
+func New(hist *audit.History, remote, branch, stateDir string) (*Repo, error) {
+	if err := CheckBranch(branch); err != nil {
+		return nil, err
+	}
+	return &Repo{hist: hist, remote: remote, branch: branch, stateDir: stateDir}, nil
 }
+
+// CheckBranch refuses a branch name git's check-ref-format would refuse, and
+// one starting with '-' (an option to git). The name comes from settings.
+func CheckBranch(b string) error {
+	bad := b == "" || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
+		strings.HasSuffix(b, ".lock") || strings.HasSuffix(b, ".") || strings.Contains(b, "..") ||
+		strings.Contains(b, "//") || strings.Contains(b, "@{") || b == "@" ||
+		strings.ContainsAny(b, " ~^:?*[\\\x7f")
+	for _, c := range b {
+		if c < 0x20 {
+			bad = true
+		}
+	}
+	for _, part := range strings.Split(b, "/") {
+		if strings.HasPrefix(part, ".") {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("%w: %q", ErrBranch, b)
+	}
+	return nil
+}
+
+// Branch is the remote branch this memory's history travels on.
+func (r *Repo) Branch() string { return r.branch }
+
+// trackingRef keeps the remote's branch as last fetched.
+func (r *Repo) trackingRef() string { return trackingPrefix + r.branch }
 
 // Remote is the URL as configured.
 func (r *Repo) Remote() string { return r.remote }
@@ -74,6 +120,8 @@ func (r *Repo) Remote() string { return r.remote }
 // State is how this machine's history stands against the remote's.
 type State struct {
 	Remote string `json:"remote"`
+	// Branch is this memory's branch on the remote.
+	Branch string `json:"branch,omitempty"`
 	// State is "in sync", "ahead", "behind", "diverged", "remote empty",
 	// "nothing local" or "unreachable".
 	State  string `json:"state"`
@@ -113,14 +161,19 @@ func (r *Repo) rev(ctx context.Context, name string) (string, error) {
 	return out, nil
 }
 
-// Fetch brings the remote's main into the tracking ref (or drops the ref
-// when the remote has no main yet).
+// Fetch brings the remote's branch into the tracking ref (or drops the ref
+// when the remote has no such branch yet). Only this memory's branch is
+// fetched: the other memories on the remote are none of this one's business.
 func (r *Repo) Fetch(ctx context.Context) error {
-	if _, err := r.git(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", "--", r.remote, "+refs/heads/"+Branch+":"+trackingRef); err != nil {
-		// A remote without main: fetch the glob instead, which succeeds
-		// empty and prunes a stale tracking ref.
-		if _, gerr := r.git(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--prune", "--", r.remote, "+refs/heads/*:refs/dream-sync/*"); gerr != nil {
+	if _, err := r.git(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", r.remote, "+refs/heads/"+r.branch+":"+r.trackingRef()); err != nil {
+		// A remote without the branch: ls-remote tells an absent branch
+		// (reachable, empty answer) from an unreachable remote.
+		out, lerr := r.git(ctx, "ls-remote", "--heads", "--", r.remote, "refs/heads/"+r.branch)
+		if lerr != nil || out != "" {
 			return fmt.Errorf("gitsync: fetching %s: %w", r.remote, err)
+		}
+		if _, derr := r.git(ctx, "update-ref", "-d", r.trackingRef()); derr != nil {
+			return fmt.Errorf("gitsync: dropping the stale tracking ref: %w", derr)
 		}
 	}
 	return nil
@@ -129,7 +182,7 @@ func (r *Repo) Fetch(ctx context.Context) error {
 // Status fetches and compares; an unreachable remote is a State, not an
 // error, so `dream status` can show it.
 func (r *Repo) Status(ctx context.Context) State {
-	st := State{Remote: r.remote}
+	st := State{Remote: r.remote, Branch: r.branch}
 	if err := r.Fetch(ctx); err != nil {
 		st.State, st.Error = "unreachable", err.Error()
 		return st
@@ -146,7 +199,7 @@ func (r *Repo) compare(ctx context.Context, st *State) error {
 	if err != nil {
 		return err
 	}
-	theirs, err := r.rev(ctx, trackingRef)
+	theirs, err := r.rev(ctx, r.trackingRef())
 	if err != nil {
 		return err
 	}
@@ -195,7 +248,7 @@ func (r *Repo) compare(ctx context.Context, st *State) error {
 	return nil
 }
 
-// Pull fetches and merges the remote's main into the memory dir. The
+// Pull fetches and merges the remote's branch into the memory dir. The
 // caller holds the consolidation lock and has recorded hand edits (so the
 // memory dir equals HEAD). On ErrConflict or ErrUnsafe nothing changed.
 func (r *Repo) Pull(ctx context.Context) (PullResult, error) {
@@ -364,6 +417,11 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 	if err != nil {
 		return nil, fmt.Errorf("gitsync: %w", err)
 	}
+	if r.fence != nil {
+		if err := r.fence(ctx); err != nil {
+			return nil, err
+		}
+	}
 	applied, err := txn.Commit()
 	done = true
 	if err != nil {
@@ -420,7 +478,8 @@ func checkEntry(e rawEntry) error {
 	return nil
 }
 
-// Push sends the local main to the remote if the remote lacks commits of it.
+// Push sends the local main to the remote's branch if the remote lacks
+// commits of it.
 // It returns how many commits were pushed.
 func (r *Repo) Push(ctx context.Context) (int, error) {
 	var st State
@@ -430,14 +489,14 @@ func (r *Repo) Push(ctx context.Context) (int, error) {
 	if st.Local == "" || st.Ahead == 0 {
 		return 0, nil
 	}
-	if _, err := r.git(ctx, "push", "--quiet", "--", r.remote, st.Local+":refs/heads/"+Branch); err != nil {
+	if _, err := r.git(ctx, "push", "--quiet", "--", r.remote, st.Local+":refs/heads/"+r.branch); err != nil {
 		msg := err.Error()
 		if strings.Contains(msg, "rejected") || strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first") {
 			return 0, fmt.Errorf("%w: %v", ErrRejected, err)
 		}
 		return 0, fmt.Errorf("gitsync: pushing to %s: %w", r.remote, err)
 	}
-	if _, err := r.git(ctx, "update-ref", trackingRef, st.Local); err != nil {
+	if _, err := r.git(ctx, "update-ref", r.trackingRef(), st.Local); err != nil {
 		return st.Ahead, fmt.Errorf("gitsync: recording the push: %w", err)
 	}
 	return st.Ahead, nil

@@ -45,7 +45,9 @@ func newMachine(t *testing.T, remote string, files map[string]string) *machine {
 		t.Fatal(err)
 	}
 	m.hist = h
-	m.repo = New(h, remote, m.state)
+	if m.repo, err = New(h, remote, "dream/test-memory", m.state); err != nil {
+		t.Fatal(err)
+	}
 	m.record(t)
 	return m
 }
@@ -230,7 +232,7 @@ func TestUnsafeRemoteEntries(t *testing.T) {
 			gitIn(t, work, "init", "-q", "--initial-branch=main")
 			gitIn(t, work, "add", "-A", "--force")
 			gitIn(t, work, "-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "-m", "planted")
-			gitIn(t, work, "push", "-q", remote, "main")
+			gitIn(t, work, "push", "-q", remote, "main:dream/test-memory")
 
 			m := newMachine(t, remote, nil)
 			_, err := m.repo.Pull(ctx)

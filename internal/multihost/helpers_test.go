@@ -117,6 +117,10 @@ func runOnce(ctx context.Context, d *dream.Dreamer, r *hostRunner) attempt {
 	return a
 }
 
+// sharedBranch is the hosts' one memory's branch on the remote (sync_branch:
+// each host's memory dir is at a path of its own).
+const sharedBranch = "dream/multihost"
+
 // newHostDreamer is one machine's dreamer: lock = etcd at endpoint, memory
 // synced through remote.
 func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *hostRunner) (*dream.Dreamer, error) {
@@ -126,6 +130,8 @@ func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *h
 	s.EtcdEndpoints = []string{endpoint}
 	s.LockTTL = ttl
 	s.SyncRemote = remote
+	// Each host's memory lives at its own path: name the shared memory.
+	s.SyncBranch = sharedBranch
 	s.Timeout = 2 * time.Minute
 	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "test"})
 }

@@ -41,11 +41,11 @@ func remoteGit(t *testing.T, gitDir string, args ...string) string {
 	return string(out)
 }
 
-// checkRemoteHistory: every landed dream is in the remote's main history
+// checkRemoteHistory: every landed dream is in the remote's history of the shared branch
 // exactly once, and no dream that did not land is there at all.
 func checkRemoteHistory(t *testing.T, gitDir string, landed, notLanded []attempt) {
 	t.Helper()
-	log := remoteGit(t, gitDir, "log", "--format=%B%x00", "main")
+	log := remoteGit(t, gitDir, "log", "--format=%B%x00", sharedBranch)
 	count := map[string]int{}
 	for _, msg := range strings.Split(log, "\x00") {
 		for _, l := range strings.Split(msg, "\n") {
@@ -64,7 +64,7 @@ func checkRemoteHistory(t *testing.T, gitDir string, landed, notLanded []attempt
 			t.Errorf("dream %s (%s, %s) did not land but is in the remote history", a.Task, a.Host, a.Status)
 		}
 	}
-	body := remoteGit(t, gitDir, "show", "main:"+dreamsFile)
+	body := remoteGit(t, gitDir, "show", sharedBranch+":"+dreamsFile)
 	for _, a := range landed {
 		if n := strings.Count(body, "- dream "+a.Task+" "); n != 1 {
 			t.Errorf("the remote's %s has dream %s %d times, want once", dreamsFile, a.Task, n)
@@ -82,7 +82,7 @@ func checkRemoteHistory(t *testing.T, gitDir string, landed, notLanded []attempt
 // commit's parent), never a mix.
 func checkRemoteIsWholeDream(t *testing.T, gitDir string, landed []attempt) {
 	t.Helper()
-	tip := strings.TrimSpace(remoteGit(t, gitDir, "rev-parse", "main^{tree}"))
+	tip := strings.TrimSpace(remoteGit(t, gitDir, "rev-parse", sharedBranch+"^{tree}"))
 	for _, a := range landed {
 		if a.Commit == "" {
 			continue

@@ -32,14 +32,19 @@ type Distributed struct {
 	// EtcdUsername and EtcdPassword authenticate to an etcd with auth on.
 	EtcdUsername, EtcdPassword string
 	// LockPrefix is the etcd key prefix of this memory's lock and last
-	// consolidation time; empty derives one from SyncRemote (or the memory
-	// dir), which every machine sharing the memory must then spell alike.
+	// consolidation time; empty derives one from the memory's identity (and
+	// SyncRemote), the same on every machine sharing the memory.
 	LockPrefix string
 	// LockTTL is the etcd lease's time to live.
 	LockTTL time.Duration
 	// SyncRemote is a git URL (bare repo path, ssh, https) the memory's
 	// audit history is pulled from before each dream and pushed to after.
 	SyncRemote string
+	// SyncBranch names this memory's branch on SyncRemote and, with
+	// LockPrefix empty, its etcd keys; empty derives it from the memory's
+	// identity (see dream.SyncIdentity). Set it when two machines reach one
+	// memory through paths that differ relative to their home dirs.
+	SyncBranch string
 }
 
 // DefaultDistributed is the single-machine setup: the file lock, no remote.

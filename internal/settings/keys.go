@@ -87,9 +87,10 @@ var specs = []spec{
 	stringKey("etcd_key", "", "PEM client key for etcd (TLS, with etcd_cert)", true, func(s *Settings) *string { return &s.EtcdKey }),
 	stringKey("etcd_username", "", "etcd user, when etcd auth is on", false, func(s *Settings) *string { return &s.EtcdUsername }),
 	secretKey("etcd_password", "etcd password (prefer DREAM_ETCD_PASSWORD to a file)", func(s *Settings) *string { return &s.EtcdPassword }),
-	stringKey("lock_prefix", "", "etcd key prefix of this memory's lock; empty derives it from sync_remote", false, func(s *Settings) *string { return &s.LockPrefix }),
+	stringKey("lock_prefix", "", "etcd key prefix of this memory's lock; empty derives it from the memory's identity", false, func(s *Settings) *string { return &s.LockPrefix }),
 	durationKey("lock_ttl", "60s", "etcd lease TTL: how long a crashed holder blocks other machines", func(s *Settings) *time.Duration { return &s.LockTTL }),
 	stringKey("sync_remote", "", "git URL the memory history is pulled from before a dream and pushed to after", false, func(s *Settings) *string { return &s.SyncRemote }),
+	stringKey("sync_branch", "", "this memory's branch on sync_remote; empty derives it from the memory dir's path under $HOME", false, func(s *Settings) *string { return &s.SyncBranch }),
 }
 
 // Keys returns every setting in display order.

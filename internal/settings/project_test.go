@@ -105,7 +105,7 @@ func TestProjectSafeKeys(t *testing.T) {
 			t.Errorf("harmless key %q is not a setting", k)
 		}
 	}
-	for _, k := range []string{"provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "sync_remote", "lock", "etcd_endpoints", "hooks"} {
+	for _, k := range []string{"provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "sync_remote", "sync_branch", "lock_prefix", "lock", "etcd_endpoints", "hooks"} {
 		if ProjectSafe(k) {
 			t.Errorf("%s is marked harmless", k)
 		}
