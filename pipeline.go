@@ -91,6 +91,11 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 		d.setLast(d.lastFromDisk())
 		rep.DurationMS = d.cfg.Now().Sub(start).Milliseconds()
+		if f := d.cfg.nanobot; f != nil && rep.Status == StatusCompleted {
+			if ferr := f.finish(ctx, d.cfg.MemoryDir); ferr != nil {
+				d.cfg.Logf("dream: %v", ferr)
+			}
+		}
 		if d.cfg.OnDone != nil {
 			d.cfg.OnDone(rep)
 		}

@@ -255,11 +255,10 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
-	cfg := s.opts.Base
-	if mem != cfg.MemoryDir {
-		cfg.SessionsDir, cfg.RepoDir, cfg.CurrentSession = "", "", nil
+	cfg, err := s.config(mem)
+	if err != nil {
+		return nil, RunOutput{}, err
 	}
-	cfg.MemoryDir = mem
 	cfg.OnDone = nil
 	// Progress notifications for clients that asked for them.
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
