@@ -48,7 +48,7 @@ type Report struct {
 	// ParkReason says why a staged dream waits for review:
 	// ParkReviewRequested, or ParkLossGuard and what it would lose.
 	ParkReason string `json:"park_reason,omitempty"`
-	MemoryDir        string           `json:"memory_dir"`
+	MemoryDir  string `json:"memory_dir"`
 	// Merged, ForReview and ReviewID: files the user edited during the
 	// dream; see journal.CommitResult.
 	Merged     []string  `json:"merged,omitempty"`
