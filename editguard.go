@@ -8,14 +8,24 @@ import (
 	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lossguard"
 )
 
-// guardEdits asks Config.CheckEdit about every staged change and puts each
-// refused file back, in the staging copy, as it is in the memory dir, so
-// that what the host agent cannot load (a Codex MEMORY.md block whose header
-// lost a line, a log the agent replays) never lands while the rest of the
-// dream does. It returns one message per refused file.
-func (d *Dreamer) guardEdits(txn *journal.Txn) ([]string, error) {
+// guardEdits asks Config.CheckEdit about every staged change and leaves each
+// refused file out of the dream, so that what the host agent cannot load (a
+// Codex MEMORY.md block whose header lost a line, a log the agent replays)
+// never lands while the rest of the dream does. It returns one message per
+// refused file.
+//
+// Both the judgement and the put-back use the memory as it was when the
+// dream started (start, read right after staging began), not the live
+// memory dir: a file the user saved while the dream ran must neither be
+// judged as the dream's "before" nor copied into staging, where the journal
+// would land it as the dream's change and `dream undo` would then revert
+// the user's edit. A refused path is also dropped from the transaction
+// (Txn.Keep), so the commit never touches it. Files the snapshot does not
+// cover (it holds the Markdown files) are judged against the live file.
+func (d *Dreamer) guardEdits(txn *journal.Txn, start lossguard.Tree) ([]string, error) {
 	if d.cfg.CheckEdit == nil {
 		return nil, nil
 	}
@@ -25,9 +35,8 @@ func (d *Dreamer) guardEdits(txn *journal.Txn) ([]string, error) {
 	}
 	var refused []string
 	for _, c := range changes {
-		orig := filepath.Join(d.cfg.MemoryDir, filepath.FromSlash(c.Path))
 		staged := filepath.Join(txn.Dir(), filepath.FromSlash(c.Path))
-		before, err := readOptional(orig)
+		before, err := d.startOf(c.Path, start)
 		if err != nil {
 			return refused, err
 		}
@@ -40,16 +49,52 @@ func (d *Dreamer) guardEdits(txn *journal.Txn) ([]string, error) {
 			continue
 		}
 		refused = append(refused, rerr.Error())
+		// Staging shows the file as the dream found it (the loss guard
+		// reads it next); the commit leaves the memory's file alone.
 		if before == nil {
 			err = os.Remove(staged)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
 		} else {
-			err = os.WriteFile(staged, before, 0o644)
+			err = writeStaged(staged, before)
+		}
+		if err == nil {
+			err = txn.Keep(c.Path)
 		}
 		if err != nil {
 			return refused, fmt.Errorf("putting back %s: %w", c.Path, err)
 		}
 	}
 	return refused, nil
+}
+
+// startOf is rel as it was when the dream started: from the snapshot when
+// the snapshot covers rel (absent there means the file did not exist), else
+// from the live memory dir.
+func (d *Dreamer) startOf(rel string, start lossguard.Tree) ([]byte, error) {
+	if b, ok := start[rel]; ok {
+		return b, nil
+	}
+	if start != nil && lossguard.Covers(rel) {
+		return nil, nil
+	}
+	return readOptional(filepath.Join(d.cfg.MemoryDir, filepath.FromSlash(rel)))
+}
+
+// writeStaged replaces a staged file rather than writing into it: with
+// linked staging an unwritten staged file is the original's inode, and a
+// write through it would change the user's memory.
+func writeStaged(path string, data []byte) error {
+	tmp := path + ".dream-restore"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
 }
 
 // readOptional reads path; nil, nil when it does not exist.

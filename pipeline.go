@@ -259,7 +259,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
-	refused, err := d.guardEdits(txn)
+	refused, err := d.guardEdits(txn, before)
 	for _, r := range refused {
 		progress(Progress{Kind: ProgressTurn, Text: "kept as it was, the host agent could not load the change: " + r})
 	}

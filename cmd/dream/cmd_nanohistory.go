@@ -13,7 +13,19 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/history"
+	"github.com/dreamkit/dream/internal/trust"
 )
+
+// checkWritable refuses dir as a place this command writes when it holds
+// credentials (trust.CheckWritableDir): history append and compact write
+// outside a dream, so the check New makes for a dream is made here too.
+func (a *app) checkWritable(role, dir string) error {
+	home := a.getenv("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	return trust.CheckWritableDir(role, dir, a.env, home)
+}
 
 // historyMemoryDir is the directory holding history.jsonl: WORKSPACE/memory
 // for --host nanobot; for --memory-dir DIR, DIR itself when it holds the log
@@ -74,6 +86,9 @@ func cmdHistory(a *app, args []string) int {
 	q := history.Query{Session: a.session, Unified: unified}
 	switch pos[0] {
 	case "append":
+		if err := a.checkWritable("history dir", dir); err != nil {
+			return a.fail(err)
+		}
 		text := strings.Join(pos[1:], " ")
 		if len(pos) == 1 || text == "-" {
 			b, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
@@ -188,6 +203,12 @@ func cmdCompact(a *app, args []string) int {
 	}
 	memDir, err := a.historyMemoryDir()
 	if err != nil {
+		return a.fail(err)
+	}
+	if err := a.checkWritable("history dir", memDir); err != nil {
+		return a.fail(err)
+	}
+	if err := a.checkWritable("sessions dir", filepath.Dir(path)); err != nil {
 		return a.fail(err)
 	}
 	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)

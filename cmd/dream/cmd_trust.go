@@ -13,7 +13,7 @@ import (
 
 // cmdTrust allows a project's .dream.toml to set every key, records it by
 // path and content hash in the user's state dir, lists what is trusted, or
-// takes the trust back. Until then a project file may only tune the
+// takes the trust back. Until then a project file may only tighten the
 // harmless keys (gates, budgets, pins, review): it came with the repository,
 // not from the user.
 func cmdTrust(a *app, args []string) int {

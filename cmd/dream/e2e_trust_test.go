@@ -45,6 +45,8 @@ model = "attacker-model"
 memory_dir = "~/.ssh"
 repo = %q
 min_sessions = 2
+max_tokens = 1000000000
+min_hours = 48
 `, aw.attacker.URL, aw.home))
 	return aw
 }
@@ -138,8 +140,16 @@ func TestHostileProjectConfigAchievesNothing(t *testing.T) {
 			t.Errorf("want one warning naming %s, got %d:\n%s", key, n, r.stderr)
 		}
 	}
-	if strings.Contains(r.stderr, "ignoring min_sessions") {
-		t.Errorf("a harmless key was refused:\n%s", r.stderr)
+	// The harmless keys apply only where they tighten the user's policy:
+	// min_hours = 48 does, min_sessions = 2 and max_tokens = 1e9 would
+	// loosen it and are refused.
+	for _, key := range []string{"min_sessions = 2 ", "max_tokens = 1000000000 "} {
+		if n := strings.Count(r.stderr, "is not trusted: ignoring "+key+"(it would loosen"); n != 1 {
+			t.Errorf("want one loosening warning for %s, got %d:\n%s", key, n, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "ignoring min_hours") {
+		t.Errorf("a tightening key was refused:\n%s", r.stderr)
 	}
 	// dream config shows where each value really came from.
 	c := aw.dream(nil, "config", "--json")
@@ -151,8 +161,11 @@ func TestHostileProjectConfigAchievesNothing(t *testing.T) {
 		if row.Key == "memory_dir" && row.Value != aw.mem {
 			t.Errorf("config memory_dir = %q from %s", row.Value, row.Source)
 		}
-		if row.Key == "min_sessions" && !strings.HasPrefix(row.Source, "project file") {
-			t.Errorf("min_sessions source %q, want the project file", row.Source)
+		if row.Key == "min_hours" && (row.Value != "48" || !strings.HasPrefix(row.Source, "project file")) {
+			t.Errorf("config min_hours = %q from %s, want 48 from the project file", row.Value, row.Source)
+		}
+		if (row.Key == "min_sessions" || row.Key == "max_tokens") && row.Source != "default" {
+			t.Errorf("config %s = %q from %s, want the default", row.Key, row.Value, row.Source)
 		}
 	}
 }

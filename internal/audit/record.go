@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -76,7 +77,7 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 		if err := h.stagePaths(ctx, m.Paths); err != nil {
 			return "", err
 		}
-	} else if _, err := h.git(ctx, nil, append([]string{"add", "-A", "--force", "--"}, addPathspec...)...); err != nil {
+	} else if err := h.stageAll(ctx); err != nil {
 		return "", err
 	}
 	// One diff gives the statuses, the counts and the patch.
@@ -101,6 +102,75 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	}
 	h.maybePack(ctx)
 	return strings.TrimSpace(string(sha)), nil
+}
+
+// stageAll stages the whole memory dir but dream's own files and any
+// nested git repository. A directory holding a .git (a clone, a submodule,
+// nanobot's workspace layout with a repo inside) would otherwise be
+// recorded as a gitlink (mode 160000): it holds none of the repository's
+// content, so it is no record of memory, and a synced copy refuses to pull
+// it, which fails every dream on the other machine. Its files are not
+// memory dream writes either, and recording them would also push them to
+// the sync remote. A gitlink an older history recorded is dropped from the
+// index, so the next record removes it.
+func (h *History) stageAll(ctx context.Context) error {
+	args := append([]string{"add", "-A", "--force", "--"}, addPathspec...)
+	for _, dir := range nestedRepos(h.memDir) {
+		args = append(args, ":(exclude,top,literal)"+dir)
+	}
+	if _, err := h.git(ctx, nil, args...); err != nil {
+		return err
+	}
+	return h.dropGitlinks(ctx)
+}
+
+// nestedRepos lists, slash-separated and relative to memDir, every
+// directory below memDir that holds a .git entry (a directory or a
+// gitdir file); it does not descend into them. Unreadable directories are
+// left to git, which reports them.
+func nestedRepos(memDir string) []string {
+	var out []string
+	_ = filepath.WalkDir(memDir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.IsDir() {
+			return nil
+		}
+		if p == memDir {
+			return nil
+		}
+		if e.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			rel, rerr := filepath.Rel(memDir, p)
+			if rerr == nil {
+				out = append(out, filepath.ToSlash(rel))
+			}
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out
+}
+
+// dropGitlinks removes every gitlink entry from the index.
+func (h *History) dropGitlinks(ctx context.Context) error {
+	out, err := h.git(ctx, nil, "ls-files", "--stage", "-z")
+	if err != nil {
+		return err
+	}
+	var list bytes.Buffer
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		// "<mode> <sha> <stage>\t<path>"
+		if tab := bytes.IndexByte(rec, '\t'); tab > 0 && bytes.HasPrefix(rec, []byte("160000 ")) {
+			list.Write(rec[tab+1:])
+			list.WriteByte(0)
+		}
+	}
+	if list.Len() == 0 {
+		return nil
+	}
+	_, err = h.git(ctx, list.Bytes(), "update-index", "--force-remove", "-z", "--stdin")
+	return err
 }
 
 // stagePaths updates the index entries of just these paths from the memory

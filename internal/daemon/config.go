@@ -27,6 +27,14 @@ const (
 	DefaultRescan = 5 * time.Minute
 	// MinRescan keeps a typo from turning the fallback into a polling loop.
 	MinRescan = time.Minute
+	// DefaultSyncInterval is how often the daemon pulls and pushes each
+	// memory dir's history when the settings name a sync_remote: often
+	// enough that a hand edit on another machine arrives before the next
+	// session starts, rarely enough that a remote over ssh is not hammered.
+	DefaultSyncInterval = 15 * time.Minute
+	// MinSyncInterval keeps a typo from turning the sync into a polling
+	// loop against somebody's git server.
+	MinSyncInterval = time.Minute
 )
 
 // maxFileSize bounds the daemon file; real ones are a few hundred bytes.
@@ -41,6 +49,7 @@ const maxFileSize = 1 << 20
 //	listen = "127.0.0.1:9464"   # off when empty; loopback only
 //	rescan = "5m"
 //	detect = true               # watch every project the agents' layouts show
+//	sync_interval = "15m"       # with a sync_remote; "off" stops the daemon's syncs
 //
 //	[[project]]
 //	path = "/home/me/src/app"   # the code; memory and transcripts from the host layout
@@ -55,6 +64,7 @@ type File struct {
 	Listen        string         `toml:"listen"`
 	Rescan        string         `toml:"rescan"`
 	Detect        *bool          `toml:"detect"`
+	SyncInterval  string         `toml:"sync_interval"`
 	Projects      []ProjectEntry `toml:"project"`
 }
 
@@ -73,7 +83,11 @@ type Settings struct {
 	Listen        string
 	Rescan        time.Duration
 	Detect        bool
-	Projects      []ProjectEntry
+	// SyncInterval is how often every watched memory dir is synced with
+	// the settings' sync_remote; 0 is off. It has no effect without a
+	// sync_remote.
+	SyncInterval time.Duration
+	Projects     []ProjectEntry
 	// Warnings name each bad value and the default used instead.
 	Warnings []string
 }
@@ -82,7 +96,7 @@ type Settings struct {
 // A file that does not parse is an error (no value in it can be trusted);
 // a bad value is a warning and its default is used, as in config.toml.
 func ReadFile(path string) (Settings, error) {
-	s := Settings{Idle: DefaultIdle, MaxConcurrent: DefaultMaxConcurrent, Rescan: DefaultRescan, Detect: true}
+	s := Settings{Idle: DefaultIdle, MaxConcurrent: DefaultMaxConcurrent, Rescan: DefaultRescan, SyncInterval: DefaultSyncInterval, Detect: true}
 	f, err := readFile(path)
 	if err != nil {
 		return s, err
@@ -134,7 +148,8 @@ func parseFile(path, data string) (File, error) {
 }
 
 func (f File) settings(path string) Settings {
-	s := Settings{Idle: DefaultIdle, MaxConcurrent: DefaultMaxConcurrent, Rescan: DefaultRescan, Detect: true, Listen: strings.TrimSpace(f.Listen)}
+	s := Settings{Idle: DefaultIdle, MaxConcurrent: DefaultMaxConcurrent, Rescan: DefaultRescan, SyncInterval: DefaultSyncInterval,
+		Detect: true, Listen: strings.TrimSpace(f.Listen)}
 	warn := func(format string, args ...any) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: ", path)+fmt.Sprintf(format, args...))
 	}
@@ -155,6 +170,20 @@ func (f File) settings(path string) Settings {
 			s.Rescan = MinRescan
 		default:
 			s.Rescan = d
+		}
+	}
+	if v := strings.TrimSpace(f.SyncInterval); v != "" {
+		d, err := time.ParseDuration(v)
+		switch {
+		case v == "off" || (err == nil && d == 0):
+			s.SyncInterval = 0
+		case err != nil || d < 0:
+			warn("sync_interval = %q is not a positive duration or \"off\"; using %s", f.SyncInterval, DefaultSyncInterval)
+		case d < MinSyncInterval:
+			warn("sync_interval = %q is under %s, which would be a polling loop; using %s", f.SyncInterval, MinSyncInterval, MinSyncInterval)
+			s.SyncInterval = MinSyncInterval
+		default:
+			s.SyncInterval = d
 		}
 	}
 	switch {

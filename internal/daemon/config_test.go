@@ -155,3 +155,39 @@ func TestUnitGolden(t *testing.T) {
 		t.Error("an unknown kind was accepted")
 	}
 }
+
+func TestSyncIntervalSetting(t *testing.T) {
+	for _, c := range []struct {
+		value string // "" leaves the key out
+		want  time.Duration
+		warns bool
+	}{
+		{"", DefaultSyncInterval, false},
+		{"30m", 30 * time.Minute, false},
+		{"1m", MinSyncInterval, false},
+		{"off", 0, false},
+		{"0", 0, false},
+		{"10s", MinSyncInterval, true},
+		{"-5m", DefaultSyncInterval, true},
+		{"每小时", DefaultSyncInterval, true},
+	} {
+		body := "idle = \"10m\"\n"
+		if c.value != "" {
+			body += "sync_interval = \"" + c.value + "\"\n"
+		}
+		path := filepath.Join(t.TempDir(), "daemon.toml")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadFile(path)
+		if err != nil {
+			t.Fatalf("%q: %v", c.value, err)
+		}
+		if s.SyncInterval != c.want || (len(s.Warnings) > 0) != c.warns {
+			t.Errorf("sync_interval = %q: got %s, warnings %q; want %s, warnings %v", c.value, s.SyncInterval, s.Warnings, c.want, c.warns)
+		}
+	}
+	if s, _ := ReadFile(filepath.Join(t.TempDir(), "missing.toml")); s.SyncInterval != DefaultSyncInterval {
+		t.Errorf("no daemon file: sync interval %s, want %s", s.SyncInterval, DefaultSyncInterval)
+	}
+}

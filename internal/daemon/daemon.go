@@ -110,6 +110,11 @@ type target struct {
 	lastDream  *dreamSummary
 	taskID     string // of the running dream, once it has reported
 	runStart   time.Time
+
+	// syncing is set while the interval sync runs on this memory dir; a
+	// queued walk waits for it, as a sync waits for a running walk.
+	syncing  bool
+	lastSync *syncSummary
 }
 
 type dreamSummary struct {
@@ -138,6 +143,7 @@ type Daemon struct {
 	lastRescan time.Time
 	httpAddr   string
 	watchErrs  int
+	syncBusy   bool // a sync round is under way
 
 	w          *fsnotify.Watcher
 	dreamCtx   context.Context
@@ -221,11 +227,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	defer d.stopHTTP()
 	d.log.Info("daemon started", "pid", os.Getpid(), "idle", cfg.Idle.String(), "max_concurrent", cfg.MaxConcurrent,
-		"rescan", cfg.Rescan.String(), "detect", cfg.Detect, "listen", d.httpAddr)
+		"rescan", cfg.Rescan.String(), "detect", cfg.Detect, "listen", d.httpAddr, "sync_interval", d.syncEvery().String())
 
 	d.rescan()
 	ticker := time.NewTicker(cfg.Rescan)
 	defer ticker.Stop()
+	var syncs syncTicker
+	defer syncs.stop()
+	syncs.reset(d.syncEvery())
 	for {
 		select {
 		case <-ctx.Done():
@@ -245,6 +254,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 			}
 		case <-ticker.C:
 			d.rescan()
+		case <-syncs.c:
+			d.syncRound()
 		case <-d.rescanNow:
 			d.rescan()
 		case _, ok := <-d.opts.Reload:
@@ -256,6 +267,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 				d.mu.Lock()
 				ticker.Reset(d.cfg.Rescan)
 				d.mu.Unlock()
+				syncs.reset(d.syncEvery())
 			}
 		}
 	}
@@ -429,13 +441,21 @@ func (d *Daemon) retry(mem string) {
 	d.startQueuedLocked()
 }
 
-// startQueuedLocked starts funnel walks while there are free slots.
+// startQueuedLocked starts funnel walks while there are free slots. A
+// memory dir being synced keeps its place in the queue; the sync's end
+// calls this again.
 func (d *Daemon) startQueuedLocked() {
+	var waiting []string
+	defer func() { d.queue = append(waiting, d.queue...) }()
 	for !d.closing && d.running < d.cfg.MaxConcurrent && len(d.queue) > 0 {
 		mem := d.queue[0]
 		d.queue = d.queue[1:]
 		t := d.targets[mem]
 		if t == nil || t.state != stateQueued {
+			continue
+		}
+		if t.syncing {
+			waiting = append(waiting, mem)
 			continue
 		}
 		t.state = stateRunning
@@ -514,8 +534,23 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 	if fi, err := os.Stat(p.MemoryDir); err != nil || !fi.IsDir() {
 		return dream.MaybeResult{Gate: "memory_dir", Detail: "the memory dir is gone"}, fmt.Errorf("memory dir %s: not a directory", p.MemoryDir)
 	}
-	// The host's edit guard, session rule, runner and nanobot's flow come
-	// from the one constructor the command line and the MCP server use.
+	dr, err := d.dreamer(cfg, p, sessions)
+	if err != nil {
+		return dream.MaybeResult{}, err
+	}
+	defer dr.Close()
+	res, err := dr.Maybe(d.dreamCtx)
+	if res.Report != nil {
+		d.log.Debug("dream report", "task_id", res.Report.TaskID)
+	}
+	return res, err
+}
+
+// dreamer is the one place a memory dir's Dreamer is built, for funnel
+// walks and interval syncs alike. The host's edit guard, session rule,
+// runner and nanobot's flow come from the one constructor the command line
+// and the MCP server use.
+func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.Dreamer, error) {
 	project := p
 	project.SessionsDir = sessions
 	dcfg, err := dream.ConfigForProject(project, cfg.Choice, dream.Config{
@@ -537,18 +572,9 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 		},
 	}, cfg.Home, cfg.Env)
 	if err != nil {
-		return dream.MaybeResult{}, err
+		return nil, err
 	}
-	dr, err := dream.New(dcfg)
-	if err != nil {
-		return dream.MaybeResult{}, err
-	}
-	defer dr.Close()
-	res, err := dr.Maybe(d.dreamCtx)
-	if res.Report != nil {
-		d.log.Debug("dream report", "task_id", res.Report.TaskID)
-	}
-	return res, err
+	return dream.New(dcfg)
 }
 
 func hostLabel(h string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,6 +74,9 @@ type recorder struct {
 	running int
 	maxAll  int
 	started chan string
+	// during, if set, is called at the start and the end of each dream's
+	// hold with the real memory dir.
+	during func(mem string)
 }
 
 func newRecorder(hold time.Duration) *recorder {
@@ -87,7 +91,12 @@ func (r *recorder) Run(ctx context.Context, job dream.Job) (dream.Outcome, error
 	r.running++
 	r.maxPer[key] = max(r.maxPer[key], r.cur[key])
 	r.maxAll = max(r.maxAll, r.running)
+	during := r.during
 	r.mu.Unlock()
+	if during != nil {
+		during(key)
+		defer during(key)
+	}
 	defer func() {
 		r.mu.Lock()
 		r.cur[key]--
@@ -153,6 +162,12 @@ func dreamSettings(state string) dream.Settings {
 
 func startDaemon(t *testing.T, root string, rec *recorder, k int, idle time.Duration, projects []project, mutate func(*Config)) *harness {
 	t.Helper()
+	return startDaemonLogging(t, root, rec, k, idle, projects, mutate, nil)
+}
+
+// startDaemonLogging is startDaemon with the daemon's logs sent to log.
+func startDaemonLogging(t *testing.T, root string, rec *recorder, k int, idle time.Duration, projects []project, mutate func(*Config), log *slog.Logger) *harness {
+	t.Helper()
 	state := filepath.Join(root, "state")
 	cfg := Config{
 		Settings: Settings{Idle: idle, MaxConcurrent: k, Rescan: time.Hour, Detect: false},
@@ -172,6 +187,7 @@ func startDaemon(t *testing.T, root string, rec *recorder, k int, idle time.Dura
 	scanned := make(chan struct{}, 16)
 	d, err := New(Options{
 		Load:          func() (Config, error) { return cfg, nil },
+		Logger:        log,
 		ShutdownGrace: 10 * time.Second,
 		OnScanned: func() {
 			select {

@@ -120,6 +120,7 @@ type Status struct {
 	Idle          string          `json:"idle"`
 	MaxConcurrent int             `json:"max_concurrent"`
 	Rescan        string          `json:"rescan"`
+	SyncInterval  string          `json:"sync_interval,omitempty"`
 	Detect        bool            `json:"detect"`
 	Listen        string          `json:"listen,omitempty"`
 	Running       int             `json:"running"`
@@ -143,6 +144,7 @@ type ProjectStatus struct {
 	LastDetail   string        `json:"last_detail,omitempty"`
 	TaskID       string        `json:"task_id,omitempty"`
 	LastDream    *dreamSummary `json:"last_dream,omitempty"`
+	LastSync     *syncSummary  `json:"last_sync,omitempty"`
 }
 
 // Status returns a snapshot of the daemon's state.
@@ -154,6 +156,9 @@ func (d *Daemon) Status() Status {
 		Rescan: d.cfg.Rescan.String(), Detect: d.cfg.Detect, Listen: d.httpAddr,
 		Running: d.running, Queued: len(d.queue), Watches: len(d.watched), Projects: []ProjectStatus{},
 	}
+	if d.cfg.Dream.SyncRemote != "" && d.cfg.SyncInterval > 0 {
+		s.SyncInterval = d.cfg.SyncInterval.String()
+	}
 	if !d.lastRescan.IsZero() {
 		t := d.lastRescan
 		s.LastRescan = &t
@@ -163,6 +168,7 @@ func (d *Daemon) Status() Status {
 			MemoryDir: t.project.MemoryDir, Host: hostLabel(t.project.Host), RepoDir: t.project.RepoDir,
 			SessionsDirs: append([]string{}, t.sessions...), State: t.state, Walks: t.walks,
 			LastGate: t.lastGate, LastDetail: t.lastDetail, TaskID: t.taskID, LastDream: t.lastDream,
+			LastSync: t.lastSync,
 		}
 		if !t.lastEvent.IsZero() {
 			le := t.lastEvent

@@ -18,6 +18,7 @@ type metrics struct {
 	tokens                                   *prometheus.CounterVec
 	duration                                 *prometheus.HistogramVec
 	gateClosed                               *prometheus.CounterVec
+	syncs, syncCommits                       *prometheus.CounterVec
 	lockContention                           prometheus.Counter
 	running                                  prometheus.Gauge
 	projects                                 prometheus.Gauge
@@ -51,6 +52,8 @@ func newMetrics() *metrics {
 	m.staged = counter("dreams_staged_total", "Dreams whose changes were staged for review instead of landing.", "host")
 	m.tokens = counter("tokens_total", "Tokens spent by dreams, by kind (input, output, cache_read, cache_creation).", "kind")
 	m.gateClosed = counter("gate_closed_total", "Funnel walks that stopped at a closed gate, by gate.", "gate")
+	m.syncs = counter("sync_total", "Interval syncs with sync_remote, by result (ok, error, skipped_dreaming).", "result")
+	m.syncCommits = counter("sync_commits_total", "Commits the interval syncs moved, by direction (pulled, pushed).", "direction")
 	m.lockContention = prometheus.NewCounter(prometheus.CounterOpts{Namespace: "dream", Name: "lock_contention_total",
 		Help: "Dreams that found the consolidation lock held by another live process."})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: "dream", Name: "dream_duration_seconds",

@@ -159,7 +159,7 @@ func (d *Daemon) rescan() {
 			t.timer.Stop()
 			t.timer = nil
 		}
-		if t.state == stateRunning {
+		if t.state == stateRunning || t.syncing {
 			t.removed = true
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -102,6 +103,9 @@ func (t *Txn) changes() ([]recChange, error) {
 			out = append(out, recChange{Change: Change{Path: p, Kind: Deleted}, Mode: base.Mode})
 		}
 	}
+	if len(t.rec.Kept) > 0 {
+		out = slices.DeleteFunc(out, func(c recChange) bool { return slices.Contains(t.rec.Kept, c.Path) })
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	for i := range out {
 		old, new, err := t.sides(out[i].Change)
@@ -165,4 +169,25 @@ func loadSide(f linediff.File, path string) (linediff.File, error) {
 	}
 	f.Data, err = os.ReadFile(path)
 	return f, err
+}
+
+// Keep leaves rel (slash-separated, relative to the memory dir) out of the
+// transaction: Changes no longer lists it and the commit neither writes nor
+// deletes it, whatever staging holds. A guard that refuses one file uses it
+// so that the refusal can never land anything in that file, not even a copy
+// of a version the user saved while the dream ran. It is recorded, so a
+// parked transaction keeps it.
+func (t *Txn) Keep(rel string) error {
+	if t.closed {
+		return fmt.Errorf("journal: %s: %w", t.rec.ID, ErrClosed)
+	}
+	rel = filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel)))
+	if slices.Contains(t.rec.Kept, rel) {
+		return nil
+	}
+	t.rec.Kept = append(t.rec.Kept, rel)
+	if err := writeRecord(t.txnDir, t.rec); err != nil {
+		return fmt.Errorf("journal: keep %s: %w", rel, err)
+	}
+	return nil
 }

@@ -23,6 +23,9 @@ type record struct {
 	Staged map[string]fingerprint `json:"staged,omitempty"`
 	// Linked: unchanged files are staged as hard links to the originals.
 	Linked bool `json:"linked,omitempty"`
+	// Kept are paths left out of the transaction (Txn.Keep): whatever
+	// staging holds for them, the commit leaves the memory's file alone.
+	Kept []string `json:"kept,omitempty"`
 	// Changes is filled when the state becomes committing: what to redo.
 	Changes []recChange `json:"changes,omitempty"`
 	// ParkReason says why a parked transaction waits for review (the

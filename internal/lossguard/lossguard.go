@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -138,6 +139,17 @@ func clip(s string, n int) string {
 
 // Tree is the Markdown files of a memory dir: path → bytes.
 type Tree map[string][]byte
+
+// Covers reports whether ReadTree reads rel (slash-separated): a Markdown
+// file with no hidden path element.
+func Covers(rel string) bool {
+	for _, el := range strings.Split(rel, "/") {
+		if strings.HasPrefix(el, ".") {
+			return false
+		}
+	}
+	return strings.EqualFold(path.Ext(rel), ".md")
+}
 
 // ReadTree reads every Markdown file under dir (hidden entries and the
 // lock skipped, as memory.Load does).

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // NamedRoot is one directory the read-only tools may look into. RealDir is
@@ -31,6 +32,13 @@ type openRoot struct {
 	// copy of the memory dir), so it must shadow any other root opened on
 	// that same directory.
 	staged bool
+	// guard refuses the credential locations inside the root; denyAll is
+	// set when the root itself is, or is inside, one.
+	guard   *credentialGuard
+	denyAll bool
+	// mu guards dirCache, dirDenied's answers.
+	mu       sync.Mutex
+	dirCache map[string]bool
 }
 
 // ReadOnly is read access to a named set of roots (the repository, the memory
@@ -45,6 +53,7 @@ type ReadOnly struct {
 // dream; other errors are returned.
 func OpenReadOnly(roots ...NamedRoot) (*ReadOnly, error) {
 	r := &ReadOnly{}
+	guard := newCredentialGuard()
 	for _, nr := range roots {
 		if nr.RealDir == "" {
 			continue
@@ -76,7 +85,7 @@ func OpenReadOnly(roots ...NamedRoot) (*ReadOnly, error) {
 			return nil, fmt.Errorf("open %s directory: %w", nr.Name, err)
 		}
 		nr.DisplayDir = disp[0]
-		r.roots = append(r.roots, &openRoot{NamedRoot: nr, root: root, prefixes: disp, staged: staged})
+		r.roots = append(r.roots, &openRoot{NamedRoot: nr, root: root, prefixes: disp, staged: staged, guard: guard, denyAll: rootDenied(nr.RealDir)})
 	}
 	return r, nil
 }
@@ -180,9 +189,21 @@ func (r *ReadOnly) Open(root NamedRoot, rel string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, _, err := openRegular(o.root, native, false)
+	if o.parentDenied(native) {
+		return nil, fmt.Errorf("open %s: %w", o.Display(rel), ErrCredential)
+	}
+	f, fi, err := openRegular(o.root, native, false)
+	if errors.Is(err, ErrNotRegular) && o.denied(native) {
+		// ~/.ssh itself: say why it is off limits, not that it is a
+		// directory.
+		err = ErrCredential
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", o.Display(rel), err)
+	}
+	if o.openedDenied(fi) {
+		_ = f.Close()
+		return nil, fmt.Errorf("open %s: %w", o.Display(rel), ErrCredential)
 	}
 	return f, nil
 }
@@ -193,6 +214,9 @@ func (r *ReadOnly) Stat(root NamedRoot, rel string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.denied(native) {
+		return nil, fmt.Errorf("stat %s: %w", o.Display(rel), ErrCredential)
+	}
 	fi, err := o.root.Stat(native)
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", o.Display(rel), err)
@@ -202,13 +226,15 @@ func (r *ReadOnly) Stat(root NamedRoot, rel string) (fs.FileInfo, error) {
 
 // FS returns the root as a confined fs.FS, for walking and globbing. Its
 // Open, like Open above, never blocks and yields only regular files and
-// directories.
+// directories; it refuses credential locations with ErrCredential, and its
+// ReadDir leaves them out (CredentialsSkipped counts them), so no walk ever
+// descends into one.
 func (r *ReadOnly) FS(root NamedRoot) (fs.FS, error) {
 	o := r.find(root.Name)
 	if o == nil {
 		return nil, fmt.Errorf("no %s directory is open", root.Name)
 	}
-	return regularFS{root: o.root}, nil
+	return regularFS{root: o.root, guard: o, skipped: &skipCounter{}}, nil
 }
 
 // Close releases every root.

@@ -25,7 +25,9 @@ type Inputs struct {
 	// TrustProject reports whether the user trusted the project file at
 	// path with exactly this content (see internal/trust). nil trusts
 	// nothing. An untrusted project file may set only the harmless keys
-	// (ProjectSafe); the others are refused with a warning naming them.
+	// (ProjectSafe), and those only to tighten the value in force from the
+	// defaults and the user file (add pins, stop or shrink dreams, never
+	// the reverse); everything else it sets is refused with a warning.
 	TrustProject func(path string, content []byte) bool
 }
 
@@ -34,13 +36,15 @@ type Loaded struct {
 	Settings Settings
 	// Source maps each key to where its effective value came from:
 	// "default", "user file <path>", "project file <path>", "env DREAM_X"
-	// or "flag --x".
+	// or "flag --x"; pins an untrusted project file added to the user's
+	// read "user file <path> + project file <path>".
 	Source map[string]string
 	// Warnings lists bad values and unknown keys, in layer order.
 	Warnings []string
 	// ProjectTrusted says the project file was read and trusted.
 	ProjectTrusted bool
-	// Refused lists the keys an untrusted project file tried to set.
+	// Refused lists the keys an untrusted project file tried to set and
+	// was refused: keys that need trust and values that would loosen.
 	Refused []string
 }
 
@@ -88,9 +92,8 @@ func Load(in Inputs) (Loaded, error) {
 			if !ok {
 				continue
 			}
-			if !trusted && !ProjectSafe(s.Name) {
-				l.Refused = append(l.Refused, s.Name)
-				l.Warnings = append(l.Warnings, refusedWarning(s.Name, f.path))
+			if !trusted {
+				l.setUntrusted(s, r, f.path, source, in.Home)
 				continue
 			}
 			l.set(s, r, source, &def, in.Home)

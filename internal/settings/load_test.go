@@ -306,7 +306,9 @@ func TestValueUnknownKey(t *testing.T) {
 func TestConfigGolden(t *testing.T) {
 	dir := t.TempDir()
 	user := writeFile(t, dir, "config.toml", "min_hours = 12\nprovider = \"anthropic\"\npinned = [\"MEMORY.md\"]\n")
-	project := writeFile(t, dir, ".dream.toml", "min_sessions = 3\nbogus = 1\n")
+	// Untrusted: min_hours tightens and applies, min_sessions would loosen
+	// and is refused, the pin is added to the user's.
+	project := writeFile(t, dir, ".dream.toml", "min_hours = 48\nmin_sessions = 3\npinned = [\"decisions.md\"]\nbogus = 1\n")
 	l, err := Load(Inputs{
 		UserFile:    user,
 		ProjectFile: project,

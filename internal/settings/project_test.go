@@ -8,15 +8,16 @@ import (
 	"testing"
 )
 
-// hostileProject sets every key: the harmless ones must apply untrusted,
-// every other one only once the file is trusted.
+// hostileProject sets every key: the harmless ones, each tightening the
+// defaults, must apply untrusted, every other one only once the file is
+// trusted.
 const hostileProject = `# shipped with a cloned repository
 enabled = true
-min_hours = 6
-min_sessions = 2
-max_turns = 40
+min_hours = 48
+min_sessions = 8
+max_turns = 10
 max_tokens = 200000
-timeout = "15m"
+timeout = "5m"
 pinned = ["never commit .env"]
 review = true
 provider = "openai"
@@ -49,7 +50,7 @@ func TestUntrustedProjectFileMayOnlyTune(t *testing.T) {
 		t.Errorf("the trust check saw %q, not the bytes parsed", seen)
 	}
 	s := l.Settings
-	if s.MinHours != 6 || s.MinSessions != 2 || s.MaxTurns != 40 || s.MaxTokens != 200000 || s.Timeout.Minutes() != 15 || !s.Review || len(s.Pinned) != 1 {
+	if s.MinHours != 48 || s.MinSessions != 8 || s.MaxTurns != 10 || s.MaxTokens != 200000 || s.Timeout.Minutes() != 5 || !s.Review || len(s.Pinned) != 1 {
 		t.Errorf("harmless keys not applied: %+v", s)
 	}
 	def := Defaults(nil, dir)
@@ -99,7 +100,7 @@ func TestProjectSafeKeys(t *testing.T) {
 	for _, k := range Keys() {
 		known[k.Name] = true
 	}
-	for k := range projectSafe {
+	for k := range projectRules {
 		if !known[k] {
 			t.Errorf("harmless key %q is not a setting", k)
 		}

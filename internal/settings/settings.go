@@ -13,8 +13,9 @@
 //
 // The project file comes with the repository, not from the user: unless the
 // user trusted its exact content (Inputs.TrustProject, backed by
-// internal/trust), it may set only the harmless keys (ProjectSafe), and each
-// other key it sets is refused with a warning naming it.
+// internal/trust), it may set only the harmless keys (ProjectSafe), and only
+// in the direction that tightens the user's own policy (see projectRules);
+// each other key or loosening value it sets is refused with a warning.
 package settings
 
 import (

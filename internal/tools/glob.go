@@ -119,8 +119,13 @@ func (t *globTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, fmt.Errorf("glob: %w", err)
 	}
+	skipped := sandbox.CredentialsSkipped(fsys)
 	if len(hits) == 0 {
-		return Result{Content: fmt.Sprintf("No files match %q in %s.", c.pattern, c.root.Display(c.rel))}, nil
+		msg := fmt.Sprintf("No files match %q in %s.", c.pattern, c.root.Display(c.rel))
+		if skipped > 0 {
+			msg += " (" + credentialNote(skipped) + ")"
+		}
+		return Result{Content: msg}, nil
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if !hits[i].modTime.Equal(hits[j].modTime) {
@@ -138,6 +143,9 @@ func (t *globTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	}
 	if len(hits) > max {
 		fmt.Fprintf(&b, "[… %d more files not shown (%d in total); narrow the pattern or path]\n", len(hits)-max, len(hits))
+	}
+	if skipped > 0 {
+		b.WriteString("[" + credentialNote(skipped) + "]\n")
 	}
 	return Result{Content: b.String()}, nil
 }

@@ -133,12 +133,17 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 		binaries    int
 		searched    int
 		fileMatches int64
+		refused     int
 	)
 	searchFile := func(rel string, d fs.DirEntry) error {
 		if c.in.Glob != "" && !globMatches(c.in.Glob, c.rel, rel) {
 			return nil
 		}
 		f, err := t.s.ro.Open(c.root, rel)
+		if errors.Is(err, sandbox.ErrCredential) {
+			refused++ // a hard link of a key, say: counted, never searched
+			return nil
+		}
 		if err != nil {
 			return nil // vanished or unreadable: not the model's problem
 		}
@@ -192,15 +197,18 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
 	}
-	return Result{Content: t.format(c, &b, files, total, searched, binaries)}, nil
+	return Result{Content: t.format(c, &b, files, total, searched, binaries, refused+sandbox.CredentialsSkipped(fsys))}, nil
 }
 
 // format renders the result for the output mode, with the trailer that says
 // what was not shown.
-func (t *grepTool) format(c *grepCall, b *strings.Builder, files []grepFile, total int64, searched, binaries int) string {
+func (t *grepTool) format(c *grepCall, b *strings.Builder, files []grepFile, total int64, searched, binaries, credentials int) string {
 	var notes []string
 	if binaries > 0 {
 		notes = append(notes, fmt.Sprintf("%d binary file(s) skipped", binaries))
+	}
+	if credentials > 0 {
+		notes = append(notes, credentialNote(credentials))
 	}
 	if total == 0 {
 		msg := fmt.Sprintf("No matches in %d file(s).", searched)

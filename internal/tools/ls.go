@@ -76,6 +76,9 @@ func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, er
 	}
 	var b strings.Builder
 	b.WriteString(sandbox.SafeName(shown) + "/\n")
+	if n := sandbox.CredentialsSkipped(fsys); n > 0 {
+		b.WriteString("[" + credentialNote(n) + "]\n")
+	}
 	if len(entries) == 0 {
 		b.WriteString("(empty directory)\n")
 	}
