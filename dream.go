@@ -98,6 +98,10 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now. Tests set it.
 	Now func() time.Time
+
+	// nanobot, set by ConfigForProject for nanobot's flow, finishes every
+	// landed dream as nanobot does (FinishNanobotDream).
+	nanobot *nanobotFinisher
 }
 
 // DefaultSettings returns the built-in defaults for this user's environment.

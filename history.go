@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
@@ -171,6 +172,29 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, strin
 	})
 	return changes, commit, err
 }
+
+// Why a dream was staged for review (Report.ParkReason, ParkedReason).
+const (
+	// ParkReviewRequested: the caller or the user's settings asked for review.
+	ParkReviewRequested = "review requested"
+	// ParkLossGuard prefixes the loss guard's summary of what the dream
+	// would lose: a hold only a human may lift.
+	ParkLossGuard = "loss guard: "
+)
+
+// ParkedReason returns why the staged dream id waits for review (see
+// ParkReviewRequested, ParkLossGuard); "" for one staged before reasons
+// were recorded.
+func (d *Dreamer) ParkedReason(id string) (string, error) {
+	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
+	if err != nil {
+		return "", err
+	}
+	return t.ParkReason(), nil
+}
+
+// HeldByLossGuard reports whether a park reason is the loss guard's hold.
+func HeldByLossGuard(reason string) bool { return strings.HasPrefix(reason, ParkLossGuard) }
 
 // Discard drops the staged changes of a review run.
 func (d *Dreamer) Discard(id string) error {

@@ -112,6 +112,18 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 	ws := d.cfg.MemoryDir
 	log := history.Open(filepath.Join(ws, "memory"), history.Options{})
 	before, _ := log.DreamCursor()
+	f := d.cfg.nanobot
+	if f != nil {
+		// The Dreamer finishes the dream itself: with this run's prefix.
+		f.mu.Lock()
+		f.prefix, f.commit, f.compacted, f.err = prefix, "", 0, nil
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			f.prefix = historydream.CommitPeriodic
+			f.mu.Unlock()
+		}()
+	}
 	rep, err := d.Run(ctx, o)
 	nr := NanobotReport{Report: rep, DreamCursor: before}
 	if after, cerr := log.DreamCursor(); cerr == nil {
@@ -130,6 +142,12 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 			}
 		}
 	}
+	if f != nil {
+		f.mu.Lock()
+		nr.NanobotCommit, nr.HistoryCompacted = f.commit, f.compacted
+		f.mu.Unlock()
+		return nr, nil
+	}
 	commit, compacted, ferr := FinishNanobotDream(ctx, ws, prefix)
 	nr.NanobotCommit, nr.HistoryCompacted = commit, compacted
 	if ferr != nil {
@@ -143,7 +161,8 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 // message built from the real diff, and history.jsonl is compacted to
 // nanobot's 1,000 entries, never past the dream cursor. A host that runs
 // dreams through MaybeStart calls it from Config.OnDone for completed
-// reports.
+// reports; a Dreamer whose Config came from ConfigForProject does it
+// itself.
 func FinishNanobotDream(ctx context.Context, workspace, prefix string) (commit string, compacted int, err error) {
 	commit, gerr := historydream.CommitGitStore(ctx, workspace, prefix)
 	if gerr != nil {

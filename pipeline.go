@@ -45,7 +45,10 @@ type Report struct {
 	AuditCommit      string           `json:"audit_commit,omitempty"`
 	SyncError        string           `json:"sync_error,omitempty"`
 	Review           bool             `json:"review,omitempty"`
-	MemoryDir        string           `json:"memory_dir"`
+	// ParkReason says why a staged dream waits for review:
+	// ParkReviewRequested, or ParkLossGuard and what it would lose.
+	ParkReason string `json:"park_reason,omitempty"`
+	MemoryDir  string `json:"memory_dir"`
 	// Merged, ForReview and ReviewID: files the user edited during the
 	// dream; see journal.CommitResult.
 	Merged     []string  `json:"merged,omitempty"`
@@ -91,6 +94,11 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 		d.setLast(d.lastFromDisk())
 		rep.DurationMS = d.cfg.Now().Sub(start).Milliseconds()
+		if f := d.cfg.nanobot; f != nil && rep.Status == StatusCompleted {
+			if ferr := f.finish(ctx, d.cfg.MemoryDir); ferr != nil {
+				d.cfg.Logf("dream: %v", ferr)
+			}
+		}
 		if d.cfg.OnDone != nil {
 			d.cfg.OnDone(rep)
 		}
@@ -260,11 +268,15 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		return d.fail(&rep, err)
 	}
 
-	if held, err := d.guardLoss(&rep, out, before, txn.Dir()); err != nil {
+	held, err := d.guardLoss(&rep, out, before, txn.Dir())
+	if err != nil {
 		finish(task.StatusFailed, err)
 		return d.fail(&rep, err)
-	} else if held {
+	}
+	parkReason := ParkReviewRequested
+	if held {
 		o.review = true // staged for review, as --review does, and never applied
+		parkReason = ParkLossGuard + rep.Summary
 	}
 
 	changes, err := txn.Changes()
@@ -280,7 +292,8 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	rep.FilesTouched = changedPaths(changes)
 
 	if o.review {
-		if err := txn.Park(); err != nil {
+		rep.ParkReason = parkReason
+		if err := txn.ParkFor(parkReason); err != nil {
 			finish(task.StatusFailed, err)
 			return d.fail(&rep, err)
 		}

@@ -252,25 +252,39 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		}
 		return nil, usagef("memory directory %s: %v", mem, err)
 	}
-	session := a.session
-	return dream.New(dream.Config{
-		MemoryDir:       mem,
-		SessionsDir:     sessions,
-		RepoDir:         repo,
+	cfg, err := a.hostConfig(mem, sessions, repo, choice, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
-		CurrentSession:  func() string { return session },
-		SessionRule:     a.sessionRule(),
-		CheckEdit:       a.nanobotCheckEdit(a.checkEdit(mem)),
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
-		Provider:        choice.Name,
-		Model:           choice.Model,
 		PersistThrottle: true,
 		OnProgress:      onProgress,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(a.stderr, format+"\n", args...)
 		},
 	})
+	if err != nil {
+		return nil, err
+	}
+	return dream.New(cfg)
+}
+
+// hostConfig fits base to the host of this invocation (edit guard, session
+// rule, runner, nanobot's flow) through dream.ConfigForProject, the one
+// constructor the daemon and the MCP server share.
+func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base dream.Config) (dream.Config, error) {
+	p := dream.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
+	if a.layout != nil {
+		p.Host = a.layout.Host
+	} else if p.Host == "" && a.isNanobot() {
+		p.Host = dream.HostNanobot
+	}
+	session := a.session
+	base.CurrentSession = func() string { return session }
+	cfg, err := dream.ConfigForProject(p, choice, base, a.home(), a.env)
+	if err != nil {
+		return dream.Config{}, usagef("%v", err)
+	}
+	return cfg, nil
 }
 
 // fail prints err and returns its exit code.

@@ -152,9 +152,7 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) int {
 			StateDir: s.StateDir,
 			Home:     a.home(),
 			Env:      a.env,
-			Runner:   dream.RunnerFor(choice, s),
-			Provider: choice.Name,
-			Model:    choice.Model,
+			Choice:   choice,
 		}, nil
 	}
 	hup := make(chan os.Signal, 1)

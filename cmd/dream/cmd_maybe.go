@@ -19,7 +19,6 @@ func cmdMaybe(a *app, args []string) int {
 	res, err := d.Maybe(a.ctx)
 	view.done()
 	if res.Report != nil {
-		a.finishNanobotMaybe(d, *res.Report)
 		return a.finishRun(*res.Report, err)
 	}
 	if a.jsonOut {

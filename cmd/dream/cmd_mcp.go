@@ -25,7 +25,10 @@ func cmdMCP(a *app, args []string) int {
 	if err != nil {
 		return a.fail(usagef("%v", err))
 	}
-	base := dream.Config{StateDir: s.StateDir, Settings: s, Runner: dream.RunnerFor(choice, s), Provider: choice.Name, Model: choice.Model, PersistThrottle: true}
+	// No runner here: the server fits each dream to its host through
+	// dream.ConfigForProject (mcpserver.Options.Host, Choice).
+	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true}
+	hostName := ""
 	if s.MemoryDir != "" || s.Host != "" {
 		mem, sessions, repo, err := a.locations()
 		if err != nil {
@@ -40,10 +43,16 @@ func cmdMCP(a *app, args []string) int {
 		session := a.session
 		base.MemoryDir, base.SessionsDir, base.RepoDir = mem, sessions, repo
 		base.CurrentSession = func() string { return session }
+		hostName = s.Host
+		if a.layout != nil {
+			hostName = a.layout.Host
+		} else if hostName == "" && a.isNanobot() {
+			hostName = dream.HostNanobot
+		}
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base.Logf = func(format string, args ...any) { log.Warn("dream", "message", fmt.Sprintf(format, args...)) }
-	srv, err := mcpserver.New(mcpserver.Options{Base: base, Version: version, Logger: log})
+	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Choice: choice, Home: a.home(), Env: a.env, Version: version, Logger: log})
 	if err != nil {
 		return a.fail(err)
 	}

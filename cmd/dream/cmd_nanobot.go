@@ -5,30 +5,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/historydream"
 )
-
-// hostNanobot is the --host value of nanobot's flow.
-const hostNanobot = "nanobot"
 
 // isNanobot reports whether this invocation is on a nanobot workspace:
 // --host nanobot, or no host and no memory dir given and nanobot's layout
 // is the one detected.
 func (a *app) isNanobot() bool {
 	s := a.loaded.Settings
-	if s.Host == hostNanobot {
+	if s.Host == dream.HostNanobot {
 		return true
 	}
 	if s.Host != "" || s.MemoryDir != "" {
 		return false
 	}
 	l, err := a.resolveLayout("", "", s.Repo)
-	return err == nil && l != nil && l.Host == hostNanobot
+	return err == nil && l != nil && l.Host == dream.HostNanobot
 }
 
 // nanobotWorkspace maps the memory location of a nanobot invocation onto
@@ -54,27 +48,6 @@ func (a *app) nanobotWorkspace(mem string, fromFlag bool) string {
 		return filepath.Dir(clean)
 	}
 	return clean
-}
-
-// nanobotRunner is the history dream's runner. Without a model, the
-// offline engine's mechanical hygiene runs on the workspace's memory files
-// instead, and the history waits for a model dream.
-func nanobotRunner(choice dream.Choice, s dream.Settings) dream.Runner {
-	if choice.Provider == nil {
-		return dream.RunnerFor(choice, s)
-	}
-	return &dream.HistoryDreamRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}
-}
-
-// finishNanobotMaybe commits and compacts after a landed `dream maybe
-// --host nanobot`, as nanobot's periodic dream does.
-func (a *app) finishNanobotMaybe(d *dream.Dreamer, rep dream.Report) {
-	if !a.isNanobot() || rep.Status != dream.StatusCompleted {
-		return
-	}
-	if _, _, err := dream.FinishNanobotDream(a.ctx, dream.NanobotWorkspace(d), historydream.CommitPeriodic); err != nil {
-		fmt.Fprintf(a.stderr, "dream: %v\n", err)
-	}
 }
 
 // runNanobot is `dream run --host nanobot`: the history dream over the
@@ -117,32 +90,4 @@ func (a *app) exitFor(err error) int {
 		return a.fail(err)
 	}
 	return exitFailed
-}
-
-// nanobotCheckEdit widens the layout's edit guard for nanobot's flow by
-// what the history dream itself writes: skills/ (nanobot's Dream may create
-// and edit skills, memory.py build_dream_tools) and memory/.dream_cursor,
-// which only the runner writes (the model's tools refuse it) and only
-// forward, to a non-negative integer.
-func (a *app) nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(rel string, before, after []byte) error {
-	if inner == nil || !a.isNanobot() {
-		return inner
-	}
-	return func(rel string, before, after []byte) error {
-		rel = filepath.ToSlash(rel)
-		switch {
-		case rel == "memory/"+history.DreamCursorName:
-			next, err := strconv.ParseInt(strings.TrimSpace(string(after)), 10, 64)
-			if after == nil || err != nil || next < 0 {
-				return fmt.Errorf("%s: the dream cursor must stay a non-negative integer", rel)
-			}
-			if prev, err := strconv.ParseInt(strings.TrimSpace(string(before)), 10, 64); before != nil && err == nil && next < prev {
-				return fmt.Errorf("%s: the dream cursor may only move forward (%d to %d)", rel, prev, next)
-			}
-			return nil
-		case historydream.Writable(rel) && strings.HasPrefix(rel, historydream.SkillsDir+"/"):
-			return nil
-		}
-		return inner(rel, before, after)
-	}
 }

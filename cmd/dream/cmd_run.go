@@ -36,11 +36,9 @@ func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, int, bool) {
 		return nil, nil, a.fail(usagef("%v", err)), false
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
-	runner := dream.RunnerFor(choice, a.loaded.Settings)
-	if a.isNanobot() {
-		runner = nanobotRunner(choice, a.loaded.Settings)
-	}
-	d, err := a.dreamer(runner, choice, view.on)
+	// The runner is the host's (dream.ConfigForProject): nanobot's history
+	// dream on a nanobot workspace, the provider's otherwise.
+	d, err := a.dreamer(nil, choice, view.on)
 	if err != nil {
 		return nil, nil, a.fail(err), false
 	}

@@ -40,18 +40,6 @@ func (a *app) resolveLayout(name, mem, repo string) (*host.Layout, error) {
 	return a.layout, nil
 }
 
-// sessionRule is the layout's session rule, unless --sessions-dir points
-// somewhere the layout does not describe.
-func (a *app) sessionRule() *dream.SessionRule {
-	if a.layout == nil {
-		return nil
-	}
-	if s := a.loaded.Settings.SessionsDir; s != "" && s != a.layout.SessionsDir {
-		return nil
-	}
-	return a.layout.Sessions
-}
-
 // printLayout writes the derived layout for `dream status`: each path and
 // where it came from, what the session gate counts, the files and their
 // roles, and what the layout assumed.
@@ -100,15 +88,6 @@ func printLayout(w io.Writer, l *host.Layout) {
 type statusWithLayout struct {
 	dream.StatusReport
 	Layout *host.Layout `json:"layout,omitempty"`
-}
-
-// checkEdit is the layout's edit guard when the dream consolidates the
-// layout's own memory dir.
-func (a *app) checkEdit(mem string) func(rel string, before, after []byte) error {
-	if a.layout == nil || filepath.Clean(mem) != filepath.Clean(a.layout.MemoryDir) {
-		return nil
-	}
-	return a.layout.CheckEdit
 }
 
 // layoutRepo is the repository drift checks use. For a global memory

@@ -46,7 +46,12 @@ type Config struct {
 	// Home and Env locate the agents' layouts (Env: os.LookupEnv).
 	Home string
 	Env  func(string) (string, bool)
-	// Runner does the dreams; Provider and Model are recorded with them.
+	// Choice is the model provider; each project's runner is chosen from
+	// it for the project's host (dream.ConfigForProject): nanobot's
+	// history dream on a nanobot workspace.
+	Choice dream.Choice
+	// Runner, when set, does every dream instead (tests); Provider and
+	// Model, when set, are recorded instead of Choice's.
 	Runner          dream.Runner
 	Provider, Model string
 }
@@ -187,8 +192,8 @@ func (c Config) check() error {
 	if c.StateDir == "" {
 		return errors.New("daemon: no state dir")
 	}
-	if c.Runner == nil {
-		return errors.New("daemon: no runner")
+	if c.Runner == nil && c.Choice.Name == "" {
+		return errors.New("daemon: no runner and no provider choice")
 	}
 	if c.Listen != "" {
 		if _, err := loopbackAddr(c.Listen); err != nil {
@@ -542,12 +547,13 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 }
 
 // dreamer is the one place a memory dir's Dreamer is built, for funnel
-// walks and interval syncs alike.
+// walks and interval syncs alike. The host's edit guard, session rule,
+// runner and nanobot's flow come from the one constructor the command line
+// and the MCP server use.
 func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.Dreamer, error) {
-	return dream.New(dream.Config{
-		MemoryDir:       p.MemoryDir,
-		SessionsDir:     sessions,
-		RepoDir:         p.RepoDir,
+	project := p
+	project.SessionsDir = sessions
+	dcfg, err := dream.ConfigForProject(project, cfg.Choice, dream.Config{
 		StateDir:        cfg.StateDir,
 		Settings:        cfg.Dream,
 		Runner:          cfg.Runner,
@@ -564,7 +570,11 @@ func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.D
 		Logf: func(format string, args ...any) {
 			d.log.Warn(fmt.Sprintf(format, args...), "memory_dir", p.MemoryDir)
 		},
-	})
+	}, cfg.Home, cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	return dream.New(dcfg)
 }
 
 func hostLabel(h string) string {

@@ -28,6 +28,10 @@ type record struct {
 	Kept []string `json:"kept,omitempty"`
 	// Changes is filled when the state becomes committing: what to redo.
 	Changes []recChange `json:"changes,omitempty"`
+	// ParkReason says why a parked transaction waits for review (the
+	// caller's words, e.g. "review requested" or "loss guard: ..."), so
+	// that whoever is asked to apply it can tell a policy from a choice.
+	ParkReason string `json:"park_reason,omitempty"`
 }
 
 // recChange is a Change plus what a roll-forward needs to redo it

@@ -133,18 +133,26 @@ func (t *Txn) Discard() error {
 
 // Park keeps the staging copy for review after this process exits: the
 // user can later Load it and Commit or Discard it.
-func (t *Txn) Park() error {
+func (t *Txn) Park() error { return t.ParkFor("") }
+
+// ParkFor is Park recording why the transaction waits (ParkReason).
+func (t *Txn) ParkFor(reason string) error {
 	if t.closed {
 		return fmt.Errorf("journal: park %s: %w", t.rec.ID, ErrClosed)
 	}
 	rec := t.rec
 	rec.State = StateParked
+	rec.ParkReason = reason
 	if err := writeRecord(t.txnDir, rec); err != nil {
 		return fmt.Errorf("journal: park: %w", err)
 	}
 	t.rec = rec
 	return nil
 }
+
+// ParkReason is why a parked transaction waits for review, as given to
+// ParkFor; "" for one parked without a reason.
+func (t *Txn) ParkReason() string { return t.rec.ParkReason }
 
 // Load reopens a parked transaction by id or unique id prefix.
 func Load(stateDir, memoryDir, id string) (*Txn, error) {

@@ -28,6 +28,15 @@ type Options struct {
 	// started for (its MemoryDir may be empty: then every tool needs an id
 	// or a memory_dir). Runner is used by dream_run.
 	Base dream.Config
+	// Host is the agent whose layout Base.MemoryDir is ("" for none), and
+	// Choice the model provider: every dream's Config comes from
+	// dream.ConfigForProject, so that the host's edit guard, runner and
+	// nanobot's flow apply as on the command line. A Runner set in Base
+	// replaces the chosen one (tests). Home and Env locate the layouts.
+	Host   string
+	Choice dream.Choice
+	Home   string
+	Env    func(string) (string, bool)
 	// Version is reported to clients.
 	Version string
 	// Logger receives the SDK's diagnostics; nil discards them.
@@ -138,12 +147,27 @@ func orNone(s string) string {
 // dreamer opens a Dreamer on mem with the server's settings. The caller
 // closes it.
 func (s *Server) dreamer(mem string) (*dream.Dreamer, error) {
-	cfg := s.opts.Base
-	if mem != cfg.MemoryDir {
-		// Another memory dir: its transcripts and code are not known here.
-		cfg.SessionsDir, cfg.RepoDir, cfg.CurrentSession = "", "", nil
+	cfg, err := s.config(mem)
+	if err != nil {
+		return nil, err
 	}
-	cfg.MemoryDir = mem
 	cfg.OnDone, cfg.OnProgress = nil, nil
 	return dream.New(cfg)
+}
+
+// config is the Dreamer configuration for mem, fitted to its host. Another
+// memory dir than the server's has no known transcripts, code or host,
+// except that a nanobot workspace is always dreamt as one: a model must not
+// slip past its guard by naming the workspace.
+func (s *Server) config(mem string) (dream.Config, error) {
+	base := s.opts.Base
+	p := dream.Project{MemoryDir: mem, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: base.RepoDir}
+	if mem != base.MemoryDir {
+		p = dream.Project{MemoryDir: mem}
+		if dream.IsNanobotWorkspace(mem) {
+			p.Host = dream.HostNanobot
+		}
+		base.CurrentSession, base.SessionRule, base.CheckEdit = nil, nil, nil
+	}
+	return dream.ConfigForProject(p, s.opts.Choice, base, s.opts.Home, s.opts.Env)
 }

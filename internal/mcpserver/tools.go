@@ -191,7 +191,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_diff", Annotations: ro,
 		Description: "The unified diff of a dream: a staged one waiting for dream_apply, or one that already landed."}, s.diff)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_apply", Annotations: mut(false),
-		Description: "Land the staged changes of a dream run for review; it is recorded in the audit history and can be undone with dream_undo."}, s.apply)
+		Description: "Land the staged changes of a dream run for review; it is recorded in the audit history and can be undone with dream_undo. Refused for a dream the loss guard held and whenever the user's settings say review = true: those the user applies with `dream apply ID`."}, s.apply)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_discard", Annotations: mut(true),
 		Description: "Drop the staged changes of a dream run for review; the memory is unchanged."}, s.discard)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_tasks", Annotations: ro,
@@ -255,11 +255,10 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
-	cfg := s.opts.Base
-	if mem != cfg.MemoryDir {
-		cfg.SessionsDir, cfg.RepoDir, cfg.CurrentSession = "", "", nil
+	cfg, err := s.config(mem)
+	if err != nil {
+		return nil, RunOutput{}, err
 	}
-	cfg.MemoryDir = mem
 	cfg.OnDone = nil
 	// Progress notifications for clients that asked for them.
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
@@ -342,6 +341,19 @@ func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) 
 		return nil, ApplyOutput{}, err
 	}
 	defer d.Close()
+	// A hold is the user's to lift, not the model's: a dream the loss
+	// guard held, or any staged dream while the user's settings say
+	// review = true, is applied only by the user at the command line.
+	reason, err := d.ParkedReason(in.ID)
+	if err != nil {
+		return nil, ApplyOutput{}, fmt.Errorf("applying %s: %v (dream_tasks lists the staged dreams)", in.ID, err)
+	}
+	switch {
+	case dream.HeldByLossGuard(reason):
+		return nil, ApplyOutput{}, fmt.Errorf("dream %s is held for the user's review (%s): it is not for a model to apply; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, reason, in.ID, in.ID)
+	case s.opts.Base.Settings.Review:
+		return nil, ApplyOutput{}, fmt.Errorf("the user's settings say review = true: staged dreams are applied by the user, not a model; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, in.ID)
+	}
 	cs, commit, err := d.Apply(ctx, in.ID)
 	defer s.refreshAfter(mem)
 	if err != nil {
