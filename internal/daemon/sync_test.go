@@ -101,6 +101,10 @@ func TestIntervalSyncCarriesEditsAcrossMemoryDirs(t *testing.T) {
 	h := startDaemonLogging(t, root, rec, 2, 300*time.Millisecond, []project{a, b}, func(c *Config) {
 		c.SyncInterval = testSyncEvery
 		c.Dream.SyncRemote = remote
+		// alpha and beta stand for one memory on two machines: each memory
+		// has its own branch on a remote (derived from its path under
+		// $HOME), so the two name the same branch, as two machines do.
+		c.Dream.SyncBranch = "dream/team-memory"
 	}, slog.New(slog.NewJSONHandler(logs, nil)))
 
 	same := func(name string) func() bool {
@@ -217,7 +221,8 @@ func TestIntervalSyncUnreachableRemote(t *testing.T) {
 	if n := counter(t, h.d, "dream_sync_commits_total", "direction", "pushed"); n != 1 {
 		t.Errorf("pushed %v commits, want 1 (the memory as it stood)", n)
 	}
-	cmd := exec.Command("git", "--git-dir", remote, "log", "--format=%s", "main")
+	// The memory's branch is derived from its identity, not "main".
+	cmd := exec.Command("git", "--git-dir", remote, "log", "--format=%s", "--all")
 	if out, err := cmd.CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) == 0 {
 		t.Errorf("the remote has no history after the sync: %v %s", err, out)
 	}
