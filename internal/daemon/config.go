@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // Defaults of the daemon file.
@@ -269,38 +271,5 @@ func AddProject(path string, p ProjectEntry) (added bool, err error) {
 	if _, err := parseFile(path, b.String()); err != nil {
 		return false, fmt.Errorf("daemon file: the new entry does not parse back: %w", err)
 	}
-	return true, writeAtomic(path, []byte(b.String()))
-}
-
-// writeAtomic replaces path by data through a synced temp file and a
-// rename, so that a crash leaves the old file or the new one, never half.
-func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".daemon-*.toml")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return true, fsutil.WriteFileAtomic(path, []byte(b.String()), 0o600)
 }
