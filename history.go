@@ -2,13 +2,11 @@ package dream
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lock"
 )
 
 // HistoryEntry is one audited change of the memory dir: a dream, an undo,
@@ -44,10 +42,7 @@ func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err er
 	defer release()
 	prior, err := d.lock.TryAcquire()
 	if err != nil {
-		if errors.Is(err, lock.ErrHeld) {
-			return fmt.Errorf("%w: %v", ErrLockHeld, err)
-		}
-		return fmt.Errorf("dream: acquiring the consolidation lock: %w", err)
+		return d.lockHeld(ctx, err)
 	}
 	complete := false
 	defer func() {

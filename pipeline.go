@@ -11,7 +11,6 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
@@ -76,11 +75,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	}
 	prior, err := d.lock.TryAcquire()
 	if err != nil {
-		if errors.Is(err, lock.ErrHeld) {
-			err = fmt.Errorf("%w: %v", ErrLockHeld, err)
-		} else {
-			err = fmt.Errorf("dream: acquiring the consolidation lock: %w", err)
-		}
+		err = d.lockHeld(ctx, err)
 		rep.Error = err.Error()
 		return rep, err
 	}
