@@ -330,6 +330,10 @@ type RunOptions struct {
 	// Review stops after staging: the changes are kept for `dream apply` or
 	// `dream discard` instead of landing in the memory dir.
 	Review bool
+	// DryRun stops after the checks: the report lists what the dream would
+	// change (Changes, FilesTouched), then the staging is dropped and the
+	// lock rewound, so neither the memory nor the time gate moves.
+	DryRun bool
 }
 
 // Run is StartManual with options.
@@ -344,7 +348,7 @@ func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
 		return Report{Status: StatusFailed, Error: err.Error()}, err
 	}
 	n, _ := d.countSessions(ctx, last)
-	return d.run(ctx, runOptions{sessions: n, review: o.Review, hoursSince: hoursSince(d.cfg.Now(), last)})
+	return d.run(ctx, runOptions{sessions: n, review: o.Review, dryRun: o.DryRun, hoursSince: hoursSince(d.cfg.Now(), last)})
 }
 
 // claim sets the in-process running flag for a foreground dream; release

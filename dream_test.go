@@ -453,6 +453,10 @@ func TestStartManualLockHeld(t *testing.T) {
 	if !errors.Is(err, ErrLockHeld) {
 		t.Fatalf("err = %v, want ErrLockHeld", err)
 	}
+	var held *LockHeldError
+	if !errors.As(err, &held) || held.PID != os.Getppid() || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getppid())) {
+		t.Fatalf("err = %v (%+v), want a LockHeldError naming pid %d", err, held, os.Getppid())
+	}
 	if f.runner.runs.Load() != 0 {
 		t.Fatal("the runner ran although the lock is held")
 	}

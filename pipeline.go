@@ -24,6 +24,8 @@ const (
 	StatusKilled    = "killed"
 	// StatusStaged: a review run whose changes wait for `dream apply`.
 	StatusStaged = "staged"
+	// StatusDryRun: a dry run; Changes say what a dream would have changed.
+	StatusDryRun = "dry_run"
 )
 
 // errKilled is the cancellation cause of a dream stopped by `dream kill`.
@@ -60,6 +62,7 @@ type Report struct {
 type runOptions struct {
 	sessions   int
 	review     bool
+	dryRun     bool
 	hoursSince float64
 }
 
@@ -286,6 +289,14 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 	rep.Changes = changes
 	rep.FilesTouched = changedPaths(changes)
 
+	if o.dryRun {
+		if held {
+			rep.ParkReason = parkReason
+		}
+		finish(task.StatusCompleted, nil)
+		rep.Status = StatusDryRun
+		return rep, nil // the deferred discard and rollback undo everything
+	}
 	if o.review {
 		rep.ParkReason = parkReason
 		if err := txn.ParkFor(parkReason); err != nil {

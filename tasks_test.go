@@ -97,3 +97,43 @@ func TestDiffStagedThenAudited(t *testing.T) {
 		t.Error("Diff of an unknown id succeeded")
 	}
 }
+
+func TestDryRunChangesNothing(t *testing.T) {
+	root := t.TempDir()
+	mem, state := filepath.Join(root, "memory"), filepath.Join(root, "state")
+	prefs := "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n"
+	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
+	mkfile(t, filepath.Join(mem, "prefs.md"), prefs)
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &dream.OfflineRunner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	before, err := d.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := d.Run(ctx, dream.RunOptions{DryRun: true})
+	if err != nil || rep.Status != dream.StatusDryRun || len(rep.Changes) != 1 || rep.Changes[0].Path != "prefs.md" {
+		t.Fatalf("dry run: %+v %v", rep, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(mem, "prefs.md")); string(b) != prefs {
+		t.Fatalf("a dry run changed prefs.md:\n%s", b)
+	}
+	staged, err := d.Staged()
+	if err != nil || len(staged) != 0 {
+		t.Fatalf("a dry run left staging: %v %v", staged, err)
+	}
+	after, err := d.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (before.LastConsolidatedAt == nil) != (after.LastConsolidatedAt == nil) || after.Next != before.Next {
+		t.Fatalf("a dry run moved the time gate: before %v %s, after %v %s", before.LastConsolidatedAt, before.Next, after.LastConsolidatedAt, after.Next)
+	}
+	rep, err = d.Run(ctx, dream.RunOptions{})
+	if err != nil || rep.Status != dream.StatusCompleted || len(rep.Changes) != 1 {
+		t.Fatalf("the real run after a dry run: %+v %v", rep, err)
+	}
+}
