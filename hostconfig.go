@@ -92,6 +92,9 @@ func ConfigForProject(p Project, choice Choice, base Config, home string, env fu
 	}
 	if nanobot {
 		cfg.nanobot = &nanobotFinisher{prefix: historydream.CommitPeriodic}
+		if err := setAuditScope(cfg.StateDir, mem, nanobotAuditScope(l)); err != nil {
+			return Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
+		}
 	}
 	return cfg, nil
 }

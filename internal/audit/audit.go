@@ -53,6 +53,8 @@ type History struct {
 	gitDir string
 	memDir string
 	gitBin string
+	// scope, when not empty, is all the history records (see SetScope).
+	scope []string
 }
 
 // Meta describes a change being recorded.
@@ -118,7 +120,11 @@ func Open(ctx context.Context, stateDir, memoryDir string) (*History, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit: open: %w", err)
 	}
-	h := &History{gitDir: filepath.Join(stateAbs, "audit", key+".git"), memDir: mem, gitBin: bin}
+	scope, err := readScope(stateAbs, memoryDir)
+	if err != nil {
+		return nil, fmt.Errorf("audit: open: scope: %w", err)
+	}
+	h := &History{gitDir: filepath.Join(stateAbs, "audit", key+".git"), memDir: mem, gitBin: bin, scope: scope}
 	if err := h.init(ctx); err != nil {
 		return nil, fmt.Errorf("audit: open: %w", err)
 	}
@@ -140,9 +146,7 @@ var excludes = "# written by dream: never part of the memory\n/" + journal.LockN
 // byte for byte, and no diff driver hides a diff.
 const attributes = "# written by dream: record every file byte for byte\n* -text !eol -filter -ident -working-tree-encoding !diff\n"
 
-// addPathspec stages the whole memory dir but dream's own files. It is
-// used with --force, so a .gitignore in the memory dir cannot keep a memory
-// (or a dream's deletion of one) out of the history.
+// addPathspec is the whole memory dir but dream's own files.
 var addPathspec = []string{".", ":(exclude,top)" + journal.LockName, ":(exclude,glob)**/" + journal.TempPrefix + "*"}
 
 func (h *History) init(ctx context.Context) error {

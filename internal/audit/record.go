@@ -104,24 +104,65 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	return strings.TrimSpace(string(sha)), nil
 }
 
-// stageAll stages the whole memory dir but dream's own files and any
-// nested git repository. A directory holding a .git (a clone, a submodule,
-// nanobot's workspace layout with a repo inside) would otherwise be
-// recorded as a gitlink (mode 160000): it holds none of the repository's
-// content, so it is no record of memory, and a synced copy refuses to pull
-// it, which fails every dream on the other machine. Its files are not
-// memory dream writes either, and recording them would also push them to
-// the sync remote. A gitlink an older history recorded is dropped from the
-// index, so the next record removes it.
+// stageAll brings the index up to the memory dir (in scope) at the cost of
+// what changed, not of the memory's size: git's own stat check of the
+// index (`diff-files`, which reads no file whose stat is unchanged) finds
+// the changed and deleted files, `ls-files --others` the new ones, and
+// only those paths are hashed into the index (`update-index`). `add -A`
+// would do the same walk but hash every file whose stat merely looks
+// different, and it takes the whole dir as its argument.
+//
+// dream's own files and any nested git repository are left out. A
+// directory holding a .git (a clone, a submodule, nanobot's workspace
+// layout with a repo inside) would otherwise be recorded as a gitlink (mode
+// 160000): it holds none of the repository's content, so it is no record
+// of memory, and a synced copy refuses to pull it, which fails every dream
+// on the other machine. Its files are not memory dream writes either, and
+// recording them would also push them to the sync remote. A gitlink an
+// older history recorded is dropped from the index, so the next record
+// removes it; so is a file outside the history's scope (see SetScope).
 func (h *History) stageAll(ctx context.Context) error {
-	args := append([]string{"add", "-A", "--force", "--"}, addPathspec...)
+	spec := h.pathspec()
 	for _, dir := range nestedRepos(h.memDir) {
-		args = append(args, ":(exclude,top,literal)"+dir)
+		spec = append(spec, ":(exclude,top,literal)"+dir)
 	}
-	if _, err := h.git(ctx, nil, args...); err != nil {
+	changed, err := h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
+	if err != nil {
 		return err
 	}
-	return h.dropGitlinks(ctx)
+	// No --exclude-standard: a .gitignore in the memory dir must not keep
+	// a memory out of the history; dream's own names are skipped in
+	// stagePaths, and a nested repository (listed as "dir/") here.
+	untracked, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
+	if err != nil {
+		return err
+	}
+	// git calls deleted what is gone or now lies beyond a symlink; those
+	// entries are removed without looking at the path (update-index
+	// refuses a path through a symlink).
+	var paths, gone []string
+	recs := bytes.Split(changed, []byte{0})
+	for i := 0; i+1 < len(recs); i += 2 {
+		if string(recs[i]) == "D" {
+			gone = append(gone, string(recs[i+1]))
+		} else {
+			paths = append(paths, string(recs[i+1]))
+		}
+	}
+	for _, p := range bytes.Split(untracked, []byte{0}) {
+		if len(p) > 0 && p[len(p)-1] != '/' {
+			paths = append(paths, string(p))
+		}
+	}
+	if len(gone) > 0 {
+		if _, err := h.git(ctx, nulList(gone), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
+			return err
+		}
+	}
+	if err := h.stagePaths(ctx, paths); err != nil {
+		return err
+	}
+	return h.dropUnrecorded(ctx)
 }
 
 // nestedRepos lists, slash-separated and relative to memDir, every
@@ -152,8 +193,9 @@ func nestedRepos(memDir string) []string {
 	return out
 }
 
-// dropGitlinks removes every gitlink entry from the index.
-func (h *History) dropGitlinks(ctx context.Context) error {
+// dropUnrecorded removes from the index every gitlink and every file out
+// of the history's scope.
+func (h *History) dropUnrecorded(ctx context.Context) error {
 	out, err := h.git(ctx, nil, "ls-files", "--stage", "-z")
 	if err != nil {
 		return err
@@ -161,7 +203,11 @@ func (h *History) dropGitlinks(ctx context.Context) error {
 	var list bytes.Buffer
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		// "<mode> <sha> <stage>\t<path>"
-		if tab := bytes.IndexByte(rec, '\t'); tab > 0 && bytes.HasPrefix(rec, []byte("160000 ")) {
+		tab := bytes.IndexByte(rec, '\t')
+		if tab <= 0 {
+			continue
+		}
+		if bytes.HasPrefix(rec, []byte("160000 ")) || !h.inScope(string(rec[tab+1:])) {
 			list.Write(rec[tab+1:])
 			list.WriteByte(0)
 		}
@@ -175,11 +221,11 @@ func (h *History) dropGitlinks(ctx context.Context) error {
 
 // stagePaths updates the index entries of just these paths from the memory
 // dir: added or changed files are hashed, missing ones removed. dream's own
-// files are never staged.
+// files and files out of the history's scope are never staged.
 func (h *History) stagePaths(ctx context.Context, paths []string) error {
 	var list bytes.Buffer
 	for _, p := range paths {
-		if p == "" || journal.Ignored(path.Base(p)) || strings.HasPrefix(p, journal.TempPrefix) || strings.Contains(p, "/"+journal.TempPrefix) {
+		if p == "" || journal.Ignored(path.Base(p)) || strings.HasPrefix(p, journal.TempPrefix) || strings.Contains(p, "/"+journal.TempPrefix) || !h.inScope(p) {
 			continue
 		}
 		list.WriteString(p)
@@ -190,6 +236,16 @@ func (h *History) stagePaths(ctx context.Context, paths []string) error {
 	}
 	_, err := h.git(ctx, list.Bytes(), "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
 	return err
+}
+
+// nulList is paths as update-index --stdin -z reads them.
+func nulList(paths []string) []byte {
+	var b bytes.Buffer
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
 }
 
 // packEvery is roughly how many loose objects the history may hold before it
