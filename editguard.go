@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lossguard"
 )
 
 // guardEdits asks Config.CheckEdit about every staged change and leaves each
@@ -23,9 +22,9 @@ import (
 // judged as the dream's "before" nor copied into staging, where the journal
 // would land it as the dream's change and `dream undo` would then revert
 // the user's edit. A refused path is also dropped from the transaction
-// (Txn.Keep), so the commit never touches it. Files the snapshot does not
-// cover (it holds the Markdown files) are judged against the live file.
-func (d *Dreamer) guardEdits(txn *journal.Txn, start lossguard.Tree) ([]string, error) {
+// (Txn.Keep), so the commit never touches it. Only changed files' start
+// versions are read (see memoryStart).
+func (d *Dreamer) guardEdits(txn *journal.Txn, start *memoryStart) ([]string, error) {
 	if d.cfg.CheckEdit == nil {
 		return nil, nil
 	}
@@ -36,7 +35,7 @@ func (d *Dreamer) guardEdits(txn *journal.Txn, start lossguard.Tree) ([]string, 
 	var refused []string
 	for _, c := range changes {
 		staged := filepath.Join(txn.Dir(), filepath.FromSlash(c.Path))
-		before, err := d.startOf(c.Path, start)
+		before, err := start.file(c.Path)
 		if err != nil {
 			return refused, err
 		}
@@ -67,19 +66,6 @@ func (d *Dreamer) guardEdits(txn *journal.Txn, start lossguard.Tree) ([]string, 
 		}
 	}
 	return refused, nil
-}
-
-// startOf is rel as it was when the dream started: from the snapshot when
-// the snapshot covers rel (absent there means the file did not exist), else
-// from the live memory dir.
-func (d *Dreamer) startOf(rel string, start lossguard.Tree) ([]byte, error) {
-	if b, ok := start[rel]; ok {
-		return b, nil
-	}
-	if start != nil && lossguard.Covers(rel) {
-		return nil, nil
-	}
-	return readOptional(filepath.Join(d.cfg.MemoryDir, filepath.FromSlash(rel)))
 }
 
 // writeStaged replaces a staged file rather than writing into it: with

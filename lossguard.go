@@ -1,16 +1,65 @@
 package dream
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lossguard"
 )
 
-// memoryBefore reads the memory as it is when the dream starts, before the
-// runner runs. The loss guard compares the staging dir with this snapshot,
-// not with the live memory dir: a user may edit memory while a dream runs
-// (the commit merges those edits), and an edit of theirs must never look
-// like a loss of the dream's.
-func (d *Dreamer) memoryBefore() (lossguard.Tree, error) {
-	return lossguard.ReadTree(d.cfg.MemoryDir)
+// memoryStart is the memory as it was when the dream started, the "before"
+// both guards judge against. It is not a copy: a user may edit memory while
+// a dream runs (the commit merges those edits), and an edit of theirs must
+// never look like the dream's, but copying a memory of 30,000 files to know
+// that would make every dream cost the memory's size. A file's start
+// version is read only when a guard asks for it, which is only for files
+// the dream changed: from the memory's own file while the journal proves it
+// untouched since staging began (same inode, size and mtime), else from the
+// audit history's HEAD, which RecordHandEdits set to the memory just before
+// the dream began.
+type memoryStart struct {
+	ctx  context.Context
+	txn  *journal.Txn
+	hist *audit.History
+}
+
+// memoryBefore is the memory as the dream starts, read lazily (see
+// memoryStart); call it right after staging began.
+func (d *Dreamer) memoryBefore(ctx context.Context, txn *journal.Txn, hist *audit.History) (*memoryStart, error) {
+	return &memoryStart{ctx: ctx, txn: txn, hist: hist}, nil
+}
+
+// file is rel (slash path) as the dream started; nil when it did not exist.
+// A file the history does not hold (out of its scope, or created between
+// the record and staging) and edited since is read live, as a last resort.
+func (s *memoryStart) file(rel string) ([]byte, error) {
+	path, existed, intact := s.txn.Original(rel)
+	if !existed {
+		return nil, nil
+	}
+	if intact {
+		b, err := os.ReadFile(path)
+		if err == nil {
+			if _, _, still := s.txn.Original(rel); still {
+				return b, nil
+			}
+		}
+	}
+	if s.hist != nil {
+		b, err := s.hist.HeadFile(s.ctx, rel)
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return readOptional(path)
 }
 
 // guardLoss runs the loss guard on a finished runner's staging dir against
@@ -18,12 +67,46 @@ func (d *Dreamer) memoryBefore() (lossguard.Tree, error) {
 // runner that changed a unit it did not record, and holds a dream that
 // would lose too much for review (held is true); a dream that changed
 // nothing is summarised as "no changes", whatever its model said.
-func (d *Dreamer) guardLoss(rep *Report, out Outcome, before lossguard.Tree, stagedDir string) (held bool, err error) {
-	after, err := lossguard.ReadTree(stagedDir)
+//
+// Only the changed Markdown files are read on both sides; the unchanged
+// ones are streamed from staging (where they are the originals) only when a
+// unit left its file, to look for it there (lossguard.CheckChanged).
+func (d *Dreamer) guardLoss(rep *Report, out Outcome, before *memoryStart, stagedDir string) (held bool, err error) {
+	changes, err := before.txn.Changes()
 	if err != nil {
 		return false, err
 	}
-	v := lossguard.Check(before, after, lossguard.Options{Strict: out.Strict, Records: out.Accounted, MaxLoss: d.cfg.Settings.MaxLoss})
+	was, now := lossguard.Tree{}, lossguard.Tree{}
+	changed := map[string]bool{}
+	for _, c := range changes {
+		if !lossguard.Covers(c.Path) {
+			continue
+		}
+		changed[c.Path] = true
+		if c.Kind != journal.Added {
+			b, err := before.file(c.Path)
+			if err != nil {
+				return false, err
+			}
+			if b != nil {
+				was[c.Path] = b
+			}
+		}
+		if c.Kind != journal.Deleted {
+			b, err := readOptional(filepath.Join(stagedDir, filepath.FromSlash(c.Path)))
+			if err != nil {
+				return false, err
+			}
+			if b != nil {
+				now[c.Path] = b
+			}
+		}
+	}
+	unchanged := lossguard.WalkTree(stagedDir, func(rel string) bool { return changed[rel] })
+	v, err := lossguard.CheckChanged(was, now, unchanged, lossguard.Options{Strict: out.Strict, Records: out.Accounted, MaxLoss: d.cfg.Settings.MaxLoss})
+	if err != nil {
+		return false, err
+	}
 	if err := v.Err(); err != nil {
 		return false, err
 	}

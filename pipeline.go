@@ -174,7 +174,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (rep Report, err error)
 		}
 	}()
 
-	before, err := d.memoryBefore()
+	before, err := d.memoryBefore(ctx, txn, hist)
 	if err != nil {
 		err = fmt.Errorf("reading the memory before the dream: %w", err)
 		finish(task.StatusFailed, err)

@@ -214,3 +214,23 @@ func (h *History) entry(ctx context.Context, ci commitInfo) (Entry, error) {
 	}
 	return es[0], nil
 }
+
+// HeadFile is path as the history last recorded it, read by one git
+// process without resolving entry ids: fs.ErrNotExist when HEAD does not
+// hold it (or nothing is recorded yet). The pipeline reads a changed
+// file's "before" from here when the file was edited during the dream:
+// RecordHandEdits recorded the memory just before the dream began.
+func (h *History) HeadFile(ctx context.Context, path string) ([]byte, error) {
+	clean := filepath.ToSlash(filepath.Clean(filepath.FromSlash(path)))
+	if path == "" || clean != path || !filepath.IsLocal(filepath.FromSlash(path)) {
+		return nil, fmt.Errorf("audit: head file: invalid path %q (want a clean path relative to the memory dir)", path)
+	}
+	data, err := h.git(ctx, nil, "cat-file", "blob", "HEAD:"+path)
+	if err != nil {
+		if exitCode(err) > 0 {
+			return nil, fmt.Errorf("audit: %s at HEAD: %w", path, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("audit: head file: %w", err)
+	}
+	return data, nil
+}
