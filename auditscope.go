@@ -2,20 +2,23 @@ package dream
 
 import (
 	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/historydream"
 	"github.com/dreamkit/dream/internal/host"
 )
 
 // nanobotAuditScope is what the audit history of a nanobot workspace
 // records: the memory files the layout names as writable (SOUL.md,
-// USER.md, memory/MEMORY.md) and skills/, which nanobot's Dream writes.
+// USER.md, memory/MEMORY.md), skills/, which nanobot's Dream writes, and
+// memory/.dream_cursor, which the flow moves with each dream (undoing the
+// dream must unconsume its history entries).
 // The workspace also holds the user's conversations (sessions/*.jsonl in
 // the pre-namespace layout), memory/history.jsonl and the cursors
 // (HKUDS/nanobot, nanobot/agent/memory.py and nanobot/session/); those are
 // not memory, and recording them would push private conversations to the
 // sync remote.
 func nanobotAuditScope(l host.Layout) []string {
-	return append(l.Writable(), historydream.SkillsDir+"/")
+	return append(l.Writable(), historydream.SkillsDir+"/", "memory/"+history.DreamCursorName)
 }
 
 // setAuditScope writes the scope of the memory's audit history where every

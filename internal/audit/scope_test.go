@@ -22,6 +22,7 @@ func TestScopeKeepsWorkspaceFilesOut(t *testing.T) {
 		"memory/MEMORY.md":       "# Long-term\n\n## Deploy\n\n1. Build.\n2. Ship.\n",
 		"memory/history.jsonl":   "{\"cursor\":1,\"content\":\"secret talk\"}\n",
 		"memory/.dream_cursor":   "1\n",
+		"memory/.cursor":         "1\n",
 		"sessions/cli_1.jsonl":   "{\"role\":\"user\",\"content\":\"my password is hunter2\"}\n",
 		"skills/deploy/SKILL.md": "---\nname: deploy\n---\n\nShip it.\n",
 	})
@@ -33,7 +34,7 @@ func TestScopeKeepsWorkspaceFilesOut(t *testing.T) {
 	if _, err := old.RecordHandEdits(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetScope(state, mem, []string{"memory/MEMORY.md", "SOUL.md", "USER.md", "skills/"}); err != nil {
+	if err := SetScope(state, mem, []string{"memory/MEMORY.md", "SOUL.md", "USER.md", "skills/", "memory/.dream_cursor"}); err != nil {
 		t.Fatal(err)
 	}
 	h, err := Open(ctx, state, mem)
@@ -55,12 +56,12 @@ func TestScopeKeepsWorkspaceFilesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree := string(mustGit(t, h, "ls-tree", "-r", "--name-only", "HEAD"))
-	for _, p := range []string{"memory/history.jsonl", "memory/.dream_cursor", "sessions/"} {
+	for _, p := range []string{"memory/history.jsonl", "memory/.cursor", "sessions/"} {
 		if strings.Contains(tree, p) {
 			t.Errorf("%s is in the history's tree:\n%s", p, tree)
 		}
 	}
-	for _, p := range []string{"memory/MEMORY.md", "SOUL.md", "USER.md", "skills/deploy/SKILL.md"} {
+	for _, p := range []string{"memory/MEMORY.md", "memory/.dream_cursor", "SOUL.md", "USER.md", "skills/deploy/SKILL.md"} {
 		if !strings.Contains(tree, p+"\n") {
 			t.Errorf("%s is not recorded:\n%s", p, tree)
 		}
