@@ -25,6 +25,9 @@ import (
 // (Txn.Keep), so the commit never touches it. Only changed files' start
 // versions are read (see memoryStart).
 func (d *Dreamer) guardEdits(txn *journal.Txn, start *memoryStart) ([]string, error) {
+	// The runner has returned: the guards and the commit share one walk
+	// of staging.
+	txn.Freeze()
 	if d.cfg.CheckEdit == nil {
 		return nil, nil
 	}

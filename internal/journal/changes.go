@@ -61,17 +61,37 @@ func (t *Txn) changes() ([]recChange, error) {
 	if t.closed {
 		return nil, fmt.Errorf("journal: %s: %w", t.rec.ID, ErrClosed)
 	}
+	if t.frozen && t.cached != nil {
+		return slices.Clone(*t.cached), nil
+	}
+	out, err := t.scan()
+	if err == nil && t.frozen {
+		t.cached = &out
+		out = slices.Clone(out)
+	}
+	return out, err
+}
+
+// Freeze says that staging is settled: the runner has returned, and from
+// now on only the transaction's own methods change it. The changes are
+// then found by one walk of staging and reused by Changes, Diff and Commit
+// (the guards and the commit each ask), until Keep changes them.
+func (t *Txn) Freeze() { t.frozen = true }
+
+// scan walks staging once and finds the changes.
+func (t *Txn) scan() ([]recChange, error) {
 	var out []recChange
 	seen := make(map[string]bool, len(t.rec.Base))
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		seen[rel] = true
 		base, inBase := t.rec.Base[rel]
-		if st, ok := t.rec.Staged[rel]; inBase && ok {
+		if inBase {
 			now := statPrint(info)
 			// Unchanged, or (linked) still the original's inode: whatever
 			// happened to that inode happened to the original, not by the
 			// dream's hand, since dream's writers only ever replace.
-			if st.sameStat(now) || t.rec.Linked && now.Ino != 0 && now.Ino == base.Ino {
+			st, ok := t.rec.Staged[rel]
+			if ok && st.sameStat(now) || t.rec.Linked && now.Ino != 0 && now.Ino == base.Ino {
 				return nil
 			}
 		}
@@ -186,6 +206,7 @@ func (t *Txn) Keep(rel string) error {
 		return nil
 	}
 	t.rec.Kept = append(t.rec.Kept, rel)
+	t.cached = nil
 	if err := writeRecord(t.txnDir, t.rec); err != nil {
 		return fmt.Errorf("journal: keep %s: %w", rel, err)
 	}

@@ -120,9 +120,14 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	if err := t.syncStaged(chs); err != nil {
 		return res, fmt.Errorf("journal: commit %s: %w", t.rec.ID, err)
 	}
+	full := t.rec
 	rec := t.rec
 	rec.State = StateCommitting
 	rec.Changes = chs
+	// A roll-forward needs the base of the changed files only: the record
+	// written (and synced) for the commit costs the change, not the
+	// memory's size.
+	rec.Base, rec.Staged = baseOfChanges(t.rec.Base, chs), nil
 	if err := writeRecord(t.txnDir, rec); err != nil {
 		return res, fmt.Errorf("journal: commit: %w", err)
 	}
@@ -134,7 +139,7 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 		if errors.As(err, &nr) {
 			// Nothing reached the memory dir: the commit is abandoned, not
 			// left for a roll-forward, and the staging is dropped with it.
-			back := t.rec
+			back := full
 			back.State, back.Changes = StateStaging, nil
 			if werr := writeRecord(t.txnDir, back); werr == nil {
 				t.rec = back
@@ -355,6 +360,17 @@ func (t *Txn) parkForReview(chs []recChange) (string, error) {
 		return fail(err)
 	}
 	return id, nil
+}
+
+// baseOfChanges is the part of base the changes need.
+func baseOfChanges(base map[string]fingerprint, chs []recChange) map[string]fingerprint {
+	out := make(map[string]fingerprint, len(chs))
+	for _, c := range chs {
+		if fp, ok := base[c.Path]; ok {
+			out[c.Path] = fp
+		}
+	}
+	return out
 }
 
 // finish marks the transaction committed and removes it.

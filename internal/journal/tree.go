@@ -126,20 +126,21 @@ func fingerprintFile(path string) (fingerprint, error) {
 func stageTree(src, dst string, link bool) (base, staged map[string]fingerprint, err error) {
 	base, staged = map[string]fingerprint{}, map[string]fingerprint{}
 	n := 0
+	made := map[string]bool{dst: true} // directories known to exist in staging
 	err = walkFiles(src, func(rel, abs string, info fs.FileInfo) error {
 		target := filepath.Join(dst, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
-		}
-		if link && os.Link(abs, target) == nil {
-			// The link itself changes the inode's ctime: take the stat
-			// after it, from the link (the same inode).
-			li, err := os.Lstat(target)
-			if err != nil {
+		if dir := filepath.Dir(target); !made[dir] {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
-			fp := statPrint(li)
-			base[rel], staged[rel] = fp, fp
+			made[dir] = true
+		}
+		if link && os.Link(abs, target) == nil {
+			// One stat per file, the walk's: the link changes the inode's
+			// ctime, but in a linked staging an unwritten file is told by
+			// its inode (it is still the original's) and the original by
+			// inode, size and mtime, so no staged stat is recorded.
+			base[rel] = statPrint(info)
 		} else {
 			fp, err := copyHashed(abs, target, info.Mode().Perm())
 			if err != nil {

@@ -17,6 +17,10 @@ type Txn struct {
 	txnDir string // <stateDir>/journal/<memkey>/<id>
 	rec    record
 	closed bool
+	// frozen: staging is settled (Freeze), so cached, once computed,
+	// holds its changes.
+	frozen bool
+	cached *[]recChange
 }
 
 // journalRoot is where the transactions of one memory dir live.
