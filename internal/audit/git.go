@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -129,4 +130,26 @@ func (h *History) gitEnv(ctx context.Context, env []string, stdin []byte, args .
 		return nil, ge
 	}
 	return stdout.Bytes(), nil
+}
+
+// gitTo runs one git command and streams its stdout into w, so a large
+// blob never sits in memory.
+func (h *History) gitTo(ctx context.Context, w io.Writer, args ...string) error {
+	cmd := exec.CommandContext(ctx, h.gitBin, append(append([]string{}, isolation...), args...)...)
+	cmd.Dir = h.memDir
+	cmd.Env = h.env()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("git %s: %w", args[0], ctxErr)
+		}
+		ge := &gitError{args: args, code: -1, stderr: stderr.String(), err: err}
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			ge.code = ee.ExitCode()
+		}
+		return ge
+	}
+	return nil
 }

@@ -5,26 +5,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dreamkit/dream/internal/fsutil"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/journal/linediff"
 )
 
-// version is one file's content at some point; absent when it did not exist.
+// version is one file at some point: its blob id and size in the history,
+// or absent when it did not exist. The content (data) is loaded only to
+// merge, so an undo of a dream that touched a 200 MB file never holds it:
+// versions compare by blob id, and a restored version is streamed from git
+// into the memory file.
 type version struct {
+	id     string // blob id; "" for content made here (a merge)
+	size   int64
 	data   []byte
 	absent bool
 }
 
 func (v version) equal(w version) bool {
-	return v.absent == w.absent && bytes.Equal(v.data, w.data)
+	if v.absent || w.absent {
+		return v.absent == w.absent
+	}
+	if v.id != "" && w.id != "" {
+		return v.id == w.id
+	}
+	return bytes.Equal(v.data, w.data)
 }
+
+// maxMergeSize is the largest version Undo loads to merge line by line;
+// past it (journal.OpaqueSize, a pasted log) a file changed after the
+// dream is a conflict, as a binary one is.
+const maxMergeSize = journal.OpaqueSize
 
 // Undo brings the memory dir back to its state before the dream id, as a new
 // audited change of kind "undo". Hand edits are recorded first. The dream's
@@ -70,6 +90,9 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
 	}
+	if err := h.loadForMerge(ctx, all); err != nil {
+		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
+	}
 	for _, f := range files {
 		vs := all[f.Path]
 		res, why := undoFile(vs[0], vs[1], vs[2])
@@ -85,7 +108,7 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 	if len(problems) > 0 && !force {
 		return Entry{}, fmt.Errorf("audit: undo %s: %w: %s (use force to restore these files to their state before the dream)", tid, ErrConflict, strings.Join(problems, "; "))
 	}
-	if err := h.writeResults(results); err != nil {
+	if err := h.writeResults(ctx, results, all); err != nil {
 		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
 	}
 	undoID := "undo-" + tid + "-" + time.Now().UTC().Format("20060102T150405.000")
@@ -112,6 +135,8 @@ func undoFile(base, dream, cur version) (version, string) {
 		return version{}, "created again after the dream deleted it"
 	case base.absent:
 		return version{}, "edited after the dream created it"
+	case base.data == nil && base.size > 0 || dream.data == nil && dream.size > 0 || cur.data == nil && cur.size > 0:
+		return version{}, "too large to merge and changed after the dream"
 	case linediff.IsBinary(base.data) || linediff.IsBinary(dream.data) || linediff.IsBinary(cur.data):
 		return version{}, "binary file changed after the dream"
 	}
@@ -136,52 +161,28 @@ func lineRange(r linediff.Region) string {
 	return fmt.Sprintf("%d-%d", r.A0+1, r.A1)
 }
 
-// versionsOf reads every path at each rev: one `git ls-tree` per rev finds
-// the blobs and one `git cat-file --batch` reads them. Paths travel as
-// literal NUL-separated arguments and blobs are asked for by id, never as
-// "rev:path" lines, so a name with a newline (or any byte git can store) is
-// read like any other. A path absent at a rev comes back absent.
+// versionsOf finds every path at each rev: one `git ls-tree -l` per rev
+// gives the blob ids and sizes, and no content is read. Paths travel as
+// literal NUL-separated arguments, so a name with a newline (or any byte
+// git can store) is found like any other. A path absent at a rev comes back
+// absent.
 func (h *History) versionsOf(ctx context.Context, paths []string, revs ...string) (map[string][]version, error) {
-	blobs := make([]map[string]string, len(revs))
+	blobs := make([]map[string]version, len(revs))
 	for i, rev := range revs {
-		out, err := h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, append([]string{"ls-tree", "-r", "-z", "--full-tree", rev, "--"}, paths...)...)
+		out, err := h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, append([]string{"ls-tree", "-r", "-l", "-z", "--full-tree", rev, "--"}, paths...)...)
 		if err != nil {
 			return nil, err
 		}
-		if blobs[i], err = parseLsTree(out); err != nil {
+		if blobs[i], err = parseLsTreeLong(out); err != nil {
 			return nil, err
-		}
-	}
-	var req strings.Builder
-	var order []string // blob ids in request order
-	for i := range revs {
-		for _, p := range paths {
-			if id, ok := blobs[i][p]; ok {
-				req.WriteString(id + "\n")
-				order = append(order, id)
-			}
-		}
-	}
-	data := map[string][]byte{}
-	if len(order) > 0 {
-		out, err := h.git(ctx, []byte(req.String()), "cat-file", "--batch")
-		if err != nil {
-			return nil, err
-		}
-		vs, err := parseBatch(out, len(order))
-		if err != nil {
-			return nil, err
-		}
-		for i, id := range order {
-			data[id] = vs[i].data
 		}
 	}
 	res := make(map[string][]version, len(paths))
 	for _, p := range paths {
 		vs := make([]version, len(revs))
 		for i := range revs {
-			if id, ok := blobs[i][p]; ok {
-				vs[i] = version{data: data[id]}
+			if v, ok := blobs[i][p]; ok {
+				vs[i] = v
 			} else {
 				vs[i] = version{absent: true}
 			}
@@ -191,22 +192,68 @@ func (h *History) versionsOf(ctx context.Context, paths []string, revs ...string
 	return res, nil
 }
 
-// parseLsTree reads `git ls-tree -r -z` output ("mode type id\tpath\0")
-// into path → blob id. Entries that are not blobs (submodules) are skipped.
-func parseLsTree(out []byte) (map[string]string, error) {
-	res := map[string]string{}
+// loadForMerge reads, with one `git cat-file --batch`, the contents of the
+// files whose three versions all differ (the only ones merged line by
+// line) when none is over maxMergeSize.
+func (h *History) loadForMerge(ctx context.Context, all map[string][]version) error {
+	var req strings.Builder
+	var want []*version
+	for _, vs := range all {
+		base, dream, cur := vs[0], vs[1], vs[2]
+		if cur.equal(dream) || cur.equal(base) || base.absent || dream.absent || cur.absent ||
+			base.size > maxMergeSize || dream.size > maxMergeSize || cur.size > maxMergeSize {
+			continue
+		}
+		for i := range vs {
+			req.WriteString(vs[i].id + "\n")
+			want = append(want, &vs[i])
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	out, err := h.git(ctx, []byte(req.String()), "cat-file", "--batch")
+	if err != nil {
+		return err
+	}
+	got, err := parseBatch(out, len(want))
+	if err != nil {
+		return err
+	}
+	for i, v := range want {
+		if got[i].absent {
+			return fmt.Errorf("blob %s is missing from the history", v.id)
+		}
+		v.data = got[i].data
+		if v.data == nil {
+			v.data = []byte{}
+		}
+	}
+	return nil
+}
+
+// parseLsTreeLong reads `git ls-tree -r -l -z` output ("mode type id
+// size\tpath\0") into path → version. Entries that are not blobs
+// (submodules) are skipped.
+func parseLsTreeLong(out []byte) (map[string]version, error) {
+	res := map[string]version{}
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		if len(rec) == 0 {
 			continue
 		}
 		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
 		f := strings.Fields(string(meta))
-		if !ok || len(f) != 3 {
+		if !ok || len(f) != 4 {
 			return nil, fmt.Errorf("parse git ls-tree: bad record %.80q", rec)
 		}
-		if f[1] == "blob" {
-			res[string(path)] = f[2]
+		if f[1] != "blob" {
+			continue
 		}
+		size, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("parse git ls-tree: bad size in %.80q", rec)
+		}
+		res[string(path)] = version{id: f[2], size: size}
 	}
 	return res, nil
 }
@@ -216,7 +263,7 @@ func parseLsTree(out []byte) (map[string]string, error) {
 // written every path is checked to lie under real directories: a directory
 // of the memory dir that became a symlink (to elsewhere or within) is never
 // written or deleted through, force or not.
-func (h *History) writeResults(results map[string]version) error {
+func (h *History) writeResults(ctx context.Context, results map[string]version, all map[string][]version) error {
 	paths := make([]string, 0, len(results))
 	for p := range results {
 		paths = append(paths, p)
@@ -261,16 +308,23 @@ func (h *History) writeResults(results map[string]version) error {
 		}
 		perm := os.FileMode(0o644)
 		if exists && info.Mode().IsRegular() {
-			cur, err := root.ReadFile(rel)
-			if err != nil {
-				return fmt.Errorf("read %s: %w", p, err)
-			}
-			if bytes.Equal(cur, v.data) {
+			// The memory file is HEAD's version (the hand edits were
+			// recorded first): equal ids mean nothing to write.
+			if vs := all[p]; len(vs) == 3 && !vs[2].absent && v.equal(vs[2]) {
 				continue
 			}
 			perm = info.Mode().Perm()
 		}
-		if err := fsutil.WriteFileAtomicIn(root, rel, v.data, perm); err != nil {
+		if v.id == "" {
+			if err := fsutil.WriteFileAtomicIn(root, rel, v.data, perm); err != nil {
+				return err
+			}
+			continue
+		}
+		err = fsutil.WriteAtomicInFrom(root, rel, perm, func(w io.Writer) error {
+			return h.gitTo(ctx, w, "cat-file", "blob", v.id)
+		})
+		if err != nil {
 			return err
 		}
 	}

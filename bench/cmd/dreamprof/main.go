@@ -28,7 +28,8 @@ func main() {
 	state := flag.String("state-dir", "", "state dir")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
 	heap := flag.String("memprofile", "", "write a heap profile (allocations and in-use at the peak sample) here")
-	which := flag.String("runner", "offline", "offline: the offline engine; one: rewrite one topic (the pipeline's own cost, without the engine)")
+	which := flag.String("runner", "offline", "offline: the offline engine; one: rewrite one file (the pipeline's own cost, without the engine)")
+	file := flag.String("file", "MEMORY.md", "with -runner one: the file (relative to the memory dir) it appends a line to")
 	flag.Parse()
 	if *mem == "" || *state == "" {
 		fmt.Fprintln(os.Stderr, "usage: dreamprof -memory-dir M -state-dir S [-cpuprofile F] [-memprofile F]")
@@ -47,7 +48,7 @@ func main() {
 	}
 	var runner dream.Runner = &dream.OfflineRunner{}
 	if *which == "one" {
-		runner = oneFileRunner{}
+		runner = oneFileRunner{file: *file}
 	}
 	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: runner, Provider: "offline"})
 	if err != nil {
@@ -67,21 +68,22 @@ func main() {
 		}
 		f.Close()
 	}
-	fmt.Printf("status=%s files=%d elapsed=%.3fs own_peak_rss=%s\n", rep.Status, len(rep.FilesTouched), elapsed.Seconds(), peakRSS())
+	fmt.Printf("status=%s id=%s files=%d elapsed=%.3fs own_peak_rss=%s\n", rep.Status, rep.TaskID, len(rep.FilesTouched), elapsed.Seconds(), peakRSS())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "dream:", err)
 	}
 }
 
-// oneFileRunner rewrites MEMORY.md's last line, as a writer that replaces
-// files does: what is left is the pipeline's own cost (lock, staging,
-// change detection, commit, audit, tasks, telemetry) for a one-file dream.
-type oneFileRunner struct{}
+// oneFileRunner appends a line to one file (MEMORY.md unless told), as a
+// writer that replaces files does: what is left is the pipeline's own cost
+// (lock, staging, change detection, commit, audit, tasks, telemetry) for a
+// one-file dream.
+type oneFileRunner struct{ file string }
 
 func (oneFileRunner) ReplacesFiles() bool { return true }
 
-func (oneFileRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
-	p := filepath.Join(job.MemoryDir, "MEMORY.md")
+func (r oneFileRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
+	p := filepath.Join(job.MemoryDir, filepath.FromSlash(r.file))
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return dream.Outcome{}, err
@@ -93,8 +95,8 @@ func (oneFileRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, err
 	if err := os.Rename(p+".tmp", p); err != nil {
 		return dream.Outcome{}, err
 	}
-	job.Progress(dream.Progress{Kind: dream.ProgressFileTouched, Path: "MEMORY.md"})
-	return dream.Outcome{FilesTouched: []string{"MEMORY.md"}}, nil
+	job.Progress(dream.Progress{Kind: dream.ProgressFileTouched, Path: r.file})
+	return dream.Outcome{FilesTouched: []string{r.file}}, nil
 }
 
 // peakRSS is this process's own peak resident set (VmHWM), without the git
