@@ -153,3 +153,39 @@ func (h *History) gitTo(ctx context.Context, w io.Writer, args ...string) error 
 	}
 	return nil
 }
+
+// gitHead runs one git command and returns the first max bytes of its
+// stdout; git is stopped once they are read (its broken pipe is not an
+// error).
+func (h *History) gitHead(ctx context.Context, max int, args ...string) (string, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := &headWriter{max: max, full: cancel}
+	err := h.gitTo(ctx, w, args...)
+	if w.done {
+		return w.buf.String(), nil
+	}
+	return w.buf.String(), err
+}
+
+// headWriter keeps the first max bytes written to it and then refuses
+// more, calling full once.
+type headWriter struct {
+	buf  bytes.Buffer
+	max  int
+	done bool
+	full func()
+}
+
+func (w *headWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, io.ErrShortWrite
+	}
+	if room := w.max - w.buf.Len(); len(p) >= room {
+		w.buf.Write(p[:room])
+		w.done = true
+		w.full()
+		return 0, io.ErrShortWrite
+	}
+	return w.buf.Write(p)
+}

@@ -80,17 +80,23 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	} else if err := h.stageAll(ctx); err != nil {
 		return "", err
 	}
-	// One diff gives the statuses, the counts and the patch.
-	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat", "-p")
+	// The statuses and counts, then as much of the patch as the message
+	// quotes: the first record of a memory of 30,000 files would otherwise
+	// hold the whole memory as a patch.
+	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat")
 	if err != nil {
 		return "", err
 	}
-	files, patch, err := parseChange(out)
+	files, _, err := parseChange(out)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
 		return "", nil
+	}
+	patch, err := h.gitHead(ctx, maxMsgDiffBytes+1, "diff", "--cached", "--no-renames", "--no-ext-diff", "-p")
+	if err != nil {
+		return "", err
 	}
 	msg := buildMessage(m, files, patch, extra)
 	if _, err := h.git(ctx, []byte(msg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
