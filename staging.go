@@ -49,7 +49,7 @@ func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptio
 		_, err := hist.RecordHandEditsOf(ctx, merged)
 		return err
 	}, Base: func(path string) ([]byte, bool, error) {
-		data, err := hist.FileAt(ctx, "HEAD", path)
+		data, err := hist.HeadFile(ctx, path)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
 			return nil, false, nil
 		}
