@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/provider"
 )
 
 // memoryDreamer builds a Dreamer for commands that read or change the
 // history and need no model.
 func (a *app) memoryDreamer() (*dream.Dreamer, int, bool) {
-	d, err := a.dreamer(nil, dream.Choice{}, nil)
+	d, err := a.dreamer(nil, provider.Choice{}, nil)
 	if err != nil {
 		return nil, a.fail(err), false
 	}
