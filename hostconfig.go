@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
 // HostNanobot is the host name of nanobot's flow.
@@ -99,7 +99,7 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 		}
 	}
 	if nanobot {
-		cfg.nanobot = &nanobotFinisher{prefix: historydream.CommitPeriodic}
+		cfg.nanobot = &nanobotFinisher{prefix: nanobotws.CommitPeriodic}
 	}
 	return cfg, nil
 }
@@ -126,7 +126,7 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 				return fmt.Errorf("%s: the dream cursor may only move forward (%d to %d)", rel, prev, next)
 			}
 			return nil
-		case historydream.Writable(rel) && strings.HasPrefix(rel, historydream.SkillsDir+"/"):
+		case nanobotws.Writable(rel) && strings.HasPrefix(rel, nanobotws.SkillsDir+"/"):
 			return nil
 		}
 		return inner(rel, before, after)

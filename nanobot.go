@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
+	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
 // nanobot's flow. Its memory is a workspace, not a folder of notes:
@@ -56,7 +56,7 @@ func IsNanobotWorkspace(dir string) bool {
 // RunNanobot runs one history dream now with d (whose memory dir is the
 // workspace and whose runner is a runner.HistoryDream) and, when it landed,
 // finishes it as nanobot does: a commit in nanobot's git store and a history
-// compaction. prefix is the commit subject (historydream.CommitManual or
+// compaction. prefix is the commit subject (nanobotws.CommitManual or
 // CommitPeriodic).
 func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (NanobotReport, error) {
 	ws := d.cfg.MemoryDir
@@ -70,7 +70,7 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 		f.mu.Unlock()
 		defer func() {
 			f.mu.Lock()
-			f.prefix = historydream.CommitPeriodic
+			f.prefix = nanobotws.CommitPeriodic
 			f.mu.Unlock()
 		}()
 	}
@@ -114,7 +114,7 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 // reports; a Dreamer whose Config came from ConfigForProject does it
 // itself.
 func FinishNanobotDream(ctx context.Context, workspace, prefix string) (commit string, compacted int, err error) {
-	commit, gerr := historydream.CommitGitStore(ctx, workspace, prefix)
+	commit, gerr := nanobotws.CommitGitStore(ctx, workspace, prefix)
 	if gerr != nil {
 		gerr = fmt.Errorf("committing to nanobot's git store: %w", gerr)
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
+	"github.com/dreamkit/dream/internal/nanobotws"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/runner"
@@ -98,7 +98,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}()
-		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, historydream.CommitManual)
+		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobotws.CommitManual)
 		if err == nil || rep.Status != dream.StatusKilled {
 			t.Fatalf("status %s, err %v", rep.Status, err)
 		}
@@ -114,7 +114,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, historydream.CommitManual)
+		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobotws.CommitManual)
 		if err != nil || rep.Status != dream.StatusCompleted {
 			t.Fatalf("%v %+v", err, rep)
 		}
