@@ -29,10 +29,6 @@ var (
 		{"host", "derive the locations from an agent's layout: `NAME` is claude, codex, gemini, nanobot, codebot or dir"},
 		{"state-dir", "the `DIR` where dream keeps tasks, telemetry, journals and audit history"},
 	}}
-	// groupState: commands that read only dream's own state.
-	groupState = flagGroup{title: "State", settings: []settingFlag{
-		{"state-dir", "the `DIR` where dream keeps tasks, telemetry, journals and audit history"},
-	}}
 	// groupSession: the session the caller is in, which never counts.
 	groupSession = flagGroup{title: "Session", session: true}
 	// groupHook: the same, read from an agent hook's payload.
