@@ -16,7 +16,7 @@ func cmdDemo(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("demo", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&keep, "keep", false, "keep the temp dir afterwards to look around")
-		fs.StringVar(&dir, "dir", "", "materialise the example here instead of a new temp dir")
+		fs.StringVar(&dir, "dir", "", "materialise the example in this `DIR` instead of a new temp dir")
 	}); err != nil {
 		return err
 	}

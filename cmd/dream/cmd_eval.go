@@ -18,7 +18,7 @@ import (
 func cmdEval(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&dir, "dir", filepath.Join("testdata", "eval"), "the scenarios directory")
+		fs.StringVar(&dir, "dir", filepath.Join("testdata", "eval"), "the scenarios `DIR`")
 	}); err != nil {
 		return err
 	}

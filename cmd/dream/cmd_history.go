@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -104,6 +105,9 @@ func cmdUndo(a *app, args []string) error {
 	}
 	defer d.Close()
 	e, err := d.Undo(a.ctx, pos[0], force)
+	if errors.Is(err, dream.ErrUndoConflict) {
+		return &undoConflictError{id: pos[0], err: err}
+	}
 	if err != nil {
 		return err
 	}

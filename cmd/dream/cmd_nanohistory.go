@@ -66,7 +66,7 @@ func cmdHistory(a *app, args []string) error {
 	)
 	pos, err := a.standardCommand("history", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&maxChars, "max-chars", 0, "append: cap the entry at this many characters (default 64000)")
-		fs.Int64Var(&since, "since", 0, "show: entries after this cursor")
+		fs.Int64Var(&since, "since", 0, "show: entries after this `CURSOR`")
 		fs.BoolVar(&unprocessed, "unprocessed", false, "show: entries after the dream cursor (what the next dream reads)")
 		fs.IntVar(&limit, "limit", 0, "show: at most this many entries (0: all)")
 		fs.IntVar(&n, "n", 10, "tail: how many entries")

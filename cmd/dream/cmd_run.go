@@ -12,7 +12,7 @@ import (
 func cmdRun(a *app, args []string) error {
 	var review bool
 	if _, err := a.standardCommand("run", args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&review, "review", false, "stage the changes for `dream diff/apply/discard` instead of landing them")
+		fs.BoolVar(&review, "review", false, "stage the changes for dream diff, apply or discard instead of landing them")
 	}); err != nil {
 		return err
 	}
