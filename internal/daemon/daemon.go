@@ -540,7 +540,7 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 		return dream.MaybeResult{}, err
 	}
 	defer dr.Close()
-	res, err := dr.Maybe(d.dreamCtx)
+	res, err := dr.MaybeRun(d.dreamCtx)
 	if res.Report != nil {
 		d.log.Debug("dream report", "task_id", res.Report.TaskID)
 	}
