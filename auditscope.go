@@ -3,8 +3,8 @@ package dream
 import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
 // nanobotAuditScope is what the audit history of a nanobot workspace
@@ -18,7 +18,7 @@ import (
 // not memory, and recording them would push private conversations to the
 // sync remote.
 func nanobotAuditScope(l host.Layout) []string {
-	return append(l.Writable(), historydream.SkillsDir+"/", "memory/"+history.DreamCursorName)
+	return append(l.Writable(), nanobotws.SkillsDir+"/", "memory/"+history.DreamCursorName)
 }
 
 // setAuditScope writes the scope of the memory's audit history where every

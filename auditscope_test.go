@@ -43,7 +43,20 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 	if out, err := exec.Command("git", "init", "-q", "--bare", "--initial-branch=main", remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v %s", err, out)
 	}
-	ws := nanobotWorkspace(t, 3, 0)
+	ws := t.TempDir()
+	for rel, body := range map[string]string{
+		"SOUL.md":              "# Soul\n\n1. Answer first.\n",
+		"USER.md":              "# User\n\n- 喜欢简短回答\n",
+		"memory/MEMORY.md":     "# Memory\n\n## Goals\n\n- ship\n",
+		"memory/history.jsonl": "{\"cursor\":1,\"timestamp\":\"2026-05-28 09:00\",\"content\":\"- the user's card ends 1111\"}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.MkdirAll(filepath.Join(ws, "sessions"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +73,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 		}
 		return "", false
 	}
-	cfg, err := ConfigForProject(Project{Host: HostNanobot, MemoryDir: ws}, Choice{Name: "offline"}, Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}}, home, env)
+	cfg, err := ConfigForProject(Project{Host: HostNanobot, MemoryDir: ws}, nil, Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}, Provider: "offline"}, home, env)
 	if err != nil {
 		t.Fatal(err)
 	}

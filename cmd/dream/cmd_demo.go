@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/demo"
+	"github.com/dreamkit/dream/provider"
 )
 
 func cmdDemo(a *app, args []string) error {
@@ -16,7 +16,7 @@ func cmdDemo(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("demo", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&keep, "keep", false, "keep the temp dir afterwards to look around")
-		fs.StringVar(&dir, "dir", "", "materialise the example here instead of a new temp dir")
+		fs.StringVar(&dir, "dir", "", "materialise the example in this `DIR` instead of a new temp dir")
 	}); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func cmdDemo(a *app, args []string) error {
 	s.Host = ""
 	a.loaded.Settings = s
 
-	choice, err := dream.ChooseProvider(s, a.getenv)
+	choice, err := provider.Choose(s, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -55,7 +55,7 @@ func cmdDemo(a *app, args []string) error {
 		}
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut)
-	d, err := a.dreamer(dream.RunnerFor(choice, s), choice, view.on)
+	d, err := a.dreamer(choice.Runner(s), choice, view.on)
 	if err != nil {
 		return err
 	}
