@@ -68,7 +68,8 @@ type Meta struct {
 	// Paths, when not nil, are the only files (slash paths relative to the
 	// memory dir) the change touched: the commit updates just those index
 	// entries, so its cost follows the change, not the memory's size. Nil
-	// stages the whole memory dir.
+	// stages whatever git's stat check of the whole memory dir (in scope)
+	// finds changed, which costs the change too (see stageAll).
 	Paths []string
 }
 

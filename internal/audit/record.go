@@ -69,8 +69,8 @@ func (h *History) RecordDream(ctx context.Context, m Meta) (string, error) {
 	return sha, nil
 }
 
-// record stages the change (the listed paths, or the whole memory dir when
-// m.Paths is nil) and commits it with a message built from the staged diff;
+// record stages the change (the listed paths, or every path of the memory
+// dir git finds changed when m.Paths is nil) and commits it with a message built from the staged diff;
 // extra trailers are appended.
 func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string, error) {
 	if m.Paths != nil {
