@@ -21,32 +21,47 @@ import (
 // pinned line, and a line under another heading or another bold label.
 // Copies in other files are leads, not edits: the same words in two
 // projects are two facts.
-func (s *state) fixDuplicates() error {
-	for _, f := range s.files {
-		d := f.doc
-		first := map[string]int{}
-		var rs []removal
-		for i, u := range d.Units {
-			key, ok := dupKey(d, u)
-			if !ok {
-				continue
-			}
-			k, seen := first[key]
-			if !seen {
-				first[key] = i
-				continue
-			}
-			start, end := removalRange(d, u)
-			if d.PinnedRange(start, end) || f.touched(start, end) {
-				continue
-			}
-			kept := d.Units[k]
-			rs = append(rs, removal{start, end, KindDuplicate, fmt.Sprintf("removed %q: same as line %d under %s",
-				clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path))})
-		}
-		s.applyRemovals(f, rs)
+func (s *state) fixDuplicatesIn(f *file) {
+	if !s.roles.mayEdit(f.rel) {
+		return
 	}
-	return nil
+	d := f.doc
+	blocks := s.roles.blocks(f)
+	if blocks.refused {
+		return
+	}
+	first := map[string]int{}
+	var rs []removal
+	for i, u := range d.Units {
+		if blocks.inHeader(u.Start, u.End) {
+			continue
+		}
+		key, ok := dupKey(d, u)
+		if !ok {
+			continue
+		}
+		if blocks.spans != nil {
+			// A Codex block is one rollout's memory: the same bullet in two
+			// blocks is two rollouts saying it, not a repeat.
+			key = fmt.Sprint(blocks.of(u.Start)) + "\x00" + key
+		}
+		k, seen := first[key]
+		if !seen {
+			first[key] = i
+			continue
+		}
+		if f.dirty = true; f.probe {
+			return
+		}
+		start, end := removalRange(d, u)
+		if d.PinnedRange(start, end) || f.touched(start, end) {
+			continue
+		}
+		kept := d.Units[k]
+		rs = append(rs, removal{start, end, KindDuplicate, fmt.Sprintf("removed %q: same as line %d under %s",
+			clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path))})
+	}
+	s.applyRemovals(f, rs)
 }
 
 // dupKey is the comparison key of a unit that may be removed as a

@@ -3,9 +3,7 @@ package offline
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -27,11 +25,11 @@ func (s *state) fixUnindexed() error {
 	if s.opts.Layout.Index == "" {
 		return nil
 	}
-	m := s.mentions()
-	ignore := s.ignorePatterns(m)
+	// The scan decided which files need a pointer (needsPointer) and
+	// built each from the file's frontmatter and first lines.
 	var todo []*file
 	for _, f := range s.files {
-		if s.indexable(f) && !m.names(f.rel) && !matchesAny(ignore, f.rel) {
+		if f.pointer != "" {
 			todo = append(todo, f)
 		}
 	}
@@ -44,7 +42,7 @@ func (s *state) fixUnindexed() error {
 		s.addFile(s.index)
 	}
 	for _, f := range todo {
-		s.addPointer(pointerFor(f))
+		s.addPointer(f.pointer)
 	}
 	return nil
 }
@@ -142,7 +140,7 @@ func (s *state) ignorePatterns(m mentionSet) []string {
 			}
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(s.opts.MemoryDir, IgnoreFile)); err == nil {
+	if data := s.readSmall(IgnoreFile); data != nil {
 		for _, l := range strings.Split(string(data), "\n") {
 			l = strings.TrimSpace(l)
 			if l != "" && !strings.HasPrefix(l, "#") {
