@@ -134,6 +134,9 @@ func runOffline(ctx context.Context, job Job, now time.Time, host, stateDir stri
 		prov = offline.Chain{tr, ap}
 	}
 	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: prov, Leads: true}
+	if stateDir != "" && job.MemoryDisplayDir != "" {
+		opts.CacheFile = offline.CachePath(stateDir, job.MemoryDisplayDir) // per memory, in the state dir; validated by content hash
+	}
 	rep, err := offline.Run(ctx, opts)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)

@@ -36,7 +36,7 @@ func (s *state) fixDuplicatesIn(f *file) {
 		if blocks.inHeader(u.Start, u.End) {
 			continue
 		}
-		key, ok := dupKey(d, u)
+		key, ok := dupKey(d, u, func() string { return f.norm(i) })
 		if !ok {
 			continue
 		}
@@ -65,8 +65,9 @@ func (s *state) fixDuplicatesIn(f *file) {
 }
 
 // dupKey is the comparison key of a unit that may be removed as a
-// duplicate, or false for a unit that may not.
-func dupKey(d *memory.Doc, u memory.Unit) (string, bool) {
+// duplicate, or false for a unit that may not; normed is normalize of its
+// content, computed once per unit for every pass that needs it.
+func dupKey(d *memory.Doc, u memory.Unit, normed func() string) (string, bool) {
 	switch u.Kind {
 	case memory.UnitItem:
 		if u.Ordered || u.Nested {
@@ -82,7 +83,7 @@ func dupKey(d *memory.Doc, u memory.Unit) (string, bool) {
 	if u.Quoted || introduces(u.Content) || d.PinnedRange(u.Start, u.End) {
 		return "", false
 	}
-	norm := normalize(u.Content)
+	norm := normed()
 	if !substantial(norm) {
 		return "", false
 	}
@@ -173,6 +174,16 @@ func clip(s string, n int) string {
 }
 
 func hasIdeographs(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return false
+	}
 	for _, r := range s {
 		if memory.IsCJK(r) {
 			return true

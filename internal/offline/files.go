@@ -45,6 +45,12 @@ type file struct {
 	// no provenance looked up and nothing recorded.
 	probe bool
 	dirty bool
+	// cached is set when the analysis came from the cache, unparsed.
+	cached bool
+	// kept are the bytes of a file with fixes, kept for writing it.
+	kept []byte
+	// norms memoises normalize per unit while the file is parsed.
+	norms []*string
 }
 
 // edit replaces src[start:end] with text.
@@ -78,6 +84,8 @@ type state struct {
 	// need a pointer; named and ignore are what they decided.
 	named  mentionSet
 	ignore []string
+	// kept is the total of file.kept.
+	kept int
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -161,7 +169,7 @@ func (s *state) scanFile(f *file) error {
 	pointer := s.needsPointer(f)
 	if !f.resident && !pointer {
 		if c := s.cache.lookup(f.rel, f.hash); c != nil && !c.Dirty {
-			f.sum = c
+			f.sum, f.cached = c, true
 			return nil
 		}
 	}
@@ -176,17 +184,30 @@ func (s *state) scanFile(f *file) error {
 		f.pointer = pointerFor(f)
 		f.topic = nil
 	}
+	f.norms = nil
 	if !f.resident {
 		f.src, f.doc = nil, nil
+		if len(f.edits) > 0 && s.kept+len(data) <= keepBytes {
+			// Kept for writing, within a fixed budget: past it the file
+			// is read again (and checked by hash) when it is written.
+			f.kept, s.kept = data, s.kept+len(data)
+		}
 	}
 	return nil
 }
+
+// keepBytes bounds the bytes of files with fixes that the scan keeps for
+// writing, so that the engine's memory does not grow with the memory's.
+const keepBytes = 32 << 20
 
 // reread returns f's bytes as the scan read them, or an error if the file
 // changed since.
 func (s *state) reread(f *file) ([]byte, error) {
 	if f.src != nil || !f.exists {
 		return f.src, nil
+	}
+	if f.kept != nil {
+		return f.kept, nil
 	}
 	data, _, err := s.reader.ReadFile(f.rel)
 	if err != nil {
@@ -225,6 +246,7 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		touched = append(touched, f.rel)
+		f.kept = nil
 		if s.opts.CacheFile != "" && !f.resident {
 			f.hash = sha256.Sum256(out)
 			f.sum = s.probe(f.rel, out)

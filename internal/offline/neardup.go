@@ -74,18 +74,36 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 		}
 		return int(a.id) - int(b.id)
 	})
-	// run[i] is where the postings of sets' shingle i start; looked up by
-	// binary search, so that no map of lists is built.
-	find := func(sh uint64) []posting {
-		lo := sort.Search(len(post), func(i int) bool { return post[i].sh >= sh })
-		hi := lo
-		for hi < len(post) && post[hi].sh == sh && hi-lo <= maxPostings {
+	// Each posting's run (the units sharing its shingle), found in one pass
+	// over the sorted array; a run longer than maxPostings is dropped.
+	runOf := make([]int32, len(post)) // start of the run, or -1 for a dropped one
+	for lo := 0; lo < len(post); {
+		hi := lo + 1
+		for hi < len(post) && post[hi].sh == post[lo].sh {
 			hi++
 		}
-		if hi-lo > maxPostings {
-			return nil
+		start := int32(lo)
+		if hi-lo > maxPostings || hi-lo < 2 {
+			start = -1
 		}
-		return post[lo:hi]
+		for k := lo; k < hi; k++ {
+			runOf[k] = start
+		}
+		lo = hi
+	}
+	// mine[i] lists the postings of unit i (a counting sort by unit).
+	first := make([]int32, len(us)+1)
+	for _, p := range post {
+		first[p.id+1]++
+	}
+	for i := 1; i < len(first); i++ {
+		first[i] += first[i-1]
+	}
+	mine := make([]int32, len(post))
+	fill := append([]int32(nil), first[:len(us)]...)
+	for k, p := range post {
+		mine[fill[p.id]] = int32(k)
+		fill[p.id]++
 	}
 	top := &pairHeap{s: s}
 	seen := make([]int32, len(us)) // seen[j] == i+1: pair (i, j) already scored
@@ -95,9 +113,13 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 				return nil, err
 			}
 		}
-		for _, sh := range set {
-			for _, p := range find(sh) {
-				j := int(p.id)
+		for _, k := range mine[first[i]:first[i+1]] {
+			lo := runOf[k]
+			if lo < 0 {
+				continue
+			}
+			for r := int(lo); r < len(post) && post[r].sh == post[k].sh; r++ {
+				j := int(post[r].id)
 				if j <= i || seen[j] == int32(i+1) {
 					continue
 				}

@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -49,7 +48,7 @@ func (s *state) summarize(f *file) *fileSum {
 	sum := &fileSum{HasMentions: s.opts.RepoDir != ""}
 	for i, u := range d.Units {
 		if u.Kind == memory.UnitItem || u.Kind == memory.UnitParagraph && u.Parent < 0 {
-			key := normalize(u.Content)
+			key := f.norm(i)
 			us := unitSum{Unit: int32(i), Line: int32(d.LineOf(u.Start)), Key: hashString(key), Cross: substantial(key)}
 			if !f.index {
 				if sh := shingleHashes(key); len(sh) >= 2 {
@@ -80,10 +79,20 @@ func driftUnit(u memory.Unit) bool {
 	return true
 }
 
-func hashString(s string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(s))
-	return h.Sum64()
+// FNV-1a, written out so that hashing a shingle allocates nothing.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashString(s string) uint64 { return fnvAdd(fnvOffset, s) }
+
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
 }
 
 // shingleHashes is shingles as sorted distinct 64-bit hashes: the same sets
@@ -105,9 +114,25 @@ func shingleHashes(norm string) []uint64 {
 	} else {
 		out = make([]uint64, 0, len(toks)-2)
 		for i := 0; i+3 <= len(toks); i++ {
-			out = append(out, hashString(toks[i]+"\x00"+toks[i+1]+"\x00"+toks[i+2]))
+			// The hash of toks[i] + "\x00" + toks[i+1] + "\x00" + toks[i+2].
+			h := fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvOffset, toks[i]), "\x00"), toks[i+1]), "\x00"), toks[i+2])
+			out = append(out, h)
 		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// norm is normalize of unit i's content, computed once for the passes that
+// compare units (duplicates, cross-file and near duplicates).
+func (f *file) norm(i int) string {
+	if f.norms == nil {
+		f.norms = make([]*string, len(f.doc.Units))
+	}
+	if p := f.norms[i]; p != nil {
+		return *p
+	}
+	n := normalize(f.doc.Units[i].Content)
+	f.norms[i] = &n
+	return n
 }
