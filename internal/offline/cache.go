@@ -1,13 +1,16 @@
 package offline
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
@@ -103,16 +106,15 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			u.Key = r.u64()
 			u.Cross = r.uint() == 1
 			ns := r.uint()
-			if ns > uint64(len(r.b)) {
+			if ns > uint64(len(r.b))/8 {
 				return nil, errCache
 			}
-			if ns > 0 {
-				u.Shingles = make([]uint64, ns)
-				for j := range u.Shingles {
-					u.Shingles[j] = r.u64()
-				}
+			u.Off, u.N = int32(len(sum.Shingles)), int32(ns)
+			for j := uint64(0); j < ns; j++ {
+				sum.Shingles = append(sum.Shingles, r.u64())
 			}
 		}
+		sum.Shingles = slices.Clip(sum.Shingles)
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -141,6 +143,18 @@ func (s *state) saveCache() {
 	if s.opts.CacheFile == "" {
 		return
 	}
+	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.opts.CacheFile), ".offline-cache-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	// Streamed entry by entry through the checksum: the cache is never
+	// held whole in memory.
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 64<<10)
 	var w []byte
 	w = append(w, cacheMagic...)
 	w = binary.AppendUvarint(w, cacheVersion)
@@ -152,49 +166,60 @@ func (s *state) saveCache() {
 		}
 	}
 	w = binary.AppendUvarint(w, uint64(n))
+	bw.Write(w)
 	for _, f := range s.files {
 		if f.sum == nil || f.resident || !f.exists {
 			continue
 		}
-		sum := f.sum
-		w = appendStr(w, f.rel)
-		w = append(w, f.hash[:]...)
-		flags := uint64(0)
-		if sum.Dirty {
-			flags |= 1
+		w = appendEntry(w[:0], f.rel, f.hash, f.sum)
+		bw.Write(w)
+	}
+	err = bw.Flush()
+	if err == nil {
+		_, err = tmp.Write(h.Sum(nil))
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		_ = os.Rename(tmp.Name(), s.opts.CacheFile)
+	}
+}
+
+// appendEntry encodes one file's analysis.
+func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
+	w = appendStr(w, rel)
+	w = append(w, hash[:]...)
+	flags := uint64(0)
+	if sum.Dirty {
+		flags |= 1
+	}
+	if sum.HasMentions {
+		flags |= 2
+	}
+	w = binary.AppendUvarint(w, flags)
+	w = binary.AppendUvarint(w, uint64(len(sum.Units)))
+	for _, u := range sum.Units {
+		w = binary.AppendUvarint(w, uint64(u.Unit))
+		w = binary.AppendUvarint(w, uint64(u.Line))
+		w = binary.LittleEndian.AppendUint64(w, u.Key)
+		cross := uint64(0)
+		if u.Cross {
+			cross = 1
 		}
-		if sum.HasMentions {
-			flags |= 2
-		}
-		w = binary.AppendUvarint(w, flags)
-		w = binary.AppendUvarint(w, uint64(len(sum.Units)))
-		for _, u := range sum.Units {
-			w = binary.AppendUvarint(w, uint64(u.Unit))
-			w = binary.AppendUvarint(w, uint64(u.Line))
-			w = binary.LittleEndian.AppendUint64(w, u.Key)
-			cross := uint64(0)
-			if u.Cross {
-				cross = 1
-			}
-			w = binary.AppendUvarint(w, cross)
-			w = binary.AppendUvarint(w, uint64(len(u.Shingles)))
-			for _, sh := range u.Shingles {
-				w = binary.LittleEndian.AppendUint64(w, sh)
-			}
-		}
-		w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
-		for _, m := range sum.Mentions {
-			w = binary.AppendUvarint(w, uint64(m.Line))
-			w = appendStr(w, m.Mention)
-			w = appendStr(w, m.Kind)
+		w = binary.AppendUvarint(w, cross)
+		w = binary.AppendUvarint(w, uint64(u.N))
+		for _, sh := range sum.shingles(&u) {
+			w = binary.LittleEndian.AppendUint64(w, sh)
 		}
 	}
-	h := sha256.Sum256(w)
-	w = append(w, h[:]...)
-	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
-		return
+	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
+	for _, m := range sum.Mentions {
+		w = binary.AppendUvarint(w, uint64(m.Line))
+		w = appendStr(w, m.Mention)
+		w = appendStr(w, m.Kind)
 	}
-	_ = writeAtomic(s.opts.CacheFile, w, 0o600)
+	return w
 }
 
 func appendStr(w []byte, s string) []byte {

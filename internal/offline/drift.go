@@ -62,10 +62,17 @@ func driftSuspects(s *state, repo *repoIndex) []Suspect {
 // mentions extracts what a line names, in order of appearance.
 func mentions(text string) []Suspect {
 	var out []Suspect
+	hasCode, hasExt := strings.IndexByte(text, '`') >= 0, dotLetter(text)
+	if !hasCode && !hasExt {
+		return nil // no code span and no ".ext": nothing for the patterns
+	}
 	for _, m := range driftPatterns().codeSpan.FindAllStringSubmatch(text, -1) {
 		if s, ok := classify(strings.TrimSpace(m[1])); ok {
 			out = append(out, s)
 		}
+	}
+	if !hasExt {
+		return out
 	}
 	prose := driftPatterns().codeSpan.ReplaceAllString(text, " ")
 	prose = driftPatterns().linkTarget.ReplaceAllString(prose, "]")
@@ -76,6 +83,18 @@ func mentions(text string) []Suspect {
 		}
 	}
 	return out
+}
+
+// dotLetter reports a '.' followed by an ASCII letter, which every bare file
+// name has (name.ext); the replacements before the bareFile match insert
+// neither, so text without one yields no bare file name.
+func dotLetter(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if c := s[i+1] | 0x20; s[i] == '.' && c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
 }
 
 // classify decides what a mention is, or that it is none of our business.

@@ -198,7 +198,7 @@ func (s *state) scanFile(f *file) error {
 
 // keepBytes bounds the bytes of files with fixes that the scan keeps for
 // writing, so that the engine's memory does not grow with the memory's.
-const keepBytes = 32 << 20
+const keepBytes = 4 << 20
 
 // reread returns f's bytes as the scan read them, or an error if the file
 // changed since.

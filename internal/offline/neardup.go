@@ -50,13 +50,13 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 		}
 		for ui := range f.sum.Units {
 			u := &f.sum.Units[ui]
-			if u.Shingles == nil {
+			if u.N == 0 {
 				continue
 			}
 			us = append(us, unitRef{int32(fi), int32(ui)})
-			sets = append(sets, u.Shingles)
+			sets = append(sets, f.sum.shingles(u))
 			keys = append(keys, u.Key)
-			total += len(u.Shingles)
+			total += int(u.N)
 		}
 	}
 	post := make([]posting, 0, total)
@@ -74,22 +74,29 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 		}
 		return int(a.id) - int(b.id)
 	})
-	// Each posting's run (the units sharing its shingle), found in one pass
-	// over the sorted array; a run longer than maxPostings is dropped.
-	runOf := make([]int32, len(post)) // start of the run, or -1 for a dropped one
+	// Keep only the runs (units sharing a shingle) that can make a pair: two
+	// to maxPostings long. Most shingles are either one unit's own or
+	// boilerplate shared by thousands, so the array shrinks to the few
+	// postings that matter before anything else is built over it.
+	kept := post[:0]
 	for lo := 0; lo < len(post); {
 		hi := lo + 1
 		for hi < len(post) && post[hi].sh == post[lo].sh {
 			hi++
 		}
-		start := int32(lo)
-		if hi-lo > maxPostings || hi-lo < 2 {
-			start = -1
-		}
-		for k := lo; k < hi; k++ {
-			runOf[k] = start
+		if n := hi - lo; n >= 2 && n <= maxPostings {
+			kept = append(kept, post[lo:hi]...)
 		}
 		lo = hi
+	}
+	post = append([]posting(nil), kept...) // and let the big array go
+	runOf := make([]int32, len(post)) // where each posting's run starts
+	for k := range post {
+		if k > 0 && post[k].sh == post[k-1].sh {
+			runOf[k] = runOf[k-1]
+		} else {
+			runOf[k] = int32(k)
+		}
 	}
 	// mine[i] lists the postings of unit i (a counting sort by unit).
 	first := make([]int32, len(us)+1)
@@ -114,11 +121,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 			}
 		}
 		for _, k := range mine[first[i]:first[i+1]] {
-			lo := runOf[k]
-			if lo < 0 {
-				continue
-			}
-			for r := int(lo); r < len(post) && post[r].sh == post[k].sh; r++ {
+			for r := int(runOf[k]); r < len(post) && post[r].sh == post[k].sh; r++ {
 				j := int(post[r].id)
 				if j <= i || seen[j] == int32(i+1) {
 					continue

@@ -12,7 +12,10 @@ import (
 // shingles, and the names it mentions. Texts are read again only for the
 // few leads that are reported.
 type fileSum struct {
-	Units    []unitSum
+	Units []unitSum
+	// Shingles holds every unit's shingles, one after the other (one
+	// allocation per file, not one per unit).
+	Shingles []uint64
 	Mentions []mentionSum
 	// HasMentions is set when Mentions were extracted (only runs with a
 	// repository need them).
@@ -31,10 +34,14 @@ type unitSum struct {
 	Key uint64
 	// Cross is set when the unit says enough to be a cross-file duplicate.
 	Cross bool
-	// Shingles are the sorted distinct hashes of its shingles, when it is a
-	// near-duplicate candidate (two or more, outside the index).
-	Shingles []uint64
+	// Off and N place the unit's shingles in fileSum.Shingles: the sorted
+	// distinct hashes of its shingles, when it is a near-duplicate
+	// candidate (two or more, outside the index); N is 0 otherwise.
+	Off, N int32
 }
+
+// shingles returns unit u's shingles.
+func (s *fileSum) shingles(u *unitSum) []uint64 { return s.Shingles[u.Off : u.Off+u.N : u.Off+u.N] }
 
 // mentionSum is one name a unit mentions, for the drift check.
 type mentionSum struct {
@@ -52,19 +59,22 @@ func (s *state) summarize(f *file) *fileSum {
 			us := unitSum{Unit: int32(i), Line: int32(d.LineOf(u.Start)), Key: hashString(key), Cross: substantial(key)}
 			if !f.index {
 				if sh := shingleHashes(key); len(sh) >= 2 {
-					us.Shingles = sh
+					us.Off, us.N = int32(len(sum.Shingles)), int32(len(sh))
+					sum.Shingles = append(sum.Shingles, sh...)
 				}
 			}
-			if us.Cross || us.Shingles != nil {
+			if us.Cross || us.N > 0 {
 				sum.Units = append(sum.Units, us)
 			}
 		}
 		if sum.HasMentions && driftUnit(u) {
 			for _, m := range mentions(u.Content) {
-				sum.Mentions = append(sum.Mentions, mentionSum{Line: int32(d.LineOf(u.Start)), Mention: m.Mention, Kind: m.Kind})
+				// Cloned: a substring would keep the unit's whole text alive.
+				sum.Mentions = append(sum.Mentions, mentionSum{Line: int32(d.LineOf(u.Start)), Mention: strings.Clone(m.Mention), Kind: m.Kind})
 			}
 		}
 	}
+	sum.Shingles = slices.Clip(sum.Shingles)
 	return sum
 }
 
