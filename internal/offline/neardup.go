@@ -90,7 +90,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 		lo = hi
 	}
 	post = append([]posting(nil), kept...) // and let the big array go
-	runOf := make([]int32, len(post)) // where each posting's run starts
+	runOf := make([]int32, len(post))      // where each posting's run starts
 	for k := range post {
 		if k > 0 && post[k].sh == post[k-1].sh {
 			runOf[k] = runOf[k-1]
