@@ -20,6 +20,9 @@ const (
 	// would make the candidate set quadratic.
 	maxPostings = 64
 	maxPairs    = 200
+	// postingParts slices of the hash space are indexed one at a time.
+	postingParts = 8
+	postingShift = 61 // 64 - log2(postingParts)
 )
 
 // unitRef names a unit of the scan: its file and its place in the file's
@@ -59,38 +62,45 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 			total += int(u.N)
 		}
 	}
-	post := make([]posting, 0, total)
-	for i, set := range sets {
-		for _, sh := range set {
-			post = append(post, posting{sh, int32(i)})
+	// The postings are built a slice of the hash space at a time (by the
+	// hash's top bits), so that only 1/postingParts of them is ever held;
+	// of each slice only the runs (units sharing a shingle) that can make a
+	// pair are kept: two to maxPostings long. Most shingles are either one
+	// unit's own or boilerplate shared by thousands, so what is kept is
+	// small. The slices, in order, are the whole array sorted by hash.
+	var post []posting
+	part := make([]posting, 0, total/postingParts+1)
+	for p := uint64(0); p < postingParts; p++ {
+		part = part[:0]
+		for i, set := range sets {
+			for _, sh := range set {
+				if sh>>postingShift == p {
+					part = append(part, posting{sh, int32(i)})
+				}
+			}
+		}
+		slices.SortFunc(part, func(a, b posting) int {
+			switch {
+			case a.sh < b.sh:
+				return -1
+			case a.sh > b.sh:
+				return 1
+			}
+			return int(a.id) - int(b.id)
+		})
+		for lo := 0; lo < len(part); {
+			hi := lo + 1
+			for hi < len(part) && part[hi].sh == part[lo].sh {
+				hi++
+			}
+			if n := hi - lo; n >= 2 && n <= maxPostings {
+				post = append(post, part[lo:hi]...)
+			}
+			lo = hi
 		}
 	}
-	slices.SortFunc(post, func(a, b posting) int {
-		switch {
-		case a.sh < b.sh:
-			return -1
-		case a.sh > b.sh:
-			return 1
-		}
-		return int(a.id) - int(b.id)
-	})
-	// Keep only the runs (units sharing a shingle) that can make a pair: two
-	// to maxPostings long. Most shingles are either one unit's own or
-	// boilerplate shared by thousands, so the array shrinks to the few
-	// postings that matter before anything else is built over it.
-	kept := post[:0]
-	for lo := 0; lo < len(post); {
-		hi := lo + 1
-		for hi < len(post) && post[hi].sh == post[lo].sh {
-			hi++
-		}
-		if n := hi - lo; n >= 2 && n <= maxPostings {
-			kept = append(kept, post[lo:hi]...)
-		}
-		lo = hi
-	}
-	post = append([]posting(nil), kept...) // and let the big array go
-	runOf := make([]int32, len(post))      // where each posting's run starts
+	part = nil
+	runOf := make([]int32, len(post)) // where each posting's run starts
 	for k := range post {
 		if k > 0 && post[k].sh == post[k-1].sh {
 			runOf[k] = runOf[k-1]
