@@ -23,6 +23,15 @@
 // Everything else it notices (cross-file and near duplicates, dangling
 // pointers, dates without an anchor, drifted names) is a Lead: handed to the
 // model and shown to the user, never applied.
+//
+// The cost follows the memory linearly and its text is never held whole:
+// files are read one at a time, each parsed once, with its own fixes
+// decided then and a small summary kept for the cross-file leads (hashes of
+// units, shingle hashes, mentions); near duplicates come from an index of
+// shingle postings, not from comparing pairs, and every list of leads is
+// capped as it is built. Only the index and the overflow file stay whole.
+// With Options.CacheFile the summaries of files with nothing to fix are
+// kept between runs, so a dream after one hand edit parses one file.
 package offline
 
 import (
