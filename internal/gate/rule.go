@@ -94,13 +94,14 @@ func (r *Rule) shadowed(dir, name string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-// keep asks Rule.Keep about the file at path. A file that cannot be read
-// does not count: undercounting only postpones a dream.
-func (r *Rule) keep(path string) bool {
+// keep asks Rule.Keep about the file name in dir. A file that cannot be
+// read does not count: undercounting only postpones a dream. The path is
+// only built when there is a Keep to ask.
+func (r *Rule) keep(dir, name string) bool {
 	if r == nil || r.Keep == nil {
 		return true
 	}
-	line, ok := FirstLine(path)
+	line, ok := FirstLine(filepath.Join(dir, name))
 	if !ok {
 		return false
 	}
