@@ -11,6 +11,9 @@ func cmdMaybe(a *app, args []string) int {
 	if _, code, ok := a.standardCommand("maybe", args, nil); !ok {
 		return code
 	}
+	if code, done := a.maybeFastPath(); done {
+		return code
+	}
 	d, view, code, ok := a.dreamerWithProvider()
 	if !ok {
 		return code
