@@ -10,21 +10,22 @@ import (
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/provider"
 )
 
 // timeGateClosed decides the hook path's most common case, the time gate
 // closed, with a handful of system calls (an lstat and one look at the lock
 // file, one at the journal dir) instead of building a Dreamer, which checks
 // every credential path, opens the lock backend and recovers twice before
-// Maybe reaches its first gate.
+// MaybeRun reaches its first gate.
 //
-// It answers closed only when dream.New and Dreamer.Maybe would stop at the
+// It answers closed only when dream.New and Dreamer.MaybeRun would stop at the
 // time gate too: dreaming enabled, a lock mtime younger than min_hours and
 // not in the future (clock skew opens the gate), no dead holder to reclaim
 // and no journal left over (Recover acts on either, and reopens the gate).
 // Deciding "dead" without the state dir's guard record can only call more
 // holders dead than Recover does, so a doubt always falls to the full path.
-// detail is Maybe's own wording of the closed gate.
+// detail is MaybeRun's own wording of the closed gate (funnel.go timeDetail).
 func timeGateClosed(s settings.Settings, memoryDir string, now time.Time) (detail string, closed bool) {
 	if !s.Enabled || memoryDir == "" {
 		return "", false
@@ -60,27 +61,27 @@ func timeGateClosed(s settings.Settings, memoryDir string, now time.Time) (detai
 		now.Sub(last).Hours(), minHours, last.Add(wait).Format(time.RFC3339)), true
 }
 
-// maybeFastPath is `dream maybe` when timeGateClosed settles it: the same
-// output and exit code as the full funnel, which runs whenever the answer is
+// maybeFastPath is `dream maybe` when timeGateClosed settles it (done): the
+// same output and exit code as the full funnel, which runs whenever the answer is
 // not certain. It is not taken for nanobot's flow (its dream dir is not the
 // memory dir given), nor with the etcd lock backend (whose last
 // consolidation is the cluster's, not this file's), nor with provider
 // settings that the full path would reject.
-func (a *app) maybeFastPath() (code int, done bool) {
+func (a *app) maybeFastPath() (done bool) {
 	s := a.loaded.Settings
 	if s.Lock != "" && s.Lock != settings.LockFile {
-		return 0, false
+		return false
 	}
-	if _, err := dream.ChooseProvider(s, a.getenv); err != nil {
-		return 0, false
+	if _, err := provider.Choose(s, a.getenv); err != nil {
+		return false
 	}
 	mem, _, _, err := a.locations()
 	if err != nil || a.isNanobot() || (a.layout != nil && a.layout.Host == dream.HostNanobot) {
-		return 0, false
+		return false
 	}
 	detail, closed := timeGateClosed(s, mem, time.Now())
 	if !closed {
-		return 0, false
+		return false
 	}
 	res := dream.MaybeResult{Gate: dream.GateTime, Detail: detail}
 	if a.jsonOut {
@@ -88,5 +89,5 @@ func (a *app) maybeFastPath() (code int, done bool) {
 	} else {
 		fmt.Fprintf(a.stdout, "no dream: the %s gate is closed: %s\n", res.Gate, res.Detail)
 	}
-	return exitOK, true
+	return true
 }

@@ -74,9 +74,9 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			res, err := d.Maybe(context.Background())
+			res, err := d.MaybeRun(context.Background())
 			if err != nil || res.Gate != dream.GateTime || res.Detail != detail {
-				t.Errorf("Maybe = %+v, %v; the shortcut said the time gate is closed: %q", res, err, detail)
+				t.Errorf("MaybeRun = %+v, %v; the shortcut said the time gate is closed: %q", res, err, detail)
 			}
 		})
 	}
