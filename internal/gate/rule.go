@@ -17,6 +17,10 @@ import (
 // The zero Rule (or a nil *Rule) is the generic one: every *.jsonl at any
 // depth outside directories named "subagents", the current session matched
 // as ID.jsonl, *_ID.jsonl or *-ID.jsonl.
+//
+// The scan calls a Rule's functions from several goroutines at once (it
+// lists directories and stats the files of a big one in parallel), so they
+// must be safe for concurrent use.
 type Rule struct {
 	// Match reports whether the regular file name, depth directories below
 	// the sessions root (0: directly in it), is a session, and returns the
