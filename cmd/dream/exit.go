@@ -123,8 +123,11 @@ var errInterrupted = errors.New("interrupted")
 
 // message is err as one line for the user, said once: errors from the
 // library begin with "dream: ", and the CLI prints that prefix itself.
-func message(err error) string {
-	s := err.Error()
+func message(err error) string { return oneMessage(err.Error()) }
+
+// oneMessage is message for an error already turned into text (a report's
+// error field).
+func oneMessage(s string) string {
 	for strings.HasPrefix(s, "dream: ") {
 		s = strings.TrimPrefix(s, "dream: ")
 	}
