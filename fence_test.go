@@ -25,12 +25,12 @@ type losingLock struct {
 	lose  func()
 }
 
-func (l *losingLock) TryAcquire() (time.Time, error) {
-	t, err := l.Backend.TryAcquire()
+func (l *losingLock) Acquire(ctx context.Context) (*lockbackend.Held, error) {
+	h, err := l.Backend.Acquire(ctx)
 	if err == nil && l.armed {
 		l.lose()
 	}
-	return t, err
+	return h, err
 }
 
 func (l *losingLock) CheckOwner(ctx context.Context) error {
@@ -77,7 +77,7 @@ func TestLostLeaseLandsNothing(t *testing.T) {
 	s.StateDir = state
 	s.Lock = settings.LockEtcd
 	s.EtcdEndpoints = []string{srv.URL}
-	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: &OfflineRunner{}})
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: offlineEngine{}})
 	if err != nil {
 		t.Fatal(err)
 	}

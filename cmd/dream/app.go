@@ -204,7 +204,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 
 // dreamer builds the Dreamer for this invocation. The runner is chosen from
 // the provider settings unless the caller sets one.
-func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
 	mem, sessions, repo, err := a.locations()
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		}
 		return nil, usagef("memory directory %s: %v", mem, err)
 	}
-	cfg, err := a.hostConfig(mem, sessions, repo, choice, dream.Config{
+	cfg, err := a.hostConfig(mem, sessions, repo, backend, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
@@ -234,7 +234,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 // hostConfig fits base to the host of this invocation (edit guard, session
 // rule, runner, nanobot's flow) through dream.ConfigForProject, the one
 // constructor the daemon and the MCP server share.
-func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base dream.Config) (dream.Config, error) {
+func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base dream.Config) (dream.Config, error) {
 	p := dream.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
 	if a.layout != nil {
 		p.Host = a.layout.Host
@@ -243,7 +243,7 @@ func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base d
 	}
 	session := a.session
 	base.CurrentSession = func() string { return session }
-	cfg, err := dream.ConfigForProject(p, choice, base, a.home(), a.env)
+	cfg, err := dream.ConfigForProject(p, backend, base, a.home(), a.env)
 	if err != nil {
 		return dream.Config{}, usagef("%v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/daemon"
 	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/provider"
 )
 
 // daemonFlags are the flags of `dream daemon` and its subcommands.
@@ -142,7 +143,7 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			e := daemon.ProjectEntry{MemoryDir: absPath(mem), SessionsDir: absPath(sessions), Path: absPath(repo), Host: s.Host}
 			ds.Projects = append(ds.Projects, e)
 		}
-		choice, err := dream.ChooseProvider(s, a.getenv)
+		choice, err := provider.Choose(s, a.getenv)
 		if err != nil {
 			return daemon.Config{}, usagef("%v", err)
 		}
@@ -152,7 +153,7 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			StateDir: s.StateDir,
 			Home:     a.home(),
 			Env:      a.env,
-			Choice:   choice,
+			Backend:  choice,
 		}, nil
 	}
 	hup := make(chan os.Signal, 1)

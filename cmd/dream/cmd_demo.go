@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/demo"
+	"github.com/dreamkit/dream/provider"
 )
 
 func cmdDemo(a *app, args []string) error {
@@ -40,7 +40,7 @@ func cmdDemo(a *app, args []string) error {
 	s.Host = ""
 	a.loaded.Settings = s
 
-	choice, err := dream.ChooseProvider(s, a.getenv)
+	choice, err := provider.Choose(s, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -55,7 +55,7 @@ func cmdDemo(a *app, args []string) error {
 		}
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut)
-	d, err := a.dreamer(dream.RunnerFor(choice, s), choice, view.on)
+	d, err := a.dreamer(choice.Runner(s), choice, view.on)
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/provider"
 )
 
 // memoryDreamer builds a Dreamer for commands that read or change the
 // history and need no model.
 func (a *app) memoryDreamer() (*dream.Dreamer, error) {
-	return a.dreamer(nil, dream.Choice{}, nil)
+	return a.dreamer(nil, provider.Choice{}, nil)
 }
 
 func cmdLog(a *app, args []string) error {

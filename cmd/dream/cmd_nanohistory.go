@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/trust"
+	"github.com/dreamkit/dream/provider"
 )
 
 // checkWritable refuses dir as a place this command writes when it holds
@@ -211,7 +211,7 @@ func cmdCompact(a *app, args []string) error {
 	if err := a.checkWritable("sessions dir", filepath.Dir(path)); err != nil {
 		return err
 	}
-	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
+	choice, err := provider.Choose(a.loaded.Settings, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}

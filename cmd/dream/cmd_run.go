@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/provider"
 )
 
 func cmdRun(a *app, args []string) error {
@@ -31,7 +32,7 @@ func cmdRun(a *app, args []string) error {
 // dreamerWithProvider builds the Dreamer with the runner the provider
 // settings select, and the progress display.
 func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, error) {
-	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
+	choice, err := provider.Choose(a.loaded.Settings, a.getenv)
 	if err != nil {
 		return nil, nil, usagef("%v", err)
 	}
@@ -42,7 +43,7 @@ func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if choice.Name == dream.ProviderOffline && !a.jsonOut {
+	if choice.Name == provider.Offline && !a.jsonOut {
 		a.note("dream: using the offline engine (%s): zero tokens, mechanical fixes only", choice.Why)
 	}
 	return d, view, nil
