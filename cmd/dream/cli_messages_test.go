@@ -73,13 +73,13 @@ var (
 // normalize replaces the run-dependent parts of out.
 func (s *session) normalize(out string) string {
 	out = strings.ReplaceAll(out, s.w.root, "$ROOT")
-	out = strings.ReplaceAll(out, strconv.Itoa(os.Getpid()), "$PID")
 	out = reTaskID.ReplaceAllString(out, "$$ID")
+	out = reSHA.ReplaceAllString(out, "$$SHA")
 	out = reTime.ReplaceAllString(out, "$$TIME")
 	out = reStamp.ReplaceAllString(out, "$$STAMP")
 	out = reAge.ReplaceAllString(out, "($$AGE ago)")
-	out = reSHA.ReplaceAllString(out, "$$SHA")
 	out = reSeconds.ReplaceAllString(out, "in $$SECONDSs")
+	out = regexp.MustCompile(`\b`+strconv.Itoa(os.Getpid())+`\b`).ReplaceAllString(out, "$$PID")
 	if h, err := os.Hostname(); err == nil && h != "" {
 		out = strings.ReplaceAll(out, " on "+h, " on $HOST")
 	}
