@@ -79,7 +79,7 @@ func (s *session) normalize(out string) string {
 	out = reStamp.ReplaceAllString(out, "$$STAMP")
 	out = reAge.ReplaceAllString(out, "($$AGE ago)")
 	out = reSeconds.ReplaceAllString(out, "in $$SECONDSs")
-	out = regexp.MustCompile(`(pid |"pid": )`+strconv.Itoa(os.Getpid())+`\b`).ReplaceAllString(out, "$${1}$$PID")
+	out = regexp.MustCompile(`(pid |"pid": )`+strconv.Itoa(os.Getpid())+`\b`).ReplaceAllString(out, "${1}$$PID")
 	if h, err := os.Hostname(); err == nil && h != "" {
 		out = strings.ReplaceAll(out, " on "+h, " on $HOST")
 	}
