@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -190,7 +191,10 @@ func lockHeldHint(h *dream.LockHeldError, now time.Time) string {
 	if !h.Since.IsZero() && now.After(h.Since) {
 		fmt.Fprintf(&b, " (%s ago)", now.Sub(h.Since).Round(time.Second))
 	}
+	local, _ := os.Hostname()
 	switch {
+	case h.Host != "" && h.Host != local:
+		fmt.Fprintf(&b, "; the dream runs on %s: wait for it to finish there (or for its lease to run out, if it died)", h.Host)
 	case h.TaskID != "":
 		fmt.Fprintf(&b, "; wait for it to finish, or stop it with: dream kill %s", h.TaskID)
 	default:
