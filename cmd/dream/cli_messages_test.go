@@ -290,6 +290,7 @@ func TestMessageJSONError(t *testing.T) {
 		exit int
 	}{
 		{[]string{"stauts", "--json"}, codeUsage, exitUsage},
+		{[]string{"status", "--memroy-dir", w.mem, "--json"}, codeUsage, exitUsage},
 		{[]string{"status", "--json", "--min-hours", "abc", "--memory-dir", w.mem}, codeUsage, exitUsage},
 		{[]string{"status", "--json", "--state-dir", w.state}, codeUsage, exitUsage},
 		{[]string{"show", "no-such-dream", "--json", "--memory-dir", w.mem, "--state-dir", w.state}, codeFailed, exitFailed},

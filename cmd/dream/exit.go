@@ -145,10 +145,11 @@ func (a *app) exit(err error) int {
 	e := classify(err)
 	var rep reportedError
 	shown := errors.As(err, &rep)
-	if !shown || a.jsonOut {
+	jsonOut := a.jsonOut || a.askedJSON
+	if !shown || jsonOut {
 		fmt.Fprintf(a.stderr, "dream: %s\n", e.Message)
 	}
-	if a.jsonOut && !shown {
+	if jsonOut && !shown {
 		writeJSON(a.stdout, a.stderr, struct {
 			Error cliError `json:"error"`
 		}{e})
