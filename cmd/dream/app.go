@@ -26,6 +26,9 @@ type app struct {
 	env    func(string) (string, bool)
 	// cmd is the command's name, for messages that point at its help.
 	cmd string
+	// askedJSON: --json is among the arguments, even when the flags
+	// failed to parse before it, so that the error is JSON too.
+	askedJSON bool
 
 	// Filled by flags.
 	session string

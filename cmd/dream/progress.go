@@ -119,7 +119,7 @@ func printReport(w io.Writer, r dream.Report) {
 		r.TaskID, r.Status, float64(r.DurationMS)/1000, r.Turns, r.ToolCalls,
 		humanCount(u.InputTokens), humanCount(u.OutputTokens), humanCount(u.CacheReadInputTokens), humanCount(u.CacheCreationInputTokens))
 	if r.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", r.Error)
+		fmt.Fprintf(w, "error: %s\n", oneMessage(r.Error))
 		if r.Status != dream.StatusCompleted {
 			fmt.Fprintln(w, "the memory is unchanged and the lock was rolled back")
 		}
