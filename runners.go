@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/agent"
-	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/prompt"
@@ -138,9 +137,9 @@ func runOffline(ctx context.Context, job Job, now time.Time, host, stateDir stri
 	if err != nil {
 		return Outcome{}, fmt.Errorf("offline engine: %w", err)
 	}
-	var accounted []lossguard.Record
+	var accounted []Accounted
 	for _, f := range rep.Fixes {
-		accounted = append(accounted, lossguard.Record{File: f.File, Start: f.Start, End: f.End})
+		accounted = append(accounted, Accounted{File: f.File, Start: f.Start, End: f.End})
 	}
 	for _, f := range rep.Fixes {
 		text := f.Kind + " " + f.File
