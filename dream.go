@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -100,14 +101,27 @@ type Config struct {
 	nanobot *nanobotFinisher
 }
 
-// DefaultSettings returns the built-in defaults for this user's environment.
-func DefaultSettings() Settings { return settings.Defaults(nil, "") }
+// DefaultSettings returns the built-in defaults for this user's
+// environment: the gates and budgets of DESIGN, and the state dir
+// $XDG_STATE_HOME/dream (else ~/.local/state/dream), as the command line
+// resolves it. The state dir is empty only when neither $XDG_STATE_HOME
+// (absolute) nor a home directory is known; New then refuses to guess.
+func DefaultSettings() Settings {
+	home, _ := os.UserHomeDir()
+	return settings.Defaults(os.LookupEnv, home)
+}
+
+// ErrNoStateDir: neither Config.StateDir, Settings.StateDir nor the
+// environment ($XDG_STATE_HOME, $HOME) names a state dir. New refuses
+// rather than keep tasks, journals and locks in the working directory.
+var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XDG_STATE_HOME or $HOME)")
 
 // Dreamer runs dreams for one memory directory.
 type Dreamer struct {
 	cfg      Config
 	lock     lockbackend.Backend
 	memKey   string
+	rule     *gate.Rule // Config.SessionRule, converted once
 	minHours time.Duration
 
 	baseCtx context.Context
@@ -149,6 +163,12 @@ func New(cfg Config) (*Dreamer, error) {
 	if cfg.StateDir == "" {
 		cfg.StateDir = DefaultSettings().StateDir
 	}
+	if cfg.StateDir == "" {
+		return nil, ErrNoStateDir
+	}
+	if a, err := filepath.Abs(cfg.StateDir); err == nil {
+		cfg.StateDir = filepath.Clean(a)
+	}
 	if err := checkWritableDirs(cfg); err != nil {
 		return nil, err
 	}
@@ -188,6 +208,7 @@ func New(cfg Config) (*Dreamer, error) {
 	d := &Dreamer{
 		cfg:      cfg,
 		memKey:   key,
+		rule:     cfg.SessionRule.gateRule(),
 		lock:     lk,
 		minHours: gate.HoursDuration(cfg.Settings.MinHours),
 

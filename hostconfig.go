@@ -72,7 +72,7 @@ func ConfigForProject(p Project, choice Choice, base Config, home string, env fu
 		return Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
 	}
 	if cfg.SessionRule == nil && (p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir)) {
-		cfg.SessionRule = l.Sessions
+		cfg.SessionRule = sessionRuleOf(l.Sessions)
 	}
 	// The layout's file list describes its own memory dir; nanobot's is
 	// relative to any workspace, so it guards every one.

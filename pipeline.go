@@ -443,7 +443,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 		return 0, nil
 	}
 	since = gate.SessionsSince(d.cfg.Now(), since)
-	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
+	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.rule, d.currentSession())
 }
 
 func changedPaths(cs []journal.Change) []string {
