@@ -24,6 +24,8 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	env    func(string) (string, bool)
+	// cmd is the command's name, for messages that point at its help.
+	cmd string
 
 	// Filled by flags.
 	session string
@@ -46,61 +48,19 @@ func (a *app) getenv(k string) string {
 	return v
 }
 
-// errUsage marks an error that is the user's input, exit code 2.
-type errUsage struct{ msg string }
-
-func (e errUsage) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return errUsage{fmt.Sprintf(format, args...)} }
-
-// settingFlags are the flags that set a settings key; the key is the flag
-// name with '-' replaced by '_'.
-var settingFlagNames = []struct{ name, help string }{
-	{"memory-dir", "the memory directory to consolidate"},
-	{"sessions-dir", "the directory of the agent's *.jsonl transcripts"},
-	{"repo", "the code the memory describes (default: the current directory)"},
-	{"host", "derive the locations from an agent's layout: claude, codex, gemini, nanobot, codebot, dir"},
-	{"state-dir", "where dream keeps tasks, telemetry, journals and audit history"},
-	{"provider", "anthropic, openai or offline (default: by the keys that are set)"},
-	{"model", "the model name"},
-	{"base-url", "the provider's base URL (Ollama, vLLM, OpenRouter, a proxy ...)"},
-	{"max-turns", "most model turns per dream"},
-	{"max-tokens", "most tokens (input+output, cached included) per dream"},
-	{"timeout", "longest a dream may run, e.g. 10m"},
-	{"min-hours", "hours since the last consolidation before a dream may start"},
-	{"min-sessions", "sessions touched since the last consolidation before a dream may start"},
-	{"lock", "consolidation lock backend: file or etcd"},
-	{"etcd-endpoints", "etcd client URLs for --lock etcd, ';'-separated"},
-	{"sync-remote", "git URL the memory's history is pulled from and pushed to"},
-	{"sync-branch", "this memory's branch on the sync remote (default: from the memory dir's path under $HOME)"},
-}
-
-// newFlags returns a FlagSet with the location, model and output flags every
-// command shares; the settings flags are collected as raw strings so that
-// the settings package can validate them and name their source.
-func (a *app) newFlags(name string) (*flag.FlagSet, map[string]*string) {
-	fs := flag.NewFlagSet("dream "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	raw := make(map[string]*string)
-	for _, f := range settingFlagNames {
-		raw[f.name] = fs.String(f.name, "", f.help)
-	}
-	fs.StringVar(&a.session, "session", "", "the current session id, excluded from the session gate (ID.jsonl or *_ID.jsonl)")
-	fs.BoolVar(&a.jsonOut, "json", false, "print one JSON value on stdout")
-	fs.BoolVar(&a.hook, "hook", false, "read an agent hook's JSON payload on stdin (Claude Code, Codex, Gemini: session_id, cwd) for --session and --repo")
-	return fs, raw
-}
-
 // parse parses args allowing flags before and after positional arguments
 // (`dream undo ID --memory-dir M`), and loads the settings.
 func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]string, error) {
 	var pos []string
+	if err := missingValue(fs, strings.TrimPrefix(fs.Name(), "dream "), args); err != nil {
+		return nil, err
+	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usagef("%v", err)
+			return nil, flagError(fs, strings.TrimPrefix(fs.Name(), "dream "), err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -194,9 +154,12 @@ func (a *app) loadSettings(flags map[string]string) error {
 		// The record of which project files the user allowed lives in
 		// the user's own state dir, never where a project file points.
 		TrustProject: trust.Open(trust.DefaultPath(a.env, home)).Trusted,
+		// A bad value typed on this command line is a usage error; the
+		// files and the environment still warn and fall back.
+		StrictFlags: true,
 	})
 	if err != nil {
-		return usagef("%v", err)
+		return settingsError(a.cmd, err)
 	}
 	if l.Settings.Repo == "" {
 		l.Settings.Repo = repo
@@ -241,7 +204,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 
 // dreamer builds the Dreamer for this invocation. The runner is chosen from
 // the provider settings unless the caller sets one.
-func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
 	mem, sessions, repo, err := a.locations()
 	if err != nil {
 		return nil, err
@@ -252,7 +215,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		}
 		return nil, usagef("memory directory %s: %v", mem, err)
 	}
-	cfg, err := a.hostConfig(mem, sessions, repo, choice, dream.Config{
+	cfg, err := a.hostConfig(mem, sessions, repo, backend, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
@@ -271,7 +234,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 // hostConfig fits base to the host of this invocation (edit guard, session
 // rule, runner, nanobot's flow) through dream.ConfigForProject, the one
 // constructor the daemon and the MCP server share.
-func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base dream.Config) (dream.Config, error) {
+func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base dream.Config) (dream.Config, error) {
 	p := dream.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
 	if a.layout != nil {
 		p.Host = a.layout.Host
@@ -280,36 +243,15 @@ func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base d
 	}
 	session := a.session
 	base.CurrentSession = func() string { return session }
-	cfg, err := dream.ConfigForProject(p, choice, base, a.home(), a.env)
+	cfg, err := dream.ConfigForProject(p, backend, base, a.home(), a.env)
 	if err != nil {
 		return dream.Config{}, usagef("%v", err)
 	}
 	return cfg, nil
 }
 
-// fail prints err and returns its exit code.
-func (a *app) fail(err error) int {
-	var u errUsage
-	if errors.As(err, &u) {
-		fmt.Fprintf(a.stderr, "dream: %s\n", u.msg)
-		return exitUsage
-	}
-	if errors.Is(err, dream.ErrLockHeld) {
-		fmt.Fprintf(a.stderr, "dream: %v\n", err)
-		return exitHeld
-	}
-	fmt.Fprintf(a.stderr, "dream: %v\n", err)
-	return exitFailed
-}
-
 // printJSON writes v as indented JSON on stdout.
-func (a *app) printJSON(v any) {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(a.stderr, "dream: encoding JSON: %v\n", err)
-	}
-}
+func (a *app) printJSON(v any) { writeJSON(a.stdout, a.stderr, v) }
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -322,8 +264,9 @@ func isTerminal(w io.Writer) bool {
 }
 
 // standardCommand handles the parse step every command shares: --help
-// prints the command's flags, a parse error is a usage error.
-func (a *app) standardCommand(name string, args []string, extra func(fs *flag.FlagSet)) ([]string, int, bool) {
+// prints the command's flags and returns flag.ErrHelp (exit 0), a parse
+// error is a usage error.
+func (a *app) standardCommand(name string, args []string, extra func(fs *flag.FlagSet)) ([]string, error) {
 	fs, raw := a.newFlags(name)
 	if extra != nil {
 		extra(fs)
@@ -331,13 +274,13 @@ func (a *app) standardCommand(name string, args []string, extra func(fs *flag.Fl
 	pos, err := a.parse(fs, raw, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printCommandHelp(a.stdout, name, fs)
-		return nil, exitOK, false
+		return nil, err
 	}
 	if err != nil {
-		return nil, a.fail(err), false
+		return nil, err
 	}
 	if c, _ := commandByName(name); c.args == "" && len(pos) > 0 {
-		return nil, a.fail(usagef("%s takes no arguments; got %q (see dream help %s)", name, pos[0], name)), false
+		return nil, usagef("%s takes no arguments; got %q (see dream help %s)", name, pos[0], name)
 	}
-	return pos, 0, true
+	return pos, nil
 }

@@ -11,25 +11,27 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/eval"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/runner"
 )
 
-func cmdEval(a *app, args []string) int {
+func cmdEval(a *app, args []string) error {
 	var dir string
-	if _, code, ok := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&dir, "dir", filepath.Join("testdata", "eval"), "the scenarios directory")
-	}); !ok {
-		return code
+	if _, err := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
+		fs.StringVar(&dir, "dir", filepath.Join("testdata", "eval"), "the scenarios `DIR`")
+	}); err != nil {
+		return err
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return a.fail(usagef("no scenarios at %s: run from a dream checkout or pass --dir", dir))
+		return usagef("no scenarios at %s: run from a dream checkout or pass --dir", dir)
 	}
 	scenarios, err := eval.LoadAll(dir)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
-	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
+	choice, err := provider.Choose(a.loaded.Settings, a.getenv)
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	if !a.jsonOut {
 		engine := "offline engine"
@@ -50,12 +52,12 @@ func cmdEval(a *app, args []string) int {
 			now = time.Now()
 		}
 		clock := func() time.Time { return now }
-		var runner dream.Runner = &dream.OfflineRunner{Now: clock, Host: sc.Host}
+		var r dream.Runner = &runner.Offline{Now: clock, Host: sc.Host}
 		if choice.Provider != nil {
-			runner = &dream.AgentRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
+			r = &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
 		}
 		cfg := s
-		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: runner, Provider: choice.Name, Model: choice.Model})
+		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: r, Provider: choice.Name, Model: choice.Model})
 		if err != nil {
 			return llm.Usage{}, err
 		}
@@ -65,7 +67,7 @@ func cmdEval(a *app, args []string) int {
 	}
 	scores, err := eval.Run(a.ctx, scenarios, dreamFn)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(scores)
@@ -74,8 +76,8 @@ func cmdEval(a *app, args []string) int {
 	}
 	for _, sc := range scores {
 		if sc.Err != "" || sc.ProbesRetained < sc.ProbesTotal || sc.Regressions > 0 || !sc.OutsideUntouched {
-			return exitFailed
+			return reported(exitFailed, fmt.Errorf("eval: scenario %s regressed", sc.Scenario))
 		}
 	}
-	return exitOK
+	return nil
 }

@@ -8,23 +8,49 @@ import (
 	"github.com/dreamkit/dream/internal/telemetry"
 )
 
-func cmdStats(a *app, args []string) int {
+func cmdStats(a *app, args []string) error {
 	var window time.Duration
-	if _, code, ok := a.standardCommand("stats", args, func(fs *flag.FlagSet) {
+	if _, err := a.standardCommand("stats", args, func(fs *flag.FlagSet) {
 		fs.DurationVar(&window, "since", 30*24*time.Hour, "the window to summarise, e.g. 168h")
-	}); !ok {
-		return code
+	}); err != nil {
+		return err
 	}
 	since := time.Now().Add(-window)
 	// Stats counts the lines it could not read, so an under-count shows.
-	st, err := telemetry.Open(a.loaded.Settings.StateDir).Stats(since)
+	st, err := a.stats(since)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(st)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintln(a.stdout, st.String())
-	return exitOK
+	return nil
+}
+
+// stats summarises the telemetry since, kept to the memory dir the location
+// flags name, if any.
+func (a *app) stats(since time.Time) (telemetry.Stats, error) {
+	log := telemetry.Open(a.loaded.Settings.StateDir)
+	scope, err := a.memoryScope()
+	if err != nil || scope == "" {
+		if err != nil {
+			return telemetry.Stats{}, err
+		}
+		return log.Stats(since)
+	}
+	events, malformed, err := log.ReadCounting(since)
+	if err != nil {
+		return telemetry.Stats{}, err
+	}
+	kept := events[:0]
+	for _, e := range events {
+		if inScope(scope, e.MemoryDir) {
+			kept = append(kept, e)
+		}
+	}
+	st := telemetry.Summarize(kept, since)
+	st.Malformed = malformed
+	return st, nil
 }
