@@ -116,3 +116,31 @@ func TestExpandHome(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFileAtomicNoSync: the unsynced variant replaces the file with
+// the mode asked for, leaves no temporary file, and fails (leaving the old
+// content) when the target's directory is missing rather than creating it.
+func TestWriteFileAtomicNoSync(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.md")
+	for _, c := range []struct {
+		data string
+		perm os.FileMode
+	}{{"# one\n", 0o644}, {"# two\n- 中文\n", 0o600}} {
+		if err := WriteFileAtomicNoSync(p, []byte(c.data), c.perm); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		fi, _ := os.Stat(p)
+		if err != nil || string(b) != c.data || fi.Mode().Perm() != c.perm {
+			t.Fatalf("after writing %q: content %q mode %v, %v", c.data, b, fi.Mode().Perm(), err)
+		}
+	}
+	if err := WriteFileAtomicNoSync(filepath.Join(dir, "missing", "g.md"), []byte("x"), 0o644); err == nil {
+		t.Error("writing into a missing directory succeeded")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("dir holds %d entries, want just f.md: %v", len(ents), ents)
+	}
+}
