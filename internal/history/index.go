@@ -299,4 +299,3 @@ func writeFileAtomic(path string, data []byte, durable bool) error {
 	}
 	return fsutil.WriteFileAtomicNoSync(path, data, 0o600)
 }
-
