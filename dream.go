@@ -14,8 +14,6 @@ package dream
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -24,6 +22,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
 )
@@ -197,9 +196,6 @@ func New(cfg Config) (*Dreamer, error) {
 	// The guard's name comes from the resolved path, so that two processes
 	// reaching one memory dir through different symlinks share one flock.
 	key := MemoryKey(cfg.MemoryDir)
-	if resolved, err := filepath.EvalSymlinks(cfg.MemoryDir); err == nil {
-		key = MemoryKey(resolved)
-	}
 	cfg.Settings.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
 	lk, err := openLock(cfg, key)
 	if err != nil {
@@ -235,10 +231,14 @@ func New(cfg Config) (*Dreamer, error) {
 	return d, nil
 }
 
-// MemoryKey is the short stable name of a memory dir inside the state dir.
+// MemoryKey is the short stable name of a memory dir inside the state dir:
+// a hash of its absolute, clean, symlink-resolved path, so that every
+// spelling of one directory shares one lock guard, throttle, journal and
+// audit history. It is the journal's key (one definition for all of them);
+// "" only when the path cannot be made absolute.
 func MemoryKey(memoryDir string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(memoryDir)))
-	return hex.EncodeToString(sum[:8])
+	key, _ := journal.MemKey(memoryDir)
+	return key
 }
 
 // Config returns the Dreamer's effective configuration.
