@@ -182,3 +182,19 @@ func ExpandHome(p, home string) string {
 	}
 	return p
 }
+
+// ValidName reports whether name is safe as one path element that dream
+// creates itself (a task's or a transaction's id): 1 to maxLen bytes of
+// ASCII letters, digits, '-', '_' and '.', not starting with '.' (so never
+// "." or "..", and never hidden like dream's temporary files).
+func ValidName(name string, maxLen int) bool {
+	if name == "" || len(name) > maxLen || name[0] == '.' {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}

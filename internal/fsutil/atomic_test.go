@@ -144,3 +144,21 @@ func TestWriteFileAtomicNoSync(t *testing.T) {
 		t.Errorf("dir holds %d entries, want just f.md: %v", len(ents), ents)
 	}
 }
+
+func TestValidName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"20261201-120000-3f9a", true}, {"20261201-120000-3f9a-review", true}, {"a.b_c-D9", true},
+		{"", false}, {".", false}, {"..", false}, {".hidden", false}, {"a/b", false}, {`a\b`, false},
+		{"a b", false}, {"é", false}, {"梦", false}, {"x\x00", false}, {strings.Repeat("x", 65), false},
+	} {
+		if got := ValidName(tc.name, 64); got != tc.ok {
+			t.Errorf("ValidName(%q, 64) = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+	if !ValidName(strings.Repeat("x", 128), 128) || ValidName(strings.Repeat("x", 129), 128) {
+		t.Error("the length bound is not maxLen")
+	}
+}
