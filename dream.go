@@ -60,7 +60,8 @@ type Config struct {
 	// RepoDir is the code the memory describes; empty means none.
 	RepoDir string
 	// StateDir keeps tasks, telemetry, journals and the audit history;
-	// empty means Settings.StateDir.
+	// empty means Settings.StateDir, then DefaultSettings' (New fails with
+	// ErrNoStateDir when none is known).
 	StateDir string
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
@@ -73,12 +74,16 @@ type Config struct {
 	// after nil for a file added or deleted); a refused file is kept as it
 	// was. The command line sets it from the host layout.
 	CheckEdit func(rel string, before, after []byte) error
-	// Settings are the gate thresholds and budgets. Use DefaultSettings as
-	// a base.
+	// Settings are the gate thresholds, budgets and policies. Use
+	// DefaultSettings as a base. Their MemoryDir, SessionsDir, Repo,
+	// StateDir, Provider and Model are the command line's layered inputs:
+	// a Dreamer works from the fields of Config above and below, and New
+	// overwrites those copies with them.
 	Settings Settings
 	// Runner does the work under the lock.
 	Runner Runner
-	// Provider and Model are recorded in the task entry and audit history.
+	// Provider and Model are recorded in the task entry and audit history;
+	// the Runner is what actually talks to them.
 	Provider, Model string
 	// OnProgress receives every event of a running dream; may be nil.
 	OnProgress func(taskID string, p Progress)
@@ -141,62 +146,17 @@ type Dreamer struct {
 // New validates cfg and returns a Dreamer. It reads the lock mtime once, so
 // that MaybeStart can decide the time gate from memory afterwards.
 func New(cfg Config) (*Dreamer, error) {
-	if cfg.MemoryDir == "" {
-		return nil, errors.New("dream: Config.MemoryDir is required")
-	}
-	abs, err := filepath.Abs(cfg.MemoryDir)
+	cfg, err := resolveConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("dream: memory dir: %w", err)
-	}
-	cfg.MemoryDir = filepath.Clean(abs)
-	for _, p := range []*string{&cfg.SessionsDir, &cfg.RepoDir} {
-		if *p != "" {
-			if a, err := filepath.Abs(*p); err == nil {
-				*p = filepath.Clean(a)
-			}
-		}
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = cfg.Settings.StateDir
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = DefaultSettings().StateDir
-	}
-	if cfg.StateDir == "" {
-		return nil, ErrNoStateDir
-	}
-	if a, err := filepath.Abs(cfg.StateDir); err == nil {
-		cfg.StateDir = filepath.Clean(a)
-	}
-	if err := checkWritableDirs(cfg); err != nil {
 		return nil, err
-	}
-	// A host that fills Settings by hand gets the defaults for what it left
-	// zero: a zero timeout must not mean a dream that may run forever.
-	def := DefaultSettings()
-	if !(cfg.Settings.MinHours > 0) { // NaN included
-		cfg.Settings.MinHours = def.MinHours
-	}
-	if cfg.Settings.MinSessions <= 0 {
-		cfg.Settings.MinSessions = def.MinSessions
-	}
-	if cfg.Settings.Timeout <= 0 {
-		cfg.Settings.Timeout = def.Timeout
 	}
 	realClock := cfg.Now == nil
 	if realClock {
 		cfg.Now = time.Now
 	}
-	if cfg.OnProgress == nil {
-		cfg.OnProgress = func(string, Progress) {}
-	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
 	// The guard's name comes from the resolved path, so that two processes
 	// reaching one memory dir through different symlinks share one flock.
 	key := MemoryKey(cfg.MemoryDir)
-	cfg.Settings.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
 	lk, err := openLock(cfg, key)
 	if err != nil {
 		return nil, fmt.Errorf("dream: consolidation lock: %w", err)
@@ -229,6 +189,71 @@ func New(cfg Config) (*Dreamer, error) {
 		d.lastScan = d.readThrottle()
 	}
 	return d, nil
+}
+
+// resolveConfig checks cfg and fills what New may fill: absolute paths,
+// the state dir, the defaults of settings a host left zero, no-op hooks.
+// Config is the one home of where a Dreamer works and who dreams
+// (MemoryDir, SessionsDir, RepoDir, StateDir, Provider, Model); the same
+// fields of Settings are the command line's layered inputs, which the
+// front end resolves into Config, so resolveConfig overwrites them with
+// Config's values and the two can never disagree.
+func resolveConfig(cfg Config) (Config, error) {
+	if cfg.MemoryDir == "" {
+		return cfg, errors.New("dream: Config.MemoryDir is required")
+	}
+	abs, err := filepath.Abs(cfg.MemoryDir)
+	if err != nil {
+		return cfg, fmt.Errorf("dream: memory dir: %w", err)
+	}
+	cfg.MemoryDir = filepath.Clean(abs)
+	for _, p := range []*string{&cfg.SessionsDir, &cfg.RepoDir} {
+		if *p != "" {
+			if a, err := filepath.Abs(*p); err == nil {
+				*p = filepath.Clean(a)
+			}
+		}
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = cfg.Settings.StateDir // a front end that set only the layered value
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = DefaultSettings().StateDir
+	}
+	if cfg.StateDir == "" {
+		return cfg, ErrNoStateDir
+	}
+	if a, err := filepath.Abs(cfg.StateDir); err == nil {
+		cfg.StateDir = filepath.Clean(a)
+	}
+	if err := checkWritableDirs(cfg); err != nil {
+		return cfg, err
+	}
+	s := &cfg.Settings
+	if cfg.Provider == "" && cfg.Model == "" {
+		cfg.Provider, cfg.Model = s.Provider, s.Model // as for the state dir
+	}
+	s.MemoryDir, s.SessionsDir, s.Repo, s.StateDir, s.Provider, s.Model = cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir, cfg.StateDir, cfg.Provider, cfg.Model
+	// A host that fills Settings by hand gets the defaults for what it left
+	// zero: a zero timeout must not mean a dream that may run forever.
+	def := DefaultSettings()
+	if !(s.MinHours > 0) { // NaN included
+		s.MinHours = def.MinHours
+	}
+	if s.MinSessions <= 0 {
+		s.MinSessions = def.MinSessions
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = def.Timeout
+	}
+	if cfg.OnProgress == nil {
+		cfg.OnProgress = func(string, Progress) {}
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	s.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
+	return cfg, nil
 }
 
 // MemoryKey is the short stable name of a memory dir inside the state dir:
