@@ -3,8 +3,9 @@
 // re-indexes the agent's long-term memory.
 //
 // A host agent embeds it by building a Dreamer with New and calling
-// MaybeStart from its idle hook after every turn. MaybeStart walks the gate
-// funnel cheapest first (enabled flag, in-process running flag, time gate,
+// MaybeStart from its idle hook after every turn (MaybeRun is the same
+// funnel in the foreground, for short-lived processes; Run and StartManual
+// skip the gates). MaybeStart walks the gate funnel cheapest first (enabled flag, in-process running flag, time gate,
 // scan throttle, session gate, lock) and returns at once when a gate is
 // closed: while the time gate is closed the check makes no system call at
 // all. When every gate opens, the dream runs in the background under the
@@ -352,10 +353,9 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.armGate(t)
 }
 
-// StartManual runs one dream now in the caller's goroutine: it skips the
-// time, throttle and session gates but takes the lock (ErrLockHeld when a
-// live holder has it). The report is returned whatever the outcome; err is
-// non-nil when the dream did not complete.
+// StartManual is exactly Run(ctx, RunOptions{}): one dream now. It stays
+// because it is the name the design gives, beside MaybeStart, to what a
+// host embeds.
 func (d *Dreamer) StartManual(ctx context.Context) (Report, error) {
 	return d.Run(ctx, RunOptions{})
 }
@@ -371,7 +371,11 @@ type RunOptions struct {
 	DryRun bool
 }
 
-// Run is StartManual with options.
+// Run runs one dream now in the caller's goroutine, as `dream run` does: it
+// skips the time, throttle and session gates but takes the lock (a
+// *LockHeldError, errors.Is(err, ErrLockHeld), when a live holder has it).
+// The report is returned whatever the outcome; err is non-nil when the
+// dream did not complete.
 func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
 	release, err := d.claim()
 	if err != nil {
