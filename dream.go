@@ -35,8 +35,31 @@ import (
 // dream rewinds the lock, so the throttle is also the retry back-off.
 const ScanInterval = 10 * time.Minute
 
-// Settings are the tunables of a Dreamer (see internal/settings for the
-// keys, defaults and the layered loading used by the command line).
+// Settings are the tunables of a Dreamer: the command line's layered
+// configuration (defaults, user file, project file, DREAM_* environment,
+// flags), which a host embedding the library fills from DefaultSettings.
+// It stays an alias of the loader's own type so that every key is defined
+// once, in the loader that parses, validates and documents it (`dream
+// config` lists them); go doc cannot show an alias's fields, so here they
+// are, with the keys that set them:
+//
+//	Enabled      bool           enabled: false means no automatic dream
+//	MinHours     float64        min_hours: the time gate (default 24)
+//	MinSessions  int            min_sessions: the session gate (default 5)
+//	MaxTurns     int            max_turns: model round trips per dream (25)
+//	MaxTokens    int64          max_tokens: tokens per dream (400000)
+//	Timeout      time.Duration  timeout: wall-clock limit per dream (10m)
+//	Pinned       []string       pinned: memory files a dream must keep
+//	Review       bool           review: stage every dream for `dream apply`
+//	MaxLoss      float64        max_loss: the loss guard's share (0.2)
+//	Lock         string         lock: "file" (default) or "etcd"
+//	EtcdEndpoints, EtcdCACert, EtcdCert, EtcdKey, EtcdUsername,
+//	EtcdPassword, LockPrefix, LockTTL: the etcd lock (etcd_*, lock_*)
+//	SyncRemote, SyncBranch: the git remote the memory's history travels
+//	through (sync_remote, sync_branch)
+//	Provider, Model, BaseURL, Host, MemoryDir, SessionsDir, Repo, StateDir:
+//	the command line's inputs for Config, which is their one home in a
+//	Dreamer (New overwrites these copies with Config's values)
 type Settings = settings.Settings
 
 // Errors a caller may test with errors.Is.
