@@ -11,19 +11,57 @@ import (
 
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/llm"
 )
 
 // Task is one dream in the task registry, as `dream tasks --json` prints it:
 // running ones report their phase, turns, tool calls and usage as they go.
-type Task = task.Entry
+type Task struct {
+	ID        string     `json:"id"`
+	Status    TaskStatus `json:"status"`
+	Phase     TaskPhase  `json:"phase"`
+	MemoryDir string     `json:"memory_dir"`
+	// PID is the process that runs (or ran) the dream.
+	PID              int    `json:"pid"`
+	Provider         string `json:"provider,omitempty"`
+	Model            string `json:"model,omitempty"`
+	SessionsReviewed int    `json:"sessions_reviewed"`
+	// FilesTouched names at most 100 of the files touched;
+	// FilesTouchedTotal counts all of them.
+	FilesTouched      []string `json:"files_touched"`
+	FilesTouchedTotal int      `json:"files_touched_total"`
+	// Turns are the summaries of the last 30 model turns.
+	Turns     []string   `json:"turns"`
+	ToolCalls int        `json:"tool_calls"`
+	Usage     llm.Usage  `json:"usage"`
+	StartedAt time.Time  `json:"started_at"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	Review    bool       `json:"review,omitempty"`
+}
+
+// TaskStatus is where a dream is in its life.
+type TaskStatus string
 
 // Task status values, as Task.Status holds them.
 const (
-	TaskRunning   = task.StatusRunning
-	TaskCompleted = task.StatusCompleted
-	TaskFailed    = task.StatusFailed
-	TaskKilled    = task.StatusKilled
+	TaskRunning   TaskStatus = TaskStatus(task.StatusRunning)
+	TaskCompleted TaskStatus = TaskStatus(task.StatusCompleted)
+	TaskFailed    TaskStatus = TaskStatus(task.StatusFailed)
+	TaskKilled    TaskStatus = TaskStatus(task.StatusKilled)
 )
+
+// TaskPhase is a running dream's progress: "starting" until its first
+// successful write, then "updating", never back.
+type TaskPhase string
+
+// taskOf converts a registry entry at the API's boundary.
+func taskOf(e task.Entry) Task {
+	return Task{ID: e.ID, Status: TaskStatus(e.Status), Phase: TaskPhase(e.Phase), MemoryDir: e.MemoryDir, PID: e.PID,
+		Provider: e.Provider, Model: e.Model, SessionsReviewed: e.SessionsReviewed, FilesTouched: e.FilesTouched,
+		FilesTouchedTotal: e.FilesTouchedTotal, Turns: e.Turns, ToolCalls: e.ToolCalls, Usage: e.Usage,
+		StartedAt: e.StartedAt, EndedAt: e.EndedAt, Error: e.Error, Review: e.Review}
+}
 
 // Errors of the task API, for errors.Is.
 var (
@@ -49,10 +87,11 @@ func Tasks(stateDir string) ([]Task, error) {
 		return nil, err
 	}
 	entries, err := reg.List()
-	if entries == nil {
-		entries = []Task{}
+	out := make([]Task, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, taskOf(e))
 	}
-	return entries, err
+	return out, err
 }
 
 // GetTask returns one task by id or unique prefix.
@@ -61,7 +100,8 @@ func GetTask(stateDir, id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
-	return reg.Get(id)
+	e, err := reg.Get(id)
+	return taskOf(e), err
 }
 
 // KillTask asks the process running task id, whichever it is, to stop, and
@@ -75,7 +115,8 @@ func KillTask(ctx context.Context, stateDir, id string, wait time.Duration) (Tas
 	if err != nil {
 		return Task{}, err
 	}
-	e, err := reg.Kill(id)
+	killed, err := reg.Kill(id)
+	e := taskOf(killed)
 	if err != nil {
 		return e, err
 	}
@@ -92,8 +133,8 @@ func KillTask(ctx context.Context, stateDir, id string, wait time.Duration) (Tas
 		if err != nil {
 			return e, err
 		}
-		e = cur
-		if e.Status != task.StatusRunning {
+		e = taskOf(cur)
+		if e.Status != TaskRunning {
 			return e, nil
 		}
 	}
