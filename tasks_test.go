@@ -51,7 +51,7 @@ func TestTaskAPI(t *testing.T) {
 		t.Errorf("kill unknown: %v", err)
 	}
 	abs, _ := filepath.Abs(mem)
-	if got, err := dream.MemoryDirOf(state, id); err != nil || got != abs {
+	if got, err := dream.MemoryDirOf(context.Background(), state, id); err != nil || got != abs {
 		t.Errorf("MemoryDirOf: %q %v", got, err)
 	}
 	// Once the task entry is pruned, the event log still knows.
@@ -59,10 +59,10 @@ func TestTaskAPI(t *testing.T) {
 	for _, p := range entries {
 		os.Remove(p)
 	}
-	if got, err := dream.MemoryDirOf(state, id); err != nil || got != abs {
+	if got, err := dream.MemoryDirOf(context.Background(), state, id); err != nil || got != abs {
 		t.Errorf("MemoryDirOf from telemetry: %q %v", got, err)
 	}
-	if _, err := dream.MemoryDirOf(state, "20990101"); !errors.Is(err, dream.ErrUnknownDream) {
+	if _, err := dream.MemoryDirOf(context.Background(), state, "20990101"); !errors.Is(err, dream.ErrUnknownDream) {
 		t.Errorf("MemoryDirOf unknown: %v", err)
 	}
 }
