@@ -207,3 +207,11 @@ func oneMemoryDir(id string, dirs []string, err error) (string, error) {
 	}
 	return dirs[0], nil
 }
+
+// HasDreamed reports whether dream has ever changed memoryDir (a dream, an
+// undo or an applied review recorded in its audit history under stateDir),
+// so that a front end can explain, once, what a first dream is about to
+// do. It writes nothing.
+func HasDreamed(ctx context.Context, stateDir, memoryDir string) (bool, error) {
+	return audit.Dreamed(ctx, stateDir, memoryDir)
+}

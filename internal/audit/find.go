@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/journal"
 )
 
 // memoryDirNote is the file, inside each audit repository, that names the
@@ -106,4 +107,34 @@ func match(all []commitInfo, id string) (Found, bool) {
 		return Found{ID: full}, true
 	}
 	return Found{}, true
+}
+
+// Dreamed reports whether the history of memoryDir under stateDir records a
+// change made by dream (a dream, an undo, an applied review), as opposed to
+// none or only hand edits. It creates nothing: a memory never opened has no
+// history and has not dreamed.
+func Dreamed(ctx context.Context, stateDir, memoryDir string) (bool, error) {
+	key, err := journal.MemKey(memoryDir)
+	if err != nil {
+		return false, fmt.Errorf("audit: dreamed: %w", err)
+	}
+	gitDir := filepath.Join(stateDir, "audit", key+".git")
+	if _, err := os.Stat(filepath.Join(gitDir, "HEAD")); err != nil {
+		return false, nil
+	}
+	bin, err := gitBinary()
+	if err != nil {
+		return false, fmt.Errorf("audit: dreamed: %w", err)
+	}
+	h := &History{gitDir: gitDir, memDir: gitDir, gitBin: bin}
+	all, err := h.commits(ctx, 0)
+	if err != nil {
+		return false, fmt.Errorf("audit: dreamed: %w", err)
+	}
+	for _, ci := range all {
+		if k := ci.trailers["Dream-Kind"]; k != "" && k != KindHand {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/dreamkit/dream"
+)
+
+// An id is enough: `dream show|undo|diff|apply|discard ID` find the memory
+// dir the dream worked on from the state dir (dream.MemoryDirOf: the task
+// registry, the event log, the audit histories), so that the line a run
+// printed works from any directory, for any memory, without repeating
+// where the memory was. A memory dir or host given on the command line
+// still decides, which is how a user picks between memory dirs sharing an
+// id prefix; one from the config file or the environment does not, since
+// it says nothing about which memory this id is from.
+
+// explicitMemory reports whether this invocation named its memory dir (or
+// the host that locates it) with a flag.
+func (a *app) explicitMemory() bool {
+	return strings.HasPrefix(a.loaded.Source["memory_dir"], "flag") || strings.HasPrefix(a.loaded.Source["host"], "flag")
+}
+
+// memoryDreamerFor builds the model-free Dreamer for a command about dream
+// id: on the memory dir the flags name, or else the one the id belongs to.
+func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
+	if a.explicitMemory() {
+		return a.dreamer(nil, dream.Choice{}, nil)
+	}
+	state := a.loaded.Settings.StateDir
+	mem, err := dream.MemoryDirOf(a.ctx, state, id)
+	var amb *dream.AmbiguousDreamError
+	switch {
+	case err == nil:
+		s := a.loaded.Settings
+		// The id's memory, not the configured one; its host, if any, was
+		// the dream's business: showing, undoing and applying need none.
+		s.MemoryDir, s.Host = mem, ""
+		a.loaded.Settings = s
+		a.layout = nil
+		return a.dreamer(nil, dream.Choice{}, nil)
+	case errors.As(err, &amb):
+		return nil, usagef("%q matches dreams of %d memory dirs (%s): pass the full id, or --memory-dir DIR to choose",
+			id, len(amb.MemoryDirs), strings.Join(amb.MemoryDirs, ", "))
+	case errors.Is(err, dream.ErrTaskAmbiguous):
+		return nil, usagef("%v: pass more of the id (dream tasks lists them)", err)
+	case errors.Is(err, dream.ErrUnknownDream):
+		return nil, &unknownDreamError{id: id, stateDir: state}
+	}
+	return nil, fmt.Errorf("finding the memory dir of dream %s: %w", id, err)
+}
+
+// unknownDreamError says that no record names the id, and how to list the
+// ids that exist. It matches dream.ErrUnknownDream.
+type unknownDreamError struct{ id, stateDir string }
+
+func (e *unknownDreamError) Error() string {
+	return fmt.Sprintf("no dream %q is recorded in the state dir %s; list the ids with dream log (one memory's history: add --memory-dir DIR or --host NAME) or dream tasks (recent dreams); a dream run with --state-dir is found with the same --state-dir", e.id, e.stateDir)
+}
+
+func (e *unknownDreamError) Unwrap() error { return dream.ErrUnknownDream }
