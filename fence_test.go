@@ -25,12 +25,12 @@ type losingLock struct {
 	lose  func()
 }
 
-func (l *losingLock) TryAcquire() (time.Time, error) {
-	t, err := l.Backend.TryAcquire()
+func (l *losingLock) Acquire(ctx context.Context) (*lockbackend.Held, error) {
+	h, err := l.Backend.Acquire(ctx)
 	if err == nil && l.armed {
 		l.lose()
 	}
-	return t, err
+	return h, err
 }
 
 func (l *losingLock) CheckOwner(ctx context.Context) error {

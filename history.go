@@ -7,6 +7,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 // HistoryEntry is one audited change of the memory dir: a dream, an undo,
@@ -31,37 +32,13 @@ func (d *Dreamer) Show(ctx context.Context, id string) (HistoryEntry, error) {
 	return h.Show(ctx, id)
 }
 
-// withLock runs fn while holding the consolidation lock. complete says
-// whether fn's change counts as a consolidation (the lock's mtime moves
-// forward) or not (the mtime is rewound to where it was).
+// withLock runs fn as a foreground step under the consolidation lock (see
+// locked). complete says whether fn's change counts as a consolidation (the
+// lock's mtime moves forward) or not (the mtime is rewound to where it was).
 func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err error)) error {
-	release, err := d.claim()
-	if err != nil {
-		return err
-	}
-	defer release()
-	prior, err := d.lock.TryAcquire()
-	if err != nil {
-		return d.lockHeld(ctx, err)
-	}
-	complete := false
-	defer func() {
-		var relErr error
-		if complete {
-			relErr = d.lock.Complete()
-		} else {
-			relErr = d.lock.Rollback(prior)
-		}
-		if relErr != nil {
-			d.cfg.Logf("dream: releasing the lock: %v", relErr)
-		}
-		d.setLast(d.lastFromDisk())
-	}()
-	if _, err := d.recoverJournal(ctx); err != nil {
-		return fmt.Errorf("dream: recovering an interrupted dream: %w", err)
-	}
-	complete, err = fn()
-	return err
+	return d.locked(ctx, stepOptions{claim: true}, func(*lockbackend.Held, journal.Recovery) (bool, error) {
+		return fn()
+	})
 }
 
 // ownerChecker is a backend that can prove it still holds the lock without

@@ -159,15 +159,18 @@ func TestEtcdPrefixPerMemory(t *testing.T) {
 	}
 	// The locks really are apart: the api project's holder does not
 	// block the web project, and does block the api project's other machine.
-	if _, err := api.lock.TryAcquire(); err != nil {
+	ctx := context.Background()
+	held, err := api.lock.Acquire(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer api.lock.Rollback(api.lastAt)
-	if _, err := web.lock.TryAcquire(); err != nil {
+	defer held.Rollback()
+	webHeld, err := web.lock.Acquire(ctx)
+	if err != nil {
 		t.Fatalf("the web project is blocked by the api project's lock: %v", err)
 	}
-	web.lock.Rollback(web.lastAt)
-	if _, err := apiDesk.lock.TryAcquire(); err == nil {
+	webHeld.Rollback()
+	if _, err := apiDesk.lock.Acquire(ctx); err == nil {
 		t.Fatal("the api project's second machine took the lock its first machine holds")
 	}
 }

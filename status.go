@@ -12,7 +12,6 @@ import (
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
@@ -176,32 +175,23 @@ func (d *Dreamer) Recover(ctx context.Context) ([]string, error) {
 	if !deadHolder && !journal.HasPending(d.cfg.StateDir, d.cfg.MemoryDir) {
 		return nil, nil
 	}
-	prior, err := d.lock.TryAcquire()
-	if err != nil {
-		if errors.Is(err, lock.ErrHeld) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("dream: recovering: %w", err)
-	}
 	var did []string
-	rec, jerr := d.recoverJournal(ctx)
-	for _, id := range rec.RolledForward {
-		did = append(did, "finished the interrupted commit of dream "+id)
+	err = d.locked(ctx, stepOptions{keepRecovering: true, releaseErr: true}, func(_ *lockbackend.Held, rec journal.Recovery) (bool, error) {
+		for _, id := range rec.RolledForward {
+			did = append(did, "finished the interrupted commit of dream "+id)
+		}
+		for _, id := range rec.Discarded {
+			did = append(did, "discarded the staging of interrupted dream "+id)
+		}
+		if deadHolder {
+			did = append(did, fmt.Sprintf("reclaimed the lock from dead pid %d and reopened the time gate", holder.PID))
+		}
+		return false, nil
+	})
+	if errors.Is(err, ErrLockHeld) {
+		return nil, nil
 	}
-	for _, id := range rec.Discarded {
-		did = append(did, "discarded the staging of interrupted dream "+id)
-	}
-	if err := d.lock.Rollback(prior); err != nil {
-		return did, fmt.Errorf("dream: rewinding the lock: %w", err)
-	}
-	if deadHolder {
-		did = append(did, fmt.Sprintf("reclaimed the lock from dead pid %d and reopened the time gate", holder.PID))
-	}
-	d.setLast(d.lastFromDisk())
-	if jerr != nil {
-		return did, fmt.Errorf("dream: recovering the journal: %w", jerr)
-	}
-	return did, nil
+	return did, err
 }
 
 func (d *Dreamer) throttlePath() string {

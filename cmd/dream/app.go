@@ -49,13 +49,6 @@ func (a *app) getenv(k string) string {
 	return v
 }
 
-// errUsage marks an error that is the user's input, exit code 2.
-type errUsage struct{ msg string }
-
-func (e errUsage) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error { return errUsage{fmt.Sprintf(format, args...)} }
-
 // settingFlags are the flags that set a settings key; the key is the flag
 // name with '-' replaced by '_'.
 var settingFlagNames = []struct{ name, help string }{
@@ -290,29 +283,8 @@ func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base d
 	return cfg, nil
 }
 
-// fail prints err and returns its exit code.
-func (a *app) fail(err error) int {
-	var u errUsage
-	if errors.As(err, &u) {
-		fmt.Fprintf(a.stderr, "dream: %s\n", u.msg)
-		return exitUsage
-	}
-	if errors.Is(err, dream.ErrLockHeld) {
-		fmt.Fprintf(a.stderr, "dream: %v\n", err)
-		return exitHeld
-	}
-	fmt.Fprintf(a.stderr, "dream: %v\n", err)
-	return exitFailed
-}
-
 // printJSON writes v as indented JSON on stdout.
-func (a *app) printJSON(v any) {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(a.stderr, "dream: encoding JSON: %v\n", err)
-	}
-}
+func (a *app) printJSON(v any) { writeJSON(a.stdout, a.stderr, v) }
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
@@ -325,8 +297,9 @@ func isTerminal(w io.Writer) bool {
 }
 
 // standardCommand handles the parse step every command shares: --help
-// prints the command's flags, a parse error is a usage error.
-func (a *app) standardCommand(name string, args []string, extra func(fs *flag.FlagSet)) ([]string, int, bool) {
+// prints the command's flags and returns flag.ErrHelp (exit 0), a parse
+// error is a usage error.
+func (a *app) standardCommand(name string, args []string, extra func(fs *flag.FlagSet)) ([]string, error) {
 	fs, raw := a.newFlags(name)
 	if extra != nil {
 		extra(fs)
@@ -334,13 +307,13 @@ func (a *app) standardCommand(name string, args []string, extra func(fs *flag.Fl
 	pos, err := a.parse(fs, raw, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printCommandHelp(a.stdout, name, fs)
-		return nil, exitOK, false
+		return nil, err
 	}
 	if err != nil {
-		return nil, a.fail(err), false
+		return nil, err
 	}
 	if c, _ := commandByName(name); c.args == "" && len(pos) > 0 {
-		return nil, a.fail(usagef("%s takes no arguments; got %q (see dream help %s)", name, pos[0], name)), false
+		return nil, usagef("%s takes no arguments; got %q (see dream help %s)", name, pos[0], name)
 	}
-	return pos, 0, true
+	return pos, nil
 }

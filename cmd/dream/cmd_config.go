@@ -7,9 +7,9 @@ import (
 	"github.com/dreamkit/dream/internal/settings"
 )
 
-func cmdConfig(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("config", args, nil); !ok {
-		return code
+func cmdConfig(a *app, args []string) error {
+	if _, err := a.standardCommand("config", args, nil); err != nil {
+		return err
 	}
 	type row struct {
 		Key    string `json:"key"`
@@ -22,7 +22,7 @@ func cmdConfig(a *app, args []string) int {
 	}
 	if a.jsonOut {
 		a.printJSON(rows)
-		return exitOK
+		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tVALUE\tSOURCE")
@@ -35,5 +35,5 @@ func cmdConfig(a *app, args []string) int {
 	}
 	tw.Flush()
 	fmt.Fprintf(a.stdout, "\nuser file: %s\n", settings.UserFile(a.env, a.home()))
-	return exitOK
+	return nil
 }

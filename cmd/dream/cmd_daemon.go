@@ -32,7 +32,7 @@ type daemonFlags struct {
 	dryRun bool
 }
 
-func cmdDaemon(a *app, args []string) int {
+func cmdDaemon(a *app, args []string) error {
 	var df daemonFlags
 	fs, raw := a.newFlags("daemon")
 	fs.StringVar(&df.file, "daemon-file", "", "the daemon's file (default: daemon.toml beside the user's config.toml)")
@@ -47,17 +47,17 @@ func cmdDaemon(a *app, args []string) int {
 	pos, err := a.parse(fs, raw, args)
 	if errors.Is(err, flag.ErrHelp) {
 		printCommandHelp(a.stdout, "daemon", fs)
-		return exitOK
+		return nil
 	}
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	flags := visitedSettingFlags(fs, raw)
 	if df.file == "" {
 		df.file = a.daemonFile()
 	}
 	if df.idle < 0 || df.maxConcurrent < 0 {
-		return a.fail(usagef("--idle and --max-concurrent must be positive"))
+		return usagef("--idle and --max-concurrent must be positive")
 	}
 	sub := ""
 	if len(pos) > 0 {
@@ -68,16 +68,16 @@ func cmdDaemon(a *app, args []string) int {
 		return a.runDaemon(df, flags)
 	case "add":
 		if len(pos) != 2 {
-			return a.fail(usagef("daemon add takes one project directory: dream daemon add PATH [--host NAME | --memory-dir DIR --sessions-dir DIR]"))
+			return usagef("daemon add takes one project directory: dream daemon add PATH [--host NAME | --memory-dir DIR --sessions-dir DIR]")
 		}
 		return a.daemonAdd(df, flags, pos[1])
 	case "install":
 		if len(pos) != 1 {
-			return a.fail(usagef("daemon install takes no arguments; got %q", pos[1]))
+			return usagef("daemon install takes no arguments; got %q", pos[1])
 		}
 		return a.daemonInstall(df)
 	}
-	return a.fail(usagef("unknown daemon subcommand %q: dream daemon [install [--remove] | add PATH]", sub))
+	return usagef("unknown daemon subcommand %q: dream daemon [install [--remove] | add PATH]", sub)
 }
 
 // visitedSettingFlags is the settings flags given on the command line, keyed
@@ -101,7 +101,7 @@ func (a *app) daemonFile() string {
 	return filepath.Join(filepath.Dir(user), "daemon.toml")
 }
 
-func (a *app) runDaemon(df daemonFlags, flags map[string]string) int {
+func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 	level := slog.LevelInfo
 	if df.verbose {
 		level = slog.LevelDebug
@@ -176,15 +176,15 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) int {
 	d, err := daemon.New(daemon.Options{Load: load, Reload: reload, Logger: log})
 	if err != nil {
 		if errors.Is(err, daemon.ErrNotLoopback) {
-			return a.fail(usagef("%v", err))
+			return usagef("%v", err)
 		}
-		return a.fail(err)
+		return err
 	}
 	if err := d.Run(a.ctx); err != nil {
 		log.Error("daemon", "error", err.Error())
-		return exitFailed
+		return reported(exitFailed, err)
 	}
-	return exitOK
+	return nil
 }
 
 func absPath(p string) string {
@@ -200,13 +200,13 @@ func absPath(p string) string {
 // daemonAdd records a project in the daemon file. With --host (or
 // --memory-dir) it is taken as given; otherwise every per-project agent
 // layout that has transcripts for PATH is added.
-func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) int {
+func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) error {
 	if df.file == "" {
-		return a.fail(usagef("no daemon file: set HOME or XDG_CONFIG_HOME, or pass --daemon-file"))
+		return usagef("no daemon file: set HOME or XDG_CONFIG_HOME, or pass --daemon-file")
 	}
 	repo := absPath(path)
 	if fi, err := os.Stat(repo); err != nil || !fi.IsDir() {
-		return a.fail(usagef("daemon add: %s is not a directory", path))
+		return usagef("daemon add: %s is not a directory", path)
 	}
 	var entries []daemon.ProjectEntry
 	hostName, mem, sessions := flags["host"], flags["memory_dir"], flags["sessions_dir"]
@@ -215,7 +215,7 @@ func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) in
 		entries = append(entries, daemon.ProjectEntry{Path: repo, Host: hostName, MemoryDir: absPath(mem), SessionsDir: absPath(sessions)})
 	case hostName != "":
 		if _, err := dream.ResolveProject(hostName, repo, a.home(), a.env); err != nil {
-			return a.fail(usagef("%v", err))
+			return usagef("%v", err)
 		}
 		entries = append(entries, daemon.ProjectEntry{Path: repo, Host: hostName, SessionsDir: absPath(sessions)})
 	default:
@@ -229,14 +229,14 @@ func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) in
 			}
 		}
 		if len(entries) == 0 {
-			return a.fail(usagef("daemon add: no agent has transcripts for %s yet; pass --host NAME (%s) or --memory-dir and --sessions-dir", repo, strings.Join(dream.HostNames(), ", ")))
+			return usagef("daemon add: no agent has transcripts for %s yet; pass --host NAME (%s) or --memory-dir and --sessions-dir", repo, strings.Join(dream.HostNames(), ", "))
 		}
 	}
 	var out []map[string]any
 	for _, e := range entries {
 		added, err := daemon.AddProject(df.file, e)
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		out = append(out, map[string]any{"path": e.Path, "host": e.Host, "memory_dir": e.MemoryDir, "sessions_dir": e.SessionsDir, "added": added, "file": df.file})
 		if a.jsonOut {
@@ -254,13 +254,13 @@ func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) in
 	}
 	if a.jsonOut {
 		a.printJSON(out)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintln(a.stdout, "a running daemon picks it up on SIGHUP (systemctl --user reload dream, or kill -HUP its pid) or at its next rescan")
-	return exitOK
+	return nil
 }
 
-func (a *app) daemonInstall(df daemonFlags) int {
+func (a *app) daemonInstall(df daemonFlags) error {
 	kind := df.kind
 	if kind == "" {
 		kind = daemon.KindSystemd
@@ -270,37 +270,37 @@ func (a *app) daemonInstall(df daemonFlags) int {
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return a.fail(fmt.Errorf("daemon install: locating the dream binary: %w", err))
+		return fmt.Errorf("daemon install: locating the dream binary: %w", err)
 	}
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
 	u, err := daemon.UnitFor(kind, exe, a.home(), a.getenv("XDG_CONFIG_HOME"))
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	if df.dryRun {
 		fmt.Fprintf(a.stdout, "# %s\n%s", u.Path, u.Content)
-		return exitOK
+		return nil
 	}
 	if df.remove {
 		removed, err := daemon.Remove(u)
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		if !removed {
 			fmt.Fprintf(a.stdout, "no %s service installed at %s; nothing to remove\n", kind, u.Path)
-			return exitOK
+			return nil
 		}
 		fmt.Fprintf(a.stdout, "removed %s\nif it is running, stop it with:\n", u.Path)
 		for _, c := range u.Disable {
 			fmt.Fprintf(a.stdout, "  %s\n", c)
 		}
-		return exitOK
+		return nil
 	}
 	changed, err := daemon.Install(u)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if changed {
 		fmt.Fprintf(a.stdout, "wrote %s\n", u.Path)
@@ -314,5 +314,5 @@ func (a *app) daemonInstall(df daemonFlags) int {
 	if kind == daemon.KindSystemd {
 		fmt.Fprintln(a.stdout, "provider keys (ANTHROPIC_API_KEY=...) go in ~/.config/dream/daemon.env, one per line")
 	}
-	return exitOK
+	return nil
 }

@@ -11,19 +11,19 @@ import (
 	"github.com/dreamkit/dream/internal/demo"
 )
 
-func cmdDemo(a *app, args []string) int {
+func cmdDemo(a *app, args []string) error {
 	var keep bool
 	var dir string
-	if _, code, ok := a.standardCommand("demo", args, func(fs *flag.FlagSet) {
+	if _, err := a.standardCommand("demo", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&keep, "keep", false, "keep the temp dir afterwards to look around")
 		fs.StringVar(&dir, "dir", "", "materialise the example here instead of a new temp dir")
-	}); !ok {
-		return code
+	}); err != nil {
+		return err
 	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "dream-demo-")
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		dir = tmp
 		if !keep {
@@ -32,7 +32,7 @@ func cmdDemo(a *app, args []string) int {
 	}
 	layout, err := demo.Materialize(dir, time.Now())
 	if err != nil {
-		return a.fail(fmt.Errorf("preparing the demo: %w", err))
+		return fmt.Errorf("preparing the demo: %w", err)
 	}
 	s := a.loaded.Settings
 	s.MemoryDir, s.SessionsDir, s.Repo = layout.MemoryDir, layout.SessionsDir, layout.RepoDir
@@ -42,7 +42,7 @@ func cmdDemo(a *app, args []string) int {
 
 	choice, err := dream.ChooseProvider(s, a.getenv)
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	w := a.stdout
 	if !a.jsonOut {
@@ -57,7 +57,7 @@ func cmdDemo(a *app, args []string) int {
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut)
 	d, err := a.dreamer(dream.RunnerFor(choice, s), choice, view.on)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	defer d.Close()
 	if st, err := d.Status(a.ctx); err == nil && !a.jsonOut {
@@ -68,13 +68,13 @@ func cmdDemo(a *app, args []string) int {
 	if a.jsonOut {
 		a.printJSON(rep)
 		if err != nil {
-			return exitFailed
+			return reported(exitFailed, err)
 		}
-		return exitOK
+		return nil
 	}
 	printReport(w, rep)
 	if err != nil {
-		return exitFailed
+		return reported(exitFailed, err)
 	}
 	if rep.TaskID != "" && len(rep.Changes) > 0 {
 		if e, err := d.Show(a.ctx, rep.TaskID); err == nil {
@@ -91,5 +91,5 @@ func cmdDemo(a *app, args []string) int {
 	if keep {
 		fmt.Fprintf(w, "\nthe demo stays in %s (state dir: %s)\n", dir, s.StateDir)
 	}
-	return exitOK
+	return nil
 }

@@ -33,9 +33,9 @@ const (
 // cmdDoctor says what is set up and what is missing, each problem with the
 // command that fixes it. It changes nothing. Exit 0 when nothing fails, 1
 // otherwise.
-func cmdDoctor(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("doctor", args, nil); !ok {
-		return code
+func cmdDoctor(a *app, args []string) error {
+	if _, err := a.standardCommand("doctor", args, nil); err != nil {
+		return err
 	}
 	checks := a.doctor(a.ctx)
 	if a.jsonOut {
@@ -51,10 +51,10 @@ func cmdDoctor(a *app, args []string) int {
 	}
 	for _, c := range checks {
 		if c.Status == statusFail {
-			return exitFailed
+			return reported(exitFailed, fmt.Errorf("doctor: %s: %s", c.Name, c.Detail))
 		}
 	}
-	return exitOK
+	return nil
 }
 
 func (a *app) doctor(ctx context.Context) []check {

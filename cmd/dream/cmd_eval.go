@@ -13,23 +13,23 @@ import (
 	"github.com/dreamkit/dream/llm"
 )
 
-func cmdEval(a *app, args []string) int {
+func cmdEval(a *app, args []string) error {
 	var dir string
-	if _, code, ok := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
+	if _, err := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
 		fs.StringVar(&dir, "dir", filepath.Join("testdata", "eval"), "the scenarios directory")
-	}); !ok {
-		return code
+	}); err != nil {
+		return err
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return a.fail(usagef("no scenarios at %s: run from a dream checkout or pass --dir", dir))
+		return usagef("no scenarios at %s: run from a dream checkout or pass --dir", dir)
 	}
 	scenarios, err := eval.LoadAll(dir)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	if !a.jsonOut {
 		engine := "offline engine"
@@ -65,7 +65,7 @@ func cmdEval(a *app, args []string) int {
 	}
 	scores, err := eval.Run(a.ctx, scenarios, dreamFn)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(scores)
@@ -74,8 +74,8 @@ func cmdEval(a *app, args []string) int {
 	}
 	for _, sc := range scores {
 		if sc.Err != "" || sc.ProbesRetained < sc.ProbesTotal || sc.Regressions > 0 || !sc.OutsideUntouched {
-			return exitFailed
+			return reported(exitFailed, fmt.Errorf("eval: scenario %s regressed", sc.Scenario))
 		}
 	}
-	return exitOK
+	return nil
 }

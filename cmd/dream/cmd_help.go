@@ -7,12 +7,11 @@ import (
 	"strings"
 )
 
-func cmdHelp(a *app, args []string) int {
+func cmdHelp(a *app, args []string) error {
 	if len(args) > 0 {
 		c, ok := commandByName(args[0])
 		if !ok {
-			fmt.Fprintf(a.stderr, "dream: unknown command %q\n", args[0])
-			return exitUsage
+			return usagef("unknown command %q (see dream help)", args[0])
 		}
 		return c.run(a, []string{"-h"})
 	}
@@ -37,7 +36,7 @@ func cmdHelp(a *app, args []string) int {
 	fmt.Fprintln(w, "2 usage error, 3 the lock is held by another live process.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Start with: dream demo        Details: dream help COMMAND")
-	return exitOK
+	return nil
 }
 
 // printCommandHelp prints one command's usage and flags.

@@ -11,40 +11,36 @@ import (
 
 // memoryDreamer builds a Dreamer for commands that read or change the
 // history and need no model.
-func (a *app) memoryDreamer() (*dream.Dreamer, int, bool) {
-	d, err := a.dreamer(nil, dream.Choice{}, nil)
-	if err != nil {
-		return nil, a.fail(err), false
-	}
-	return d, 0, true
+func (a *app) memoryDreamer() (*dream.Dreamer, error) {
+	return a.dreamer(nil, dream.Choice{}, nil)
 }
 
-func cmdLog(a *app, args []string) int {
+func cmdLog(a *app, args []string) error {
 	var limit int
-	if _, code, ok := a.standardCommand("log", args, func(fs *flag.FlagSet) {
+	if _, err := a.standardCommand("log", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&limit, "limit", 20, "how many entries at most (0: all)")
-	}); !ok {
-		return code
+	}); err != nil {
+		return err
 	}
-	d, code, ok := a.memoryDreamer()
-	if !ok {
-		return code
+	d, err := a.memoryDreamer()
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	entries, err := d.Log(a.ctx, limit)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		if entries == nil {
 			entries = []dream.HistoryEntry{}
 		}
 		a.printJSON(entries)
-		return exitOK
+		return nil
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(a.stdout, "no dreams recorded for this memory dir yet")
-		return exitOK
+		return nil
 	}
 	for _, e := range entries {
 		add, rem := 0, 0
@@ -57,29 +53,29 @@ func cmdLog(a *app, args []string) int {
 			fmt.Fprintf(a.stdout, "    %-8s %s +%d -%d\n", f.Status, f.Path, f.Added, f.Removed)
 		}
 	}
-	return exitOK
+	return nil
 }
 
-func cmdShow(a *app, args []string) int {
-	pos, code, ok := a.standardCommand("show", args, nil)
-	if !ok {
-		return code
+func cmdShow(a *app, args []string) error {
+	pos, err := a.standardCommand("show", args, nil)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		return a.fail(usagef("show takes one dream id (see dream log)"))
+		return usagef("show takes one dream id (see dream log)")
 	}
-	d, code, ok := a.memoryDreamer()
-	if !ok {
-		return code
+	d, err := a.memoryDreamer()
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	e, err := d.Show(a.ctx, pos[0])
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(e)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "%s %s %s (%s) commit %s\n", e.Kind, e.ID, e.Status, e.StartedAt.Local().Format("2006-01-02 15:04:05"), short(e.Commit))
 	for _, f := range e.Files {
@@ -87,38 +83,38 @@ func cmdShow(a *app, args []string) int {
 	}
 	fmt.Fprintln(a.stdout)
 	writeDiff(a.stdout, e.Diff, isTerminal(a.stdout))
-	return exitOK
+	return nil
 }
 
-func cmdUndo(a *app, args []string) int {
+func cmdUndo(a *app, args []string) error {
 	var force bool
-	pos, code, ok := a.standardCommand("undo", args, func(fs *flag.FlagSet) {
+	pos, err := a.standardCommand("undo", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&force, "force", false, "restore the files to their pre-dream content even where later changes touched the same lines")
 	})
-	if !ok {
-		return code
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		return a.fail(usagef("undo takes one dream id (see dream log)"))
+		return usagef("undo takes one dream id (see dream log)")
 	}
-	d, code, ok := a.memoryDreamer()
-	if !ok {
-		return code
+	d, err := a.memoryDreamer()
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	e, err := d.Undo(a.ctx, pos[0], force)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(e)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "undid %s: %d file(s) restored, recorded as %s\n", pos[0], len(e.Files), e.ID)
 	for _, f := range e.Files {
 		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", f.Status, f.Path, f.Added, f.Removed)
 	}
-	return exitOK
+	return nil
 }
 
 func short(s string) string {

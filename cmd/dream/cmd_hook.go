@@ -48,7 +48,7 @@ type hookPayload struct {
 // "no decision" to all three: Codex parses only a non-empty JSON object
 // (codex-rs/hooks/src/engine/output_parser.rs parse_json), Gemini CLI asks
 // for JSON or nothing (docs/hooks/reference.md, "Silence is Mandatory").
-func cmdHook(a *app, args []string) (code int) {
+func cmdHook(a *app, args []string) (err error) {
 	started := time.Now()
 	var logw io.Writer = io.Discard
 	logf := func(format string, args ...any) {
@@ -58,40 +58,40 @@ func cmdHook(a *app, args []string) (code int) {
 		if r := recover(); r != nil {
 			logf("panic: %v", r)
 		}
-		code = exitOK
+		err = nil
 	}()
 	payload := readHookStdin(a.stdin)
 	quiet := *a
 	quiet.stdout, quiet.stderr = io.Discard, io.Discard
 	fs, raw := quiet.newFlags("hook")
-	pos, err := quiet.parseQuiet(fs, raw, args, payload)
-	if errors.Is(err, flag.ErrHelp) {
+	pos, perr := quiet.parseQuiet(fs, raw, args, payload)
+	if errors.Is(perr, flag.ErrHelp) {
 		printCommandHelp(a.stdout, "hook", fs)
-		return exitOK
+		return nil
 	}
 	stateDir := quiet.loaded.Settings.StateDir
 	if f := openHookLog(stateDir); f != nil {
 		defer f.Close()
 		logw = f
 	}
-	if err != nil || len(pos) > 0 {
-		logf("ignored: bad arguments %q: %v", args, err)
-		return exitOK
+	if perr != nil || len(pos) > 0 {
+		logf("ignored: bad arguments %q: %v", args, perr)
+		return nil
 	}
 	job, why := quiet.planHook(payload)
 	if job == nil {
 		if why != "" {
 			logf("%s event=%s session=%s: %s (%s)", orDash(job.hostName()), orDash(payload.HookEventName), orDash(payload.SessionID), why, time.Since(started).Round(time.Microsecond))
 		}
-		return exitOK
+		return nil
 	}
 	pid, err := spawnDetached(job.argv(stateDir), logw)
 	if err != nil {
 		logf("%s: could not start the dream: %v", job.host, err)
-		return exitOK
+		return nil
 	}
 	logf("%s event=%s session=%s: gates open, dream started in the background (pid %d) for %s (%s)", job.host, orDash(payload.HookEventName), orDash(payload.SessionID), pid, job.memory, time.Since(started).Round(time.Microsecond))
-	return exitOK
+	return nil
 }
 
 // readHookStdin decodes one JSON object from r, waiting at most

@@ -23,20 +23,20 @@ type initOptions struct {
 }
 
 // cmdInit installs (or removes) dream's hook in an agent's settings.
-func cmdInit(a *app, args []string) int {
+func cmdInit(a *app, args []string) error {
 	var o initOptions
-	pos, code, ok := a.standardCommand("init", args, func(fs *flag.FlagSet) {
+	pos, err := a.standardCommand("init", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&o.user, "user", false, "claude: the user settings (~/.claude/settings.json; the default)")
 		fs.BoolVar(&o.project, "project", false, "claude: the project's shared .claude/settings.json")
 		fs.BoolVar(&o.local, "local", false, "claude: the project's .claude/settings.local.json (not committed)")
 		fs.BoolVar(&o.remove, "remove", false, "take dream's hook out again, restoring the file byte for byte when it was not edited since")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and write nothing")
 	})
-	if !ok {
-		return code
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		return a.fail(usagef("init needs one agent: claude, codex, gemini, nanobot or codebot"))
+		return usagef("init needs one agent: claude, codex, gemini, nanobot or codebot")
 	}
 	agent := pos[0]
 	switch agent {
@@ -45,7 +45,7 @@ func cmdInit(a *app, args []string) int {
 	}
 	t, err := a.hookTarget(agent, o)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	var res hookinstall.Result
 	if o.remove {
@@ -55,9 +55,9 @@ func cmdInit(a *app, args []string) int {
 	}
 	if err != nil {
 		if errors.Is(err, hookinstall.ErrRefused) {
-			return a.fail(usagef("%v", err))
+			return usagef("%v", err)
 		}
-		return a.fail(err)
+		return err
 	}
 	w := a.stdout
 	switch {
@@ -88,7 +88,7 @@ func cmdInit(a *app, args []string) int {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
 	}
-	return exitOK
+	return nil
 }
 
 func scopeFlag(o initOptions) string {
@@ -222,11 +222,11 @@ func codexHooksFeature(base string) bool {
 
 // initInstructions: nanobot and codebot have no command hooks dream can
 // install into; say how to run it beside them.
-func (a *app) initInstructions(agent string) int {
+func (a *app) initInstructions(agent string) error {
 	w := a.stdout
 	l, err := host.Resolve(agent, a.loaded.Settings.Repo, a.home(), a.env)
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	switch agent {
 	case "nanobot":
@@ -243,7 +243,7 @@ func (a *app) initInstructions(agent string) int {
 		fmt.Fprintf(w, "\nwarning: %s\n", c.Detail)
 		fmt.Fprintf(w, "         turn it off (agents.defaults.dream.enabled = false in nanobot's config.json) or do not run dream on this workspace.\n")
 	}
-	return exitOK
+	return nil
 }
 
 func dirExists(path string) bool {

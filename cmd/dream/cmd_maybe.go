@@ -1,19 +1,16 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-
-	"github.com/dreamkit/dream"
 )
 
-func cmdMaybe(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("maybe", args, nil); !ok {
-		return code
+func cmdMaybe(a *app, args []string) error {
+	if _, err := a.standardCommand("maybe", args, nil); err != nil {
+		return err
 	}
-	d, view, code, ok := a.dreamerWithProvider()
-	if !ok {
-		return code
+	d, view, err := a.dreamerWithProvider()
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	res, err := d.Maybe(a.ctx)
@@ -21,16 +18,14 @@ func cmdMaybe(a *app, args []string) int {
 	if res.Report != nil {
 		return a.finishRun(*res.Report, err)
 	}
+	if err != nil {
+		// A held lock is the error's to say (exit 3), once.
+		return err
+	}
 	if a.jsonOut {
 		a.printJSON(res)
 	} else if res.Gate != "" {
 		fmt.Fprintf(a.stdout, "no dream: the %s gate is closed: %s\n", res.Gate, res.Detail)
 	}
-	if errors.Is(err, dream.ErrLockHeld) {
-		return exitHeld
-	}
-	if err != nil {
-		return a.fail(err)
-	}
-	return exitOK
+	return nil
 }

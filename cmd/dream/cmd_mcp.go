@@ -16,14 +16,14 @@ import (
 // nothing else is ever written there: diagnostics go to stderr. The memory
 // dir comes from the usual location flags (--host, --memory-dir); without
 // one the server still lists, kills and reads dreams by id.
-func cmdMCP(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("mcp", args, nil); !ok {
-		return code
+func cmdMCP(a *app, args []string) error {
+	if _, err := a.standardCommand("mcp", args, nil); err != nil {
+		return err
 	}
 	s := a.loaded.Settings
 	choice, err := dream.ChooseProvider(s, a.getenv)
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	// No runner here: the server fits each dream to its host through
 	// dream.ConfigForProject (mcpserver.Options.Host, Choice).
@@ -32,13 +32,13 @@ func cmdMCP(a *app, args []string) int {
 	if s.MemoryDir != "" || s.Host != "" {
 		mem, sessions, repo, err := a.locations()
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		if fi, err := os.Stat(mem); err != nil || !fi.IsDir() {
 			if err == nil {
 				err = errors.New("not a directory")
 			}
-			return a.fail(usagef("memory directory %s: %v", mem, err))
+			return usagef("memory directory %s: %v", mem, err)
 		}
 		session := a.session
 		base.MemoryDir, base.SessionsDir, base.RepoDir = mem, sessions, repo
@@ -54,13 +54,13 @@ func cmdMCP(a *app, args []string) int {
 	base.Logf = func(format string, args ...any) { log.Warn("dream", "message", fmt.Sprintf(format, args...)) }
 	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Choice: choice, Home: a.home(), Env: a.env, Version: version, Logger: log})
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
 	if err := srv.Run(a.ctx, t); err != nil && !errors.Is(err, io.EOF) && a.ctx.Err() == nil {
-		return a.fail(err)
+		return err
 	}
-	return exitOK
+	return nil
 }
 
 type nopWriteCloser struct{ io.Writer }

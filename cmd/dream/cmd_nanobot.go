@@ -52,20 +52,23 @@ func (a *app) nanobotWorkspace(mem string, fromFlag bool) string {
 
 // runNanobot is `dream run --host nanobot`: the history dream over the
 // workspace, then nanobot's git-store commit and history compaction.
-func runNanobot(a *app, review bool) int {
-	d, view, code, ok := a.dreamerWithProvider()
-	if !ok {
-		return code
+func runNanobot(a *app, review bool) error {
+	d, view, err := a.dreamerWithProvider()
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	rep, err := dream.RunNanobot(a.ctx, d, dream.RunOptions{Review: review || a.loaded.Settings.Review}, historydream.CommitManual)
 	view.done()
+	if errors.Is(err, dream.ErrLockHeld) {
+		return err
+	}
 	if a.jsonOut {
 		a.printJSON(rep)
 		if err != nil {
-			return a.exitFor(err)
+			return reported(exitFailed, err)
 		}
-		return exitOK
+		return nil
 	}
 	printReport(a.stdout, rep.Report)
 	if rep.Status == dream.StatusCompleted {
@@ -76,18 +79,7 @@ func runNanobot(a *app, review bool) int {
 		fmt.Fprintln(a.stdout)
 	}
 	if err != nil {
-		return a.exitFor(err)
+		return reported(exitFailed, err)
 	}
-	return exitOK
-}
-
-// exitFor maps a failed run to its exit code, as finishRun does.
-func (a *app) exitFor(err error) int {
-	if errors.Is(err, dream.ErrLockHeld) {
-		if a.jsonOut {
-			return exitHeld
-		}
-		return a.fail(err)
-	}
-	return exitFailed
+	return nil
 }

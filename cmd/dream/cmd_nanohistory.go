@@ -56,7 +56,7 @@ type historyView struct {
 	Path         string            `json:"path"`
 }
 
-func cmdHistory(a *app, args []string) int {
+func cmdHistory(a *app, args []string) error {
 	var (
 		maxChars    int
 		since       int64
@@ -64,7 +64,7 @@ func cmdHistory(a *app, args []string) int {
 		unified     bool
 		unprocessed bool
 	)
-	pos, code, ok := a.standardCommand("history", args, func(fs *flag.FlagSet) {
+	pos, err := a.standardCommand("history", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&maxChars, "max-chars", 0, "append: cap the entry at this many characters (default 64000)")
 		fs.Int64Var(&since, "since", 0, "show: entries after this cursor")
 		fs.BoolVar(&unprocessed, "unprocessed", false, "show: entries after the dream cursor (what the next dream reads)")
@@ -72,51 +72,51 @@ func cmdHistory(a *app, args []string) int {
 		fs.IntVar(&n, "n", 10, "tail: how many entries")
 		fs.BoolVar(&unified, "unified", false, "show/tail with --session: this session's entries plus every non-internal session's")
 	})
-	if !ok {
-		return code
+	if err != nil {
+		return err
 	}
 	if len(pos) == 0 {
-		return a.fail(usagef("history takes append, show or tail (see dream help history)"))
+		return usagef("history takes append, show or tail (see dream help history)")
 	}
 	dir, err := a.historyMemoryDir()
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	log := history.Open(dir, history.Options{})
 	q := history.Query{Session: a.session, Unified: unified}
 	switch pos[0] {
 	case "append":
 		if err := a.checkWritable("history dir", dir); err != nil {
-			return a.fail(err)
+			return err
 		}
 		text := strings.Join(pos[1:], " ")
 		if len(pos) == 1 || text == "-" {
 			b, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
 			if err != nil {
-				return a.fail(err)
+				return err
 			}
 			text = string(b)
 		}
 		if strings.TrimSpace(text) == "" {
-			return a.fail(usagef("history append: nothing to append (give the text as arguments, or on stdin)"))
+			return usagef("history append: nothing to append (give the text as arguments, or on stdin)")
 		}
 		e, err := log.Append(a.ctx, text, history.AppendOptions{MaxChars: maxChars, SessionKey: a.session})
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		if a.jsonOut {
 			a.printJSON(e)
 		} else {
 			fmt.Fprintf(a.stdout, "appended cursor %d\n", e.Cursor)
 		}
-		return exitOK
+		return nil
 	case "show", "tail":
 		if len(pos) > 1 {
-			return a.fail(usagef("history %s takes no further arguments; got %q", pos[0], pos[1]))
+			return usagef("history %s takes no further arguments; got %q", pos[0], pos[1])
 		}
 		dc, err := log.DreamCursor()
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		var res history.Result
 		if pos[0] == "show" {
@@ -129,7 +129,7 @@ func cmdHistory(a *app, args []string) int {
 			res, err = log.Tail(a.ctx, n, q)
 		}
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		latest, _ := log.LatestCursor(a.ctx)
 		v := historyView{Entries: res.Entries, Problems: res.Problems, DreamCursor: dc, LatestCursor: latest, Path: log.Path()}
@@ -138,7 +138,7 @@ func cmdHistory(a *app, args []string) int {
 		}
 		if a.jsonOut {
 			a.printJSON(v)
-			return exitOK
+			return nil
 		}
 		for _, e := range v.Entries {
 			mark := " "
@@ -155,9 +155,9 @@ func cmdHistory(a *app, args []string) int {
 			fmt.Fprintf(a.stderr, "dream: %s: skipped the line at byte %d: %s\n", log.Path(), p.Offset, p.Reason)
 		}
 		fmt.Fprintf(a.stdout, "%d entr%s; dream cursor %d, latest %d\n", len(v.Entries), map[bool]string{true: "y", false: "ies"}[len(v.Entries) == 1], dc, latest)
-		return exitOK
+		return nil
 	default:
-		return a.fail(usagef("history: unknown subcommand %q: use append, show or tail", pos[0]))
+		return usagef("history: unknown subcommand %q: use append, show or tail", pos[0])
 	}
 }
 
@@ -169,7 +169,7 @@ type compactView struct {
 	Raw     bool   `json:"raw_only,omitempty"`
 }
 
-func cmdCompact(a *app, args []string) int {
+func cmdCompact(a *app, args []string) error {
 	var (
 		force         bool
 		idleAfter     time.Duration
@@ -177,43 +177,43 @@ func cmdCompact(a *app, args []string) int {
 		maxOutput     int
 		ratio         float64
 	)
-	pos, code, ok := a.standardCommand("compact", args, func(fs *flag.FlagSet) {
+	pos, err := a.standardCommand("compact", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&force, "force", false, "compact even if the session was used within --idle-after (never while its files are locked)")
 		fs.DurationVar(&idleAfter, "idle-after", compact.DefaultIdleAfter, "how long the session must have been idle")
 		fs.IntVar(&contextWindow, "context-window", compact.DefaultContextWindow, "the model's context window, in tokens")
 		fs.IntVar(&maxOutput, "max-output", compact.DefaultMaxOutput, "the model's output budget, in tokens")
 		fs.Float64Var(&ratio, "ratio", compact.DefaultRatio, "target share of the budget (0.1-0.95)")
 	})
-	if !ok {
-		return code
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		return a.fail(usagef("compact takes one session: a session file, or a session key found in --sessions-dir"))
+		return usagef("compact takes one session: a session file, or a session key found in --sessions-dir")
 	}
 	if ratio < compact.MinRatio || ratio > compact.MaxRatio {
-		return a.fail(usagef("--ratio %g: want %g to %g", ratio, compact.MinRatio, compact.MaxRatio))
+		return usagef("--ratio %g: want %g to %g", ratio, compact.MinRatio, compact.MaxRatio)
 	}
 	_, sessions, _, err := a.locations()
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	path, err := compact.FindSession(sessions, pos[0])
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	memDir, err := a.historyMemoryDir()
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if err := a.checkWritable("history dir", memDir); err != nil {
-		return a.fail(err)
+		return err
 	}
 	if err := a.checkWritable("sessions dir", filepath.Dir(path)); err != nil {
-		return a.fail(err)
+		return err
 	}
 	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
 	if err != nil {
-		return a.fail(usagef("%v", err))
+		return usagef("%v", err)
 	}
 	if choice.Provider == nil && !a.jsonOut {
 		a.note("dream: no model (%s): the session is archived raw, unsummarised", choice.Why)
@@ -222,13 +222,11 @@ func cmdCompact(a *app, args []string) int {
 	rep, err := compact.CompactFile(a.ctx, c, path, compact.FileOptions{IdleAfter: idleAfter, Force: force})
 	switch {
 	case errors.Is(err, compact.ErrLocked):
-		fmt.Fprintf(a.stderr, "dream: refused: %v\n", err)
-		return exitHeld
+		return fmt.Errorf("refused: %w", err)
 	case errors.Is(err, compact.ErrActive):
-		fmt.Fprintf(a.stderr, "dream: refused: %v (pass --force to compact it anyway)\n", err)
-		return exitFailed
+		return fmt.Errorf("refused: %w (pass --force to compact it anyway)", err)
 	case err != nil:
-		return a.fail(err)
+		return err
 	}
 	key, _ := compact.KeyFromName(path)
 	if s, lerr := compact.LoadSession(path); lerr == nil {
@@ -237,9 +235,9 @@ func cmdCompact(a *app, args []string) int {
 	v := compactView{Report: rep, Session: key, File: path, Raw: choice.Provider == nil}
 	if a.jsonOut {
 		a.printJSON(v)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "%s: %s; %d message(s) archived (%d summar%s, %d raw, %d nothing), last_consolidated %d, prompt %d -> %d tokens (%s)\n",
 		key, rep.Stopped, rep.Archived, rep.Summaries, map[bool]string{true: "y", false: "ies"}[rep.Summaries == 1], rep.RawArchives, rep.NothingAnswers, rep.LastConsolidated, rep.TokensBefore, rep.TokensAfter, rep.Counter)
-	return exitOK
+	return nil
 }

@@ -7,22 +7,22 @@ import (
 	"github.com/dreamkit/dream"
 )
 
-func cmdStatus(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("status", args, nil); !ok {
-		return code
+func cmdStatus(a *app, args []string) error {
+	if _, err := a.standardCommand("status", args, nil); err != nil {
+		return err
 	}
 	d, err := a.dreamer(nil, dream.Choice{}, nil)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	defer d.Close()
 	s, err := d.Status(a.ctx)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(statusWithLayout{s, a.layout})
-		return exitOK
+		return nil
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "memory dir:   %s\n", s.MemoryDir)
@@ -65,5 +65,5 @@ func cmdStatus(a *app, args []string) int {
 	} else {
 		fmt.Fprintf(w, "next: the %s gate is closed\n", s.Next)
 	}
-	return exitOK
+	return nil
 }

@@ -11,30 +11,25 @@ import (
 
 // cmdSync pulls and pushes the memory's history through sync_remote, under
 // the consolidation lock, as every dream does before and after it runs.
-func cmdSync(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("sync", args, nil); !ok {
-		return code
+func cmdSync(a *app, args []string) error {
+	if _, err := a.standardCommand("sync", args, nil); err != nil {
+		return err
 	}
 	d, err := a.dreamer(nil, dream.Choice{}, nil)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	defer d.Close()
 	rep, err := d.Sync(a.ctx)
 	if errors.Is(err, dream.ErrNoRemote) {
-		fmt.Fprintln(a.stderr, "dream sync: no sync_remote configured (set it in config.toml, DREAM_SYNC_REMOTE or --sync-remote)")
-		return exitUsage
+		return fmt.Errorf("%w (set it in config.toml, DREAM_SYNC_REMOTE or --sync-remote)", err)
 	}
 	if err != nil {
-		if errors.Is(err, dream.ErrLockHeld) {
-			fmt.Fprintln(a.stderr, err)
-			return exitHeld
-		}
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(rep)
-		return exitOK
+		return nil
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "remote: %s\n", rep.Remote)
@@ -49,7 +44,7 @@ func cmdSync(a *app, args []string) int {
 	}
 	fmt.Fprintf(w, "pushed: %d commit(s)\n", rep.Pushed)
 	fmt.Fprintf(w, "state:  %s\n", describeSync(rep.State.State, rep.State.Ahead, rep.State.Behind, rep.State.Error))
-	return exitOK
+	return nil
 }
 
 // printDistributed adds the lock backend's holder and the remote's state to

@@ -10,28 +10,28 @@ import (
 	"github.com/dreamkit/dream/internal/task"
 )
 
-func cmdTasks(a *app, args []string) int {
-	if _, code, ok := a.standardCommand("tasks", args, nil); !ok {
-		return code
+func cmdTasks(a *app, args []string) error {
+	if _, err := a.standardCommand("tasks", args, nil); err != nil {
+		return err
 	}
 	reg, err := task.Open(a.loaded.Settings.StateDir)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	entries, err := reg.List()
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		if entries == nil {
 			entries = []task.Entry{}
 		}
 		a.printJSON(entries)
-		return exitOK
+		return nil
 	}
 	if len(entries) == 0 {
 		fmt.Fprintln(a.stdout, "no dreams yet")
-		return exitOK
+		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTATUS\tPHASE\tSTARTED\tSTEPS\tTOOLS\tTOKENS\tFILES\tMEMORY DIR")
@@ -49,28 +49,28 @@ func cmdTasks(a *app, args []string) int {
 			}
 		}
 	}
-	return exitOK
+	return nil
 }
 
-func cmdKill(a *app, args []string) int {
-	pos, code, ok := a.standardCommand("kill", args, nil)
-	if !ok {
-		return code
+func cmdKill(a *app, args []string) error {
+	pos, err := a.standardCommand("kill", args, nil)
+	if err != nil {
+		return err
 	}
 	if len(pos) != 1 {
-		return a.fail(usagef("kill takes one task id (see dream tasks)"))
+		return usagef("kill takes one task id (see dream tasks)")
 	}
 	reg, err := task.Open(a.loaded.Settings.StateDir)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	e, err := reg.Kill(pos[0])
 	if errors.Is(err, task.ErrFinished) {
 		fmt.Fprintf(a.stdout, "%s already %s; nothing to kill\n", e.ID, e.Status)
-		return exitOK
+		return nil
 	}
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	// Wait for the dream to acknowledge, so the user knows it rolled back.
 	deadline := time.Now().Add(10 * time.Second)
@@ -85,14 +85,13 @@ func cmdKill(a *app, args []string) int {
 			default:
 				fmt.Fprintf(a.stdout, "%s finished as %s before the kill landed (see dream log)\n", cur.ID, cur.Status)
 			}
-			return exitOK
+			return nil
 		}
 		select {
 		case <-a.ctx.Done():
-			return exitFailed
+			return fmt.Errorf("kill %s: %w while waiting for it to stop (see dream tasks)", e.ID, errInterrupted)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	fmt.Fprintf(a.stderr, "dream: asked %s to stop; it has not finished yet (see dream tasks)\n", e.ID)
-	return exitFailed
+	return fmt.Errorf("asked %s to stop; it has not finished yet (see dream tasks)", e.ID)
 }

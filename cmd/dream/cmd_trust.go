@@ -16,24 +16,24 @@ import (
 // takes the trust back. Until then a project file may only tighten the
 // harmless keys (gates, budgets, pins, review): it came with the repository,
 // not from the user.
-func cmdTrust(a *app, args []string) int {
+func cmdTrust(a *app, args []string) error {
 	var remove, list bool
-	pos, code, ok := a.standardCommand("trust", args, func(fs *flag.FlagSet) {
+	pos, err := a.standardCommand("trust", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&remove, "remove", false, "take the trust back")
 		fs.BoolVar(&list, "list", false, "list the trusted project files")
 	})
-	if !ok {
-		return code
+	if err != nil {
+		return err
 	}
 	store := trust.Open(trust.DefaultPath(a.env, a.home()))
 	if list {
 		if remove || len(pos) > 0 {
-			return a.fail(usagef("trust --list takes no path and no --remove"))
+			return usagef("trust --list takes no path and no --remove")
 		}
 		return a.listTrusted(store)
 	}
 	if len(pos) > 1 {
-		return a.fail(usagef("trust takes one path at most; got %d", len(pos)))
+		return usagef("trust takes one path at most; got %d", len(pos))
 	}
 	path := a.projectFile
 	if len(pos) == 1 {
@@ -43,12 +43,12 @@ func cmdTrust(a *app, args []string) int {
 		}
 	}
 	if path == "" {
-		return a.fail(usagef("no project file: pass its path (dream trust PATH)"))
+		return usagef("no project file: pass its path (dream trust PATH)")
 	}
 	if remove {
 		removed, err := store.Remove(path)
 		if err != nil {
-			return a.fail(err)
+			return err
 		}
 		if a.jsonOut {
 			a.printJSON(map[string]any{"path": path, "removed": removed})
@@ -57,27 +57,27 @@ func cmdTrust(a *app, args []string) int {
 		} else {
 			fmt.Fprintf(a.stdout, "was not trusted: %s\n", path)
 		}
-		return exitOK
+		return nil
 	}
 	e, err := store.Add(path)
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	if a.jsonOut {
 		a.printJSON(e)
-		return exitOK
+		return nil
 	}
 	fmt.Fprintf(a.stdout, "trusted %s (sha256 %s)\n", e.Path, e.SHA256[:16])
 	fmt.Fprintln(a.stdout, "it may now set every key; any change to the file drops the trust (dream trust --remove takes it back)")
-	return exitOK
+	return nil
 }
 
 // listTrusted prints the store, saying for each entry whether the file still
 // has the trusted content.
-func (a *app) listTrusted(store *trust.Store) int {
+func (a *app) listTrusted(store *trust.Store) error {
 	entries, err := store.List()
 	if err != nil {
-		return a.fail(err)
+		return err
 	}
 	type row struct {
 		trust.Entry
@@ -97,11 +97,11 @@ func (a *app) listTrusted(store *trust.Store) int {
 	}
 	if a.jsonOut {
 		a.printJSON(rows)
-		return exitOK
+		return nil
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(a.stdout, "no trusted project files")
-		return exitOK
+		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(tw, "PATH\tSTATE\tTRUSTED AT")
@@ -109,5 +109,5 @@ func (a *app) listTrusted(store *trust.Store) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Path, r.State, r.TrustedAt.Format("2006-01-02 15:04"))
 	}
 	tw.Flush()
-	return exitOK
+	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"runtime"
 )
 
-func cmdVersion(a *app, args []string) int {
+func cmdVersion(a *app, args []string) error {
 	fmt.Fprintf(a.stdout, "dream %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	return exitOK
+	return nil
 }

@@ -5,7 +5,7 @@ type command struct {
 	name    string
 	args    string // usage of the positional arguments
 	summary string
-	run     func(a *app, args []string) int
+	run     func(a *app, args []string) error
 }
 
 // commands lists every subcommand in the order `dream help` shows them.

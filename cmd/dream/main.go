@@ -6,21 +6,10 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
-)
-
-// Exit codes of run and maybe (DESIGN.md): 0 completed or a gate closed,
-// 1 failed / timed out / killed (rolled back), 2 usage error, 3 the lock is
-// held by another live holder.
-const (
-	exitOK     = 0
-	exitFailed = 1
-	exitUsage  = 2
-	exitHeld   = 3
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -33,24 +22,30 @@ func main() {
 }
 
 // Main runs the command line; it is main without the process, for tests.
+// Every command returns an error; a.exit maps it to the exit code and the
+// message.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env func(string) (string, bool)) int {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, env: env}
+	return a.exit(a.dispatch(args))
+}
+
+// dispatch runs the command args name.
+func (a *app) dispatch(args []string) error {
 	if len(args) == 0 {
-		cmdHelp(a, nil)
-		return exitUsage
+		_ = cmdHelp(a, nil)
+		return reported(exitUsage, usagef("no command given"))
 	}
+	a.jsonOut = wantsJSON(args[1:])
 	name := args[0]
 	cmd, ok := commandByName(name)
 	if !ok {
-		if name == "-h" || name == "--help" {
+		switch name {
+		case "-h", "--help", "-help":
 			return cmdHelp(a, nil)
+		case "--version", "-version":
+			return cmdVersion(a, args[1:])
 		}
-		if name == "--version" {
-			return cmdVersion(a, nil)
-		}
-		fmt.Fprintf(stderr, "dream: unknown command %q\n\n", name)
-		cmdHelp(&app{stdout: stderr}, nil)
-		return exitUsage
+		return usagef("unknown command %q (see dream help)", name)
 	}
 	return cmd.run(a, args[1:])
 }

@@ -174,6 +174,20 @@ func (l *Lock) LastConsolidatedAt() (time.Time, error) {
 	return r.At, nil
 }
 
+// Acquire is TryAcquire as lockbackend.Backend wants it: the Held it
+// returns owns the prior time and ends the acquisition with this lock's
+// Complete or Rollback.
+func (l *Lock) Acquire(ctx context.Context) (*lockbackend.Held, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prior, err := l.TryAcquire()
+	if err != nil {
+		return nil, err
+	}
+	return lockbackend.NewHeld(prior, l), nil
+}
+
 // TryAcquire takes the file lock, then the etcd lock, and returns the last
 // consolidation time from etcd. errors.Is(err, lock.ErrHeld) when either is
 // held by someone else.

@@ -4,10 +4,10 @@
 // etcdlock), which excludes machines that share one memory through a git
 // remote. The dreamer codes against Backend and never knows which it has.
 //
-// The semantics are the file lock's: TryAcquire returns the last
-// consolidation time before the dream (prior), Complete records a new one,
-// Rollback(prior) puts it back, and a holder that died loses the lock on its
-// own (a dead PID for the file, an expired lease for etcd). Fence is the one
+// The semantics are the file lock's: Acquire returns a Held that owns the
+// last consolidation time before the dream (its prior), Held.Complete
+// records a new one, Held.Rollback puts the prior back, and a holder that
+// died loses the lock on its own (a dead PID for the file, an expired lease for etcd). Fence is the one
 // addition: the point after which a dream's changes land, where a backend
 // that can lose the lock behind a holder's back (a lease expiring while the
 // process was paused) proves it still holds it.
@@ -27,7 +27,7 @@ const (
 	NameEtcd = "etcd"
 )
 
-// ErrFenced is returned by Fence when the lock was lost between TryAcquire
+// ErrFenced is returned by Fence when the lock was lost between Acquire
 // and the landing of the dream's changes: the dream must roll back.
 var ErrFenced = errors.New("consolidation lock lost before the commit (fenced): nothing landed")
 
@@ -35,8 +35,12 @@ var ErrFenced = errors.New("consolidation lock lost before the commit (fenced): 
 //
 // The methods shaped like internal/lock's take no context, so that the
 // dreamer's call sites stay those of the file lock; a backend that talks to a
-// server bounds each of them with its own timeout. Errors from TryAcquire
-// that mean "another live holder" satisfy errors.Is(err, lock.ErrHeld).
+// server bounds each of them with its own timeout. Errors from Acquire that
+// mean "another live holder" satisfy errors.Is(err, lock.ErrHeld).
+//
+// Completing and rolling back are not methods of Backend but of the Held
+// that Acquire returns, so that no caller can rewind the lock to a time
+// other than the one its own acquisition found.
 type Backend interface {
 	// Name is NameFile or NameEtcd.
 	Name() string
@@ -45,9 +49,9 @@ type Backend interface {
 	// LastConsolidatedAt is the time of the last completed consolidation,
 	// zero if there was none.
 	LastConsolidatedAt() (time.Time, error)
-	// TryAcquire takes the lock and returns the last consolidation time
-	// before it, for Rollback.
-	TryAcquire() (prior time.Time, err error)
+	// Acquire takes the lock. The Held it returns ends the acquisition
+	// (Complete or Rollback) and knows the time to roll back to.
+	Acquire(ctx context.Context) (*Held, error)
 	// Verify is the cheap check a running dream makes at each stage
 	// boundary and while the agent runs: nil while the lock is still ours,
 	// else an error that is errors.Is(err, lock.ErrLost). It may answer from
@@ -57,14 +61,9 @@ type Backend interface {
 	SetTask(ctx context.Context, taskID string) error
 	// Fence proves the lock is still held and records the completion, at
 	// once; after it succeeds the dream's changes may land. errors.Is(err,
-	// ErrFenced) when the lock was lost. Complete after Fence only releases.
+	// ErrFenced) when the lock was lost. Held.Complete after Fence only
+	// releases.
 	Fence(ctx context.Context) error
-	// Complete ends a successful consolidation (fencing first if Fence was
-	// not called) and releases the lock.
-	Complete() error
-	// Rollback ends a failed one: the last consolidation time goes back to
-	// prior and the lock is released.
-	Rollback(prior time.Time) error
 	// Inspect describes the local lock file's holder, as internal/lock does,
 	// with Live also set when another machine holds a distributed lock.
 	Inspect() (lock.Holder, error)

@@ -16,6 +16,18 @@ type File struct {
 // NewFile wraps l.
 func NewFile(l *lock.Lock) *File { return &File{Lock: l} }
 
+// Acquire takes the lock file (internal/lock's TryAcquire).
+func (f *File) Acquire(ctx context.Context) (*Held, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	prior, err := f.TryAcquire()
+	if err != nil {
+		return nil, err
+	}
+	return NewHeld(prior, f.Lock), nil
+}
+
 // Name is NameFile.
 func (f *File) Name() string { return NameFile }
 

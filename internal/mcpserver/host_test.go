@@ -157,3 +157,45 @@ func TestMCPHostGuardRefusesForbiddenEdits(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPOtherMemoryDirKeepsItsHostGuard: a call naming another memory dir
+// than the server's (one dreamt before) is still guarded by the agent whose
+// dir it is. Before, only a nanobot workspace was recognised there, so a
+// model could rewrite a Codex block header by naming ~/.codex/memories.
+func TestMCPOtherMemoryDirKeepsItsHostGuard(t *testing.T) {
+	codexMem := "---\nrollout_summary_files:\n  - 2026-11-28T10-40-02-retries.md (success, cwd=/home/dev/src/shop-api, updated_at=2026-11-28T11:02:13Z)\ndescription: Payment retries in shop-api\nkeywords: ChargeCard, retry\n---\n\n- ChargeCard retries with exponential backoff (100 ms, 400 ms, 1.6 s).\n"
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	codex := filepath.Join(home, ".codex", "memories")
+	write(t, filepath.Join(codex, "MEMORY.md"), codexMem)
+	own := filepath.Join(root, "project", "memory")
+	write(t, filepath.Join(own, "MEMORY.md"), "# Memory\n\n- Run `make test` before pushing.\n")
+	state := filepath.Join(root, "state")
+	s := dream.DefaultSettings()
+	s.StateDir = state
+	// A plain dream on the Codex dir puts it in the task registry, which is
+	// what lets a call name it.
+	d, err := dream.New(dream.Config{MemoryDir: codex, StateDir: state, Settings: s, Runner: dream.RunnerFunc(func(context.Context, dream.Job) (dream.Outcome, error) {
+		return dream.Outcome{}, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Run(context.Background(), dream.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	forbidden := strings.Replace(codexMem, "description: Payment retries in shop-api\n", "description: Payments\n", 1)
+	runner := dream.RunnerFunc(func(ctx context.Context, job dream.Job) (dream.Outcome, error) {
+		if err := os.WriteFile(filepath.Join(job.MemoryDir, "MEMORY.md"), []byte(forbidden), 0o644); err != nil {
+			return dream.Outcome{}, err
+		}
+		return dream.Outcome{FilesTouched: []string{"MEMORY.md"}, Summary: "rewrote the block header"}, nil
+	})
+	cs := connect(t, Options{Base: dream.Config{MemoryDir: own, StateDir: state, Settings: s, Runner: runner, Provider: "test"},
+		Choice: dream.Choice{Name: dream.ProviderOffline}, Home: home, Env: noEnv, Version: "test"})
+	call(t, cs, "dream_run", map[string]any{"apply": true, "memory_dir": codex}, nil, false)
+	if got := readFile(t, filepath.Join(codex, "MEMORY.md")); got != codexMem {
+		t.Fatalf("MEMORY.md landed past the codex guard:\n%s", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -156,18 +157,45 @@ func (s *Server) dreamer(mem string) (*dream.Dreamer, error) {
 }
 
 // config is the Dreamer configuration for mem, fitted to its host. Another
-// memory dir than the server's has no known transcripts, code or host,
-// except that a nanobot workspace is always dreamt as one: a model must not
-// slip past its guard by naming the workspace.
+// memory dir than the server's has no known transcripts or code, but it
+// keeps its agent's guard: a model must not slip past a host's edit guard
+// (nanobot's history, a Codex block header) by naming the dir.
 func (s *Server) config(mem string) (dream.Config, error) {
 	base := s.opts.Base
 	p := dream.Project{MemoryDir: mem, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: base.RepoDir}
 	if mem != base.MemoryDir {
-		p = dream.Project{MemoryDir: mem}
-		if dream.IsNanobotWorkspace(mem) {
-			p.Host = dream.HostNanobot
-		}
+		p = dream.Project{MemoryDir: mem, Host: s.hostOf(mem)}
 		base.CurrentSession, base.SessionRule, base.CheckEdit = nil, nil, nil
 	}
 	return dream.ConfigForProject(p, s.opts.Choice, base, s.opts.Home, s.opts.Env)
+}
+
+// hostOf names the agent whose memory dir mem is, from the agents' own
+// layouts: a nanobot workspace, the dir a layout resolves to without a
+// repository (Codex, Gemini), or one of the per-project dirs the agents
+// have transcripts for (Claude Code). "" when no layout claims it.
+func (s *Server) hostOf(mem string) string {
+	if dream.IsNanobotWorkspace(mem) {
+		return dream.HostNanobot
+	}
+	same := func(dir string) bool {
+		if dir == "" {
+			return false
+		}
+		a, errA := os.Stat(dir)
+		b, errB := os.Stat(mem)
+		return errA == nil && errB == nil && os.SameFile(a, b)
+	}
+	for _, name := range dream.HostNames() {
+		if p, err := dream.ResolveProject(name, "", s.opts.Home, s.opts.Env); err == nil && p.Host != "dir" && filepath.IsAbs(p.MemoryDir) && same(p.MemoryDir) {
+			return name
+		}
+	}
+	ps, _ := dream.DiscoverProjects(s.opts.Home, s.opts.Env)
+	for _, p := range ps {
+		if same(p.MemoryDir) {
+			return p.Host
+		}
+	}
+	return ""
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/compact"
+)
+
+// Exit codes (DESIGN.md): 0 completed, staged or a gate closed; 1 failed,
+// timed out or killed (rolled back); 2 usage error; 3 the lock is held by
+// another live holder (nothing was sent to any model). exitCode is the only
+// place an error becomes one of them.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+	exitHeld   = 3
+)
+
+// errUsage marks an error that is the user's input, exit code 2.
+type errUsage struct{ msg string }
+
+func (e errUsage) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return errUsage{fmt.Sprintf(format, args...)} }
+
+// reportedError is a failure the command has already shown on stdout (a
+// dream's report with its error, doctor's FAIL lines, eval's table): the
+// exit code still says it failed, but nothing is printed twice. Under --json
+// the message also goes to stderr, since stdout was the JSON.
+type reportedError struct {
+	code int
+	err  error
+}
+
+func (e reportedError) Error() string { return e.err.Error() }
+func (e reportedError) Unwrap() error { return e.err }
+
+// reported wraps err (never nil) as already shown, with its exit code.
+func reported(code int, err error) error { return reportedError{code, err} }
+
+// cliError is what `--json` prints on stdout for a command that failed:
+// {"error": {...}}. Code is a stable snake_case word scripts can switch on;
+// Message is the sentence stderr shows.
+type cliError struct {
+	Code     string      `json:"code"`
+	Message  string      `json:"message"`
+	ExitCode int         `json:"exit_code"`
+	Holder   *lockHolder `json:"holder,omitempty"`
+}
+
+// lockHolder is the holder of a held consolidation lock, as far as known.
+type lockHolder struct {
+	PID     int        `json:"pid,omitempty"`
+	Host    string     `json:"host,omitempty"`
+	Since   *time.Time `json:"since,omitempty"`
+	TaskID  string     `json:"task_id,omitempty"`
+	Backend string     `json:"backend,omitempty"`
+}
+
+// Error codes of cliError.Code.
+const (
+	codeUsage       = "usage"
+	codeLockHeld    = "lock_held"
+	codeFailed      = "failed"
+	codeNoRemote    = "no_remote"
+	codeLocked      = "session_locked"
+	codeActive      = "session_active"
+	codeInterrupted = "interrupted"
+)
+
+// classify maps err to its exit code and its JSON form. It is the one place
+// that decides which failure is which.
+func classify(err error) cliError {
+	e := cliError{Code: codeFailed, ExitCode: exitFailed, Message: message(err)}
+	var u errUsage
+	var held *dream.LockHeldError
+	var rep reportedError
+	switch {
+	case errors.As(err, &u):
+		e.Code, e.ExitCode = codeUsage, exitUsage
+	case errors.As(err, &held):
+		e.Code, e.ExitCode = codeLockHeld, exitHeld
+		e.Holder = &lockHolder{PID: held.PID, Host: held.Host, TaskID: held.TaskID, Backend: held.Backend}
+		if !held.Since.IsZero() {
+			since := held.Since.UTC()
+			e.Holder.Since = &since
+		}
+	case errors.Is(err, dream.ErrLockHeld):
+		e.Code, e.ExitCode = codeLockHeld, exitHeld
+	case errors.Is(err, compact.ErrLocked):
+		e.Code, e.ExitCode = codeLocked, exitHeld
+	case errors.Is(err, compact.ErrActive):
+		e.Code = codeActive
+	case errors.Is(err, dream.ErrNoRemote):
+		e.Code, e.ExitCode = codeNoRemote, exitUsage
+	case errors.Is(err, errInterrupted):
+		e.Code = codeInterrupted
+	}
+	if errors.As(err, &rep) && rep.code != 0 {
+		e.ExitCode = rep.code
+	}
+	return e
+}
+
+// errInterrupted: the user stopped the command (SIGINT, SIGTERM) before it
+// finished.
+var errInterrupted = errors.New("interrupted")
+
+// message is err as one line for the user, said once: errors from the
+// library begin with "dream: ", and the CLI prints that prefix itself.
+func message(err error) string {
+	s := err.Error()
+	for strings.HasPrefix(s, "dream: ") {
+		s = strings.TrimPrefix(s, "dream: ")
+	}
+	return strings.ReplaceAll(s, ": dream: ", ": ")
+}
+
+// exit turns what a command returned into the process's exit code, printing
+// the message on stderr and, under --json, the error object on stdout. A
+// request for help (flag.ErrHelp, the help already printed) is success.
+func (a *app) exit(err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	e := classify(err)
+	var rep reportedError
+	shown := errors.As(err, &rep)
+	if !shown || a.jsonOut {
+		fmt.Fprintf(a.stderr, "dream: %s\n", e.Message)
+	}
+	if a.jsonOut && !shown {
+		writeJSON(a.stdout, a.stderr, struct {
+			Error cliError `json:"error"`
+		}{e})
+	}
+	return e.ExitCode
+}
+
+// writeJSON writes v as indented JSON on w; a failure to encode is said on
+// errw.
+func writeJSON(w, errw io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(errw, "dream: encoding JSON: %v\n", err)
+	}
+}
+
+// wantsJSON reports whether args ask for --json, for the errors that happen
+// before the flags are parsed (an unknown command, a bad flag ahead of
+// --json).
+func wantsJSON(args []string) bool {
+	for _, arg := range args {
+		if arg == "--" {
+			return false
+		}
+		switch arg {
+		case "--json", "-json", "--json=true", "-json=true", "--json=1", "-json=1":
+			return true
+		}
+	}
+	return false
+}

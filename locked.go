@@ -1,0 +1,84 @@
+package dream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lockbackend"
+)
+
+// stepOptions say how a step under the consolidation lock is taken.
+type stepOptions struct {
+	// claim sets the in-process running flag for the step (ErrRunning,
+	// ErrClosed); a dream whose funnel already claimed it leaves it unset.
+	claim bool
+	// keepRecovering runs the step even when finishing a dead dream's
+	// journal failed (Recover reports that failure itself); any other step
+	// is refused, since it would work on a memory in an unknown state.
+	keepRecovering bool
+	// releaseErr returns a failure to complete or roll back the lock as the
+	// step's error; by default it is logged, because the step's own outcome
+	// (a landed dream, a refused undo) is what the caller acts on.
+	releaseErr bool
+	// afterRelease, if set, runs once the lock was taken and released and
+	// the cached time refreshed, with the step's final error: a dream's
+	// report is final only then.
+	afterRelease func(err error)
+}
+
+// stepFunc is the work done under the lock. held ends the acquisition: a
+// step that must complete at a precise point (before its telemetry) calls
+// held.Complete itself; otherwise complete says whether the step counts as
+// a consolidation (the lock's time moves forward) or not (it is rewound to
+// held.Prior). rec is what recovering a dead dream's journal did.
+type stepFunc func(held *lockbackend.Held, rec journal.Recovery) (complete bool, err error)
+
+// locked is the one locked step every change of the memory takes: dreams,
+// Undo, Apply, Sync and Recover. It acquires the lock (a live holder comes
+// back as a *LockHeldError), finishes what a dead dream left in the journal,
+// runs step, then completes or rolls back the lock and refreshes the cached
+// last-consolidation time that the gates read.
+func (d *Dreamer) locked(ctx context.Context, o stepOptions, step stepFunc) (err error) {
+	if o.claim {
+		release, err := d.claim()
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	held, err := d.lock.Acquire(ctx)
+	if err != nil {
+		return d.lockHeld(ctx, err)
+	}
+	complete := false
+	defer func() {
+		if !held.Done() {
+			if relErr := held.Release(complete && err == nil); relErr != nil {
+				relErr = fmt.Errorf("dream: releasing the consolidation lock: %w", relErr)
+				if o.releaseErr {
+					err = errors.Join(err, relErr)
+				} else {
+					d.cfg.Logf("%v", relErr)
+				}
+			}
+		}
+		d.setLast(d.lastFromDisk())
+		if o.afterRelease != nil {
+			o.afterRelease(err)
+		}
+	}()
+	rec, err := d.recoverJournal(ctx)
+	if err != nil {
+		err = fmt.Errorf("dream: recovering an interrupted dream: %w", err)
+		if !o.keepRecovering {
+			return err
+		}
+	}
+	if step == nil {
+		return err
+	}
+	complete, serr := step(held, rec)
+	return errors.Join(err, serr)
+}
