@@ -121,6 +121,9 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(mem, "prefs.md")); string(b) != prefs {
 		t.Fatalf("a dry run changed prefs.md:\n%s", b)
 	}
+	if !strings.Contains(rep.Diff, "+++ b/prefs.md") || !strings.Contains(rep.Diff, "\n-- 用 tab 缩进。") {
+		t.Fatalf("the dry run's diff does not show what it would change:\n%s", rep.Diff)
+	}
 	staged, err := d.Staged()
 	if err != nil || len(staged) != 0 {
 		t.Fatalf("a dry run left staging: %v %v", staged, err)

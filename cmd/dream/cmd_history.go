@@ -64,7 +64,7 @@ func cmdShow(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("show takes one dream id (see dream log)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func cmdUndo(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("undo takes one dream id (see dream log)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}

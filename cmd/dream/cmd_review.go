@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+
+	"github.com/dreamkit/dream"
 )
 
 func cmdDiff(a *app, args []string) error {
@@ -9,7 +12,12 @@ func cmdDiff(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := a.memoryDreamer()
+	var d *dream.Dreamer
+	if len(pos) == 0 {
+		d, err = a.memoryDreamer()
+	} else {
+		d, err = a.memoryDreamerFor(pos[0])
+	}
 	if err != nil {
 		return err
 	}
@@ -39,12 +47,18 @@ func cmdDiff(a *app, args []string) error {
 		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "diff": diff})
 		return nil
 	}
-	for _, c := range changes {
-		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", c.Kind, c.Path, c.Added, c.Removed)
-	}
-	fmt.Fprintln(a.stdout)
+	printChanges(a.stdout, changes)
 	writeDiff(a.stdout, diff, isTerminal(a.stdout))
 	return nil
+}
+
+// printChanges lists the files a dream changes, then a blank line before
+// the diff: `dream diff ID` and `dream run --dry-run` print alike.
+func printChanges(w io.Writer, changes []dream.Change) {
+	for _, c := range changes {
+		fmt.Fprintf(w, "  %-8s %s +%d -%d\n", c.Kind, c.Path, c.Added, c.Removed)
+	}
+	fmt.Fprintln(w)
 }
 
 func cmdApply(a *app, args []string) error {
@@ -55,7 +69,7 @@ func cmdApply(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("apply takes one staged dream id (see dream diff)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}
@@ -68,7 +82,7 @@ func cmdApply(a *app, args []string) error {
 		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "audit_commit": commit})
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "applied %s: %d file(s) changed; undo with: dream undo %s\n", pos[0], len(changes), pos[0])
+	fmt.Fprintf(a.stdout, "applied %s: %d file(s) changed; undo with: %s\n", pos[0], len(changes), a.hint("undo", pos[0]))
 	return nil
 }
 
@@ -80,7 +94,7 @@ func cmdDiscard(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("discard takes one staged dream id (see dream diff)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}

@@ -9,13 +9,20 @@ import (
 )
 
 func cmdRun(a *app, args []string) error {
-	var review bool
+	var review, dryRun bool
 	if _, err := a.standardCommand("run", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&review, "review", false, "stage the changes for `dream diff/apply/discard` instead of landing them")
+		fs.BoolVar(&dryRun, "dry-run", false, "show what a dream would change (the diff of each file) and change nothing")
 	}); err != nil {
 		return err
 	}
+	if dryRun && review {
+		return usagef("--dry-run and --review exclude each other: a dry run stages nothing to review")
+	}
 	if a.isNanobot() {
+		if dryRun {
+			return usagef("--dry-run is not available for nanobot's history dream; --review stages it for dream diff instead")
+		}
 		return runNanobot(a, review)
 	}
 	d, view, err := a.dreamerWithProvider()
@@ -23,9 +30,28 @@ func cmdRun(a *app, args []string) error {
 		return err
 	}
 	defer d.Close()
-	rep, err := d.Run(a.ctx, dream.RunOptions{Review: review || a.loaded.Settings.Review})
+	opts := dream.RunOptions{Review: !dryRun && (review || a.loaded.Settings.Review), DryRun: dryRun}
+	if !opts.Review && !opts.DryRun {
+		a.firstRunNotice(d)
+	}
+	rep, err := d.Run(a.ctx, opts)
 	view.done()
 	return a.finishRun(rep, err)
+}
+
+// firstRunNotice tells a user whose memory dream has never changed that it
+// is about to, that every change is recorded, and how to undo: once, since
+// from the next run on the history is not empty. It goes to stderr, so
+// --json keeps stdout to the report.
+func (a *app) firstRunNotice(d *dream.Dreamer) {
+	cfg := d.Config()
+	dreamed, err := dream.HasDreamed(a.ctx, cfg.StateDir, cfg.MemoryDir)
+	if err != nil || dreamed {
+		return
+	}
+	a.note("dream: first dream on %s: it is about to edit these memory files in place.\n"+
+		"  Every change is recorded: the `dream undo` line printed when it ends restores the memory as it is now; list the changes with: %s",
+		cfg.MemoryDir, a.hint("log", "--memory-dir", cfg.MemoryDir))
 }
 
 // dreamerWithProvider builds the Dreamer with the runner the provider
@@ -62,7 +88,7 @@ func (a *app) finishRun(rep dream.Report, err error) error {
 	if a.jsonOut {
 		a.printJSON(rep)
 	} else {
-		printReport(a.stdout, rep)
+		printReport(a.stdout, rep, a.hint)
 	}
 	if err != nil {
 		return reported(exitFailed, err)

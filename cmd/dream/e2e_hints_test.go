@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -408,5 +409,140 @@ func TestPastedHintsAfterDemo(t *testing.T) {
 	p.paste(byV["rm"])
 	if _, err := os.Stat(demoDir); !os.IsNotExist(err) {
 		t.Errorf("pasted %q left %s: %v", byV["rm"], demoDir, err)
+	}
+}
+
+// TestEvalFromAnyDirectory: `dream eval` run where there is no checkout
+// scores the corpus built into the binary (every scenario of testdata/eval)
+// and explains each column of its table.
+func TestEvalFromAnyDirectory(t *testing.T) {
+	w := newWorld(t) // runs in w.repo, a temp dir with no testdata/eval
+	want, err := os.ReadDir(filepath.Join("..", "..", "testdata", "eval"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := w.dream(nil, "eval", "--provider", "offline")
+	if r.code != 0 {
+		t.Fatalf("eval from %s:\n%s", w.repo, r)
+	}
+	if !strings.Contains(r.stdout, "TOTAL ("+strconv.Itoa(len(want))+")") {
+		t.Errorf("eval did not score the %d scenarios of testdata/eval:\n%s", len(want), r)
+	}
+	header := strings.SplitN(r.stdout, "\n", 2)[0]
+	for _, col := range regexp.MustCompile(`\S+(?: held| ok)?`).FindAllString(header, -1) {
+		if col != "scenario" && !regexp.MustCompile(`(?m)^  `+regexp.QuoteMeta(col)+` `).MatchString(r.stdout) {
+			t.Errorf("no legend line for the %q column:\n%s", col, r.stdout)
+		}
+	}
+	if r := w.dream(nil, "eval", "--dir", filepath.Join(w.root, "nowhere")); r.code != exitUsage || !strings.Contains(r.stderr, "built-in corpus") {
+		t.Errorf("eval --dir of a missing dir:\n%s", r)
+	}
+}
+
+// TestDryRunThenFirstRunNotice: --dry-run prints the diff of what a dream
+// would change and changes nothing (the memory, the time gate, the
+// staging); under --json it is the report with the diff. The first real
+// run then says, on stderr and once, that it is about to edit the memory
+// and how to undo; the next run says nothing of the kind.
+func TestDryRunThenFirstRunNotice(t *testing.T) {
+	w := spacedWorld(t)
+	before := memorySnapshot(t, w.mem)
+	status := func() string {
+		r := w.dream(nil, append([]string{"status", "--json"}, w.locFlags()...)...)
+		last := decodeJSON[struct {
+			Last *string `json:"last_consolidated_at"`
+		}](t, r).Last
+		if last == nil {
+			return "never"
+		}
+		return *last
+	}
+	lastBefore := status()
+	r := w.dream(nil, append([]string{"run", "--dry-run", "--provider", "offline"}, w.locFlags()...)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "dry run: a dream now would change 1 file(s)") ||
+		!strings.Contains(r.stdout, "+++ b/prefs.md") || !strings.Contains(r.stdout, "\n-- 用 tab 缩进。") {
+		t.Fatalf("dry run:\n%s", r)
+	}
+	if strings.Contains(r.stderr, "first dream") {
+		t.Errorf("a dry run announced an edit it does not make:\n%s", r)
+	}
+	j := w.dream(nil, append([]string{"run", "--dry-run", "--json", "--provider", "offline"}, w.locFlags()...)...)
+	rep := decodeJSON[struct {
+		Status  string `json:"status"`
+		Diff    string `json:"diff"`
+		Changes []struct {
+			Path string `json:"path"`
+		} `json:"changes"`
+	}](t, j)
+	if j.code != 0 || rep.Status != "dry_run" || len(rep.Changes) != 1 || rep.Changes[0].Path != "prefs.md" || !strings.Contains(rep.Diff, "@@") {
+		t.Fatalf("dry run --json: %+v\n%s", rep, j)
+	}
+	if memorySnapshot(t, w.mem) != before || status() != lastBefore {
+		t.Fatal("a dry run changed the memory or moved the time gate")
+	}
+	if r := w.dream(nil, append([]string{"diff"}, w.locFlags()...)...); !strings.Contains(r.stdout, "no staged") {
+		t.Errorf("a dry run left something staged:\n%s", r)
+	}
+	if r := w.dream(nil, append([]string{"run", "--dry-run", "--review"}, w.locFlags()...)...); r.code != exitUsage {
+		t.Errorf("--dry-run with --review: %s", r)
+	}
+
+	first := w.dream(nil, append([]string{"run", "--json", "--provider", "offline"}, w.locFlags()...)...)
+	if first.code != 0 {
+		t.Fatalf("first run:\n%s", first)
+	}
+	decodeJSON[map[string]any](t, first) // stdout is the report alone
+	for _, want := range []string{"first dream on " + w.mem, "about to edit", "recorded", "dream undo", "dream log --memory-dir '" + w.mem + "'"} {
+		if !strings.Contains(first.stderr, want) {
+			t.Errorf("the first run's notice lacks %q:\n%s", want, first.stderr)
+		}
+	}
+	p := newPaster(t, w.env, w.repo)
+	var logHint string
+	for _, h := range hintsIn(first.stderr) {
+		if verb(h) == "log" {
+			logHint = h
+		}
+	}
+	if logHint == "" {
+		t.Fatalf("the notice has no pasteable dream log:\n%s", first.stderr)
+	}
+	id := decodeJSON[struct {
+		TaskID string `json:"task_id"`
+	}](t, first).TaskID
+	if out := p.paste(logHint); !strings.Contains(out.stdout, id) {
+		t.Errorf("pasted %q does not list %s:\n%s", logHint, id, out)
+	}
+	w.write(w.mem, "prefs.md", "# 偏好\n\n- 用 tab 缩进。\n- 用 tab 缩进。\n")
+	again := w.dream(nil, append([]string{"run", "--provider", "offline"}, w.locFlags()...)...)
+	if again.code != 0 || strings.Contains(again.stderr+again.stdout, "first dream") {
+		t.Errorf("the notice came again on the second run:\n%s", again)
+	}
+}
+
+// TestUnknownIDNamesHowToList: an id nothing records is an error that
+// names the commands listing the ids there are; an id of a dream is enough
+// from a directory that knows nothing of its memory.
+func TestUnknownIDNamesHowToList(t *testing.T) {
+	w := spacedWorld(t)
+	env := []string{"DREAM_STATE_DIR=" + w.state}
+	for _, verb := range []string{"show", "undo", "diff", "apply", "discard"} {
+		r := w.dream(env, verb, "20990101-000000-dead")
+		if r.code == 0 || !strings.Contains(r.stderr, "dream log") || !strings.Contains(r.stderr, "dream tasks") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s of an unknown id:\n%s", verb, r)
+		}
+	}
+	r := w.dream(nil, append([]string{"run", "--json", "--provider", "offline"}, w.locFlags()...)...)
+	id := decodeJSON[struct {
+		TaskID string `json:"task_id"`
+	}](t, r).TaskID
+	if r := w.dream(env, "show", id); r.code != 0 || !strings.Contains(r.stdout, "prefs.md") {
+		t.Errorf("show by id alone:\n%s", r)
+	}
+	// A memory dir given by flag decides, as before: this one never dreamt.
+	other := filepath.Join(w.root, "other")
+	w.write(other, "MEMORY.md", "# Memory\n")
+	if r := w.dream(env, "show", id, "--memory-dir", other); r.code == 0 {
+		t.Errorf("show with another --memory-dir found the dream:\n%s", r)
 	}
 }

@@ -27,7 +27,7 @@ func (a *app) explicitMemory() bool {
 // id: on the memory dir the flags name, or else the one the id belongs to.
 func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 	if a.explicitMemory() {
-		return a.dreamer(nil, dream.Choice{}, nil)
+		return a.memoryDreamer()
 	}
 	state := a.loaded.Settings.StateDir
 	mem, err := dream.MemoryDirOf(a.ctx, state, id)
@@ -40,7 +40,7 @@ func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 		s.MemoryDir, s.Host = mem, ""
 		a.loaded.Settings = s
 		a.layout = nil
-		return a.dreamer(nil, dream.Choice{}, nil)
+		return a.memoryDreamer()
 	case errors.As(err, &amb):
 		return nil, usagef("%q matches dreams of %d memory dirs (%s): pass the full id, or --memory-dir DIR to choose",
 			id, len(amb.MemoryDirs), strings.Join(amb.MemoryDirs, ", "))
