@@ -542,7 +542,15 @@ func TestUnknownIDNamesHowToList(t *testing.T) {
 	// A memory dir given by flag decides, as before: this one never dreamt.
 	other := filepath.Join(w.root, "other")
 	w.write(other, "MEMORY.md", "# Memory\n")
-	if r := w.dream(env, "show", id, "--memory-dir", other); r.code == 0 {
-		t.Errorf("show with another --memory-dir found the dream:\n%s", r)
+	if r := w.dream(env, "show", id, "--memory-dir", other); r.code == 0 || !strings.Contains(r.stderr, "worked on "+w.mem) || !strings.Contains(r.stderr, "an id is enough") {
+		t.Errorf("show with another --memory-dir:\n%s", r)
+	}
+	// The same memory dir spelled through a symlink is the same memory.
+	link := filepath.Join(w.root, "link")
+	if err := os.Symlink(w.mem, link); err != nil {
+		t.Fatal(err)
+	}
+	if r := w.dream(env, "show", id, "--memory-dir", link); r.code != 0 {
+		t.Errorf("show with the memory dir through a symlink:\n%s", r)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/dreamkit/dream"
@@ -26,11 +27,19 @@ func (a *app) explicitMemory() bool {
 // memoryDreamerFor builds the model-free Dreamer for a command about dream
 // id: on the memory dir the flags name, or else the one the id belongs to.
 func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
-	if a.explicitMemory() {
-		return a.memoryDreamer()
-	}
 	state := a.loaded.Settings.StateDir
 	mem, err := dream.MemoryDirOf(a.ctx, state, id)
+	if a.explicitMemory() {
+		// The flag decides; but an id that belongs to another memory dir
+		// alone would only meet "no such entry" there: say where it is.
+		if err == nil {
+			if named, _, _, lerr := a.locations(); lerr == nil && !sameDir(named, mem) {
+				return nil, fmt.Errorf("dream %s worked on %s, not on %s: leave out --memory-dir (an id is enough) or pass --memory-dir %s",
+					id, mem, named, shellQuote(mem))
+			}
+		}
+		return a.memoryDreamer()
+	}
 	var amb *dream.AmbiguousDreamError
 	switch {
 	case err == nil:
@@ -61,3 +70,18 @@ func (e *unknownDreamError) Error() string {
 }
 
 func (e *unknownDreamError) Unwrap() error { return dream.ErrUnknownDream }
+
+// sameDir reports whether two paths name one directory, however spelled
+// (relative, with a symlink).
+func sameDir(x, y string) bool {
+	canon := func(p string) string {
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			p = real
+		}
+		return filepath.Clean(p)
+	}
+	return canon(x) == canon(y)
+}
