@@ -26,7 +26,7 @@ func TestHugeMinHoursKeepsTheTimeGateClosed(t *testing.T) {
 		}
 		f.addSessions(t, 8, f.clock.Now().Add(-time.Hour), "s")
 		d := f.dreamer(t, func(c *Config) { c.Settings.MinHours = h })
-		res, err := d.Maybe(context.Background())
+		res, err := d.MaybeRun(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestFutureLockMtimeCountsSessions(t *testing.T) {
 	if st.SessionsTouchedSince != 6 || st.Next != GateReady {
 		t.Errorf("status: %d sessions, next %q; want 6 and ready\n%+v", st.SessionsTouchedSince, st.Next, st.Gates)
 	}
-	res, err := d.Maybe(context.Background())
+	res, err := d.MaybeRun(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

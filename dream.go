@@ -34,10 +34,6 @@ import (
 // dream rewinds the lock, so the throttle is also the retry back-off.
 const ScanInterval = 10 * time.Minute
 
-// clockSkew is how far in the future a lock mtime may be before it is taken
-// for clock skew instead of a consolidation that just happened.
-const clockSkew = time.Minute
-
 // Settings are the tunables of a Dreamer (see internal/settings for the
 // keys, defaults and the layered loading used by the command line).
 type Settings = settings.Settings
@@ -123,6 +119,7 @@ type Dreamer struct {
 	closed   bool
 	lastAt   time.Time // cached lock mtime: the last consolidation
 	lastScan time.Time
+	hook     probe // MaybeStart's probe (see there), guarded by mu
 
 	fast      fastGate // MaybeStart's closed-time-gate flag
 	realClock bool     // Config.Now was left nil
@@ -226,51 +223,45 @@ func MemoryKey(memoryDir string) string {
 // Config returns the Dreamer's effective configuration.
 func (d *Dreamer) Config() Config { return d.cfg }
 
-// MaybeStart is the idle hook. It never blocks the caller on I/O, never
-// panics, and is safe from many goroutines. Gates, cheapest first: enabled
-// (a bool), the in-process running flag, the time gate (from the cached last
-// consolidation time: no system call), the scan throttle, then, off the
-// caller's goroutine, the session gate and the lock.
+// MaybeStart is the idle hook, the background funnel. It never blocks the
+// caller on I/O, never panics, and is safe from many goroutines. It walks
+// the cheap gates (enabled, the in-process running flag, the time gate from
+// the cached last consolidation time: no system call, the scan throttle) on
+// the caller's goroutine, and the costly ones (the session gate, the lock)
+// off it; when every gate opens the dream runs in the background.
 func (d *Dreamer) MaybeStart() {
-	if !d.cfg.Settings.Enabled {
+	if !d.enabledOpen(nil) { // the enabled gate, before any lock or clock
 		return
 	}
 	if d.fast.closed.Load() { // the time gate, with no lock, clock or syscall
 		return
 	}
 	d.mu.Lock()
-	if d.running || d.closed {
+	if d.closed {
 		d.mu.Unlock()
 		return
 	}
-	now := d.cfg.Now()
-	if !d.timeGateOpen(now, d.lastAt) {
+	// The probe lives in the Dreamer, reused under mu: escape analysis
+	// cannot see through the funnel's function values, and a probe on the
+	// stack would cost an allocation on every turn.
+	p := &d.hook
+	*p = probe{ctx: d.baseCtx, now: d.cfg.Now(), last: d.lastAt, lastScan: d.lastScan, running: d.running}
+	if d.walk(p, 0, firstCostly, false) >= 0 {
 		d.mu.Unlock()
 		return
 	}
-	if now.Sub(d.lastScan) < ScanInterval && !d.lastScan.After(now) {
-		d.mu.Unlock()
-		return
-	}
-	d.lastScan = now
+	d.lastScan = p.now
 	d.running = true
 	d.wg.Add(1)
+	walked := *p
 	d.mu.Unlock()
-	go d.background(now)
+	go d.background(walked)
 }
 
-// timeGateOpen reports whether enough time has passed since last. A last
-// time in the future is clock skew: the gate opens rather than stay closed
-// until the clock catches up.
-func (d *Dreamer) timeGateOpen(now, last time.Time) bool {
-	if last.IsZero() || last.After(now.Add(clockSkew)) {
-		return true
-	}
-	return now.Sub(last) >= d.minHours
-}
-
-// background finishes the funnel off the caller's goroutine.
-func (d *Dreamer) background(scanAt time.Time) {
+// background walks the whole funnel again off the caller's goroutine, with
+// the lock's time read afresh (another process may have consolidated) and
+// the scan this walk already consumed, then runs the dream if it opens.
+func (d *Dreamer) background(p probe) {
 	defer d.wg.Done()
 	defer func() {
 		if r := recover(); r != nil {
@@ -280,25 +271,23 @@ func (d *Dreamer) background(scanAt time.Time) {
 		d.running = false
 		d.mu.Unlock()
 	}()
+	scanAt := p.now
 	if d.cfg.PersistThrottle {
 		d.writeThrottle(scanAt)
 	}
-	// The cached time may be stale if another process consolidated: one
-	// stat now that the gate looks open.
 	last, err := d.lock.LastConsolidatedAt()
 	if err != nil {
 		d.cfg.Logf("dream: %v", err)
 		return
 	}
 	d.setLast(last)
-	if !d.timeGateOpen(d.cfg.Now(), last) {
+	// The running gate is this dream's own claim, and the throttle was
+	// passed by the scan it consumed: both are judged as they were then.
+	p.now, p.last, p.running = d.cfg.Now(), last, false
+	if d.walk(&p, 0, len(funnel), false) >= 0 {
 		return
 	}
-	n, _ := d.countSessions(d.baseCtx, last)
-	if n < d.cfg.Settings.MinSessions {
-		return
-	}
-	_, _ = d.run(d.baseCtx, runOptions{sessions: n, hoursSince: hoursSince(d.cfg.Now(), last)})
+	_, _ = d.run(d.baseCtx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, last)})
 }
 
 // hoursSince is the telemetry's "hours since the last consolidation": 0

@@ -318,7 +318,7 @@ func TestScanThrottle(t *testing.T) {
 	if n := f.runner.runs.Load(); n != 0 {
 		t.Fatalf("dream ran within the scan throttle (%d runs)", n)
 	}
-	if res, _ := d.Maybe(context.Background()); res.Gate != GateThrottle {
+	if res, _ := d.MaybeRun(context.Background()); res.Gate != GateThrottle {
 		t.Fatalf("Maybe gate = %q, want throttle", res.Gate)
 	}
 	f.clock.Add(6 * time.Minute)

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/runner"
 )
 
 // A host embeds dream by building a Dreamer once and calling MaybeStart
 // from its idle hook; StartManual runs one dream now, as `dream run` does.
-// This one uses the offline engine, which needs no model.
+// This one uses the offline engine (package runner), which needs no model
+// and links no model SDK.
 func ExampleDreamer_StartManual() {
 	root, _ := os.MkdirTemp("", "dream-example-")
 	defer os.RemoveAll(root)
@@ -26,7 +28,7 @@ func ExampleDreamer_StartManual() {
 		MemoryDir: mem,
 		StateDir:  filepath.Join(root, "state"),
 		Settings:  s,
-		Runner:    &dream.OfflineRunner{},
+		Runner:    &runner.Offline{},
 		OnDone: func(r dream.Report) {
 			fmt.Printf("Improved %d memory: %v\n", len(r.FilesTouched), r.FilesTouched)
 		},

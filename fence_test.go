@@ -77,7 +77,7 @@ func TestLostLeaseLandsNothing(t *testing.T) {
 	s.StateDir = state
 	s.Lock = settings.LockEtcd
 	s.EtcdEndpoints = []string{srv.URL}
-	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: &OfflineRunner{}})
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: offlineEngine{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, strin
 	err := d.withLock(ctx, func() (bool, error) {
 		t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
 		if err != nil {
-			return false, err
+			return false, d.notStaged(ctx, id, err)
 		}
 		h, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
 		if err != nil {

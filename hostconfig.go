@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
 // HostNanobot is the host name of nanobot's flow.
@@ -21,6 +21,21 @@ const HostNanobot = "nanobot"
 // follow a landed nanobot dream.
 const nanobotFinishTimeout = 2 * time.Minute
 
+// Backend makes the Runner of a project's dreams when the Config brings
+// none. It is an interface, not a provider choice, so that package dream
+// links no model SDK and none of the shipped runners: provider.Choice is the
+// Backend of the command line, the daemon and the MCP server (runner.For
+// picks its runner), and a host with its own Runner needs no Backend.
+type Backend interface {
+	// Runner returns the runner for a dream with settings s: s.Host is the
+	// project's host and s.StateDir the dream's state dir.
+	Runner(s Settings) Runner
+	// Names returns the provider and the model recorded with each dream
+	// (the task registry, the audit history): "offline" and "" for the
+	// offline engine.
+	Names() (provider, model string)
+}
+
 // ConfigForProject returns the Config of a dream on p as p's agent requires
 // it, so that every front end (the command line, `dream daemon`, `dream
 // mcp`) dreams one host the same way. It is the one place that knows:
@@ -29,19 +44,20 @@ const nanobotFinishTimeout = 2 * time.Minute
 //     cannot load (a log it replays, a cursor, a Codex MEMORY.md block whose
 //     header changed) never lands;
 //   - the layout's session rule;
-//   - nanobot's flow: the memory dir is the workspace, the runner is the
-//     history dream (HistoryDreamRunner; the offline engine without a
-//     model), the guard is widened only by what that flow writes (skills/
+//   - nanobot's flow: the memory dir is the workspace, the backend is
+//     handed the host so that it can pick the history dream (runner.For
+//     does; the offline engine without a model), the guard is widened only by what that flow writes (skills/
 //     and a forward-moving memory/.dream_cursor), and a landed dream is
 //     followed by FinishNanobotDream, whichever method ran it.
 //
 // base supplies everything not about the host (StateDir, Settings,
 // CurrentSession, OnProgress, OnDone, Logf, PersistThrottle, Now); a Runner
-// set in base is kept (tests, the demo), otherwise it is chosen from choice
-// for the host. home and env locate the agent's layout (env:
+// set in base is kept (tests, the demo, a host's own), otherwise backend
+// makes one for the host, and names the provider and model recorded unless
+// base does; backend may be nil when base has a Runner. home and env locate the agent's layout (env:
 // os.LookupEnv). A project with no Host gets no layout: only the sandbox
 // confines its dreams.
-func ConfigForProject(p Project, choice Choice, base Config, home string, env func(string) (string, bool)) (Config, error) {
+func ConfigForProject(p Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
 	cfg := base
 	nanobot := p.Host == HostNanobot
 	mem := p.MemoryDir
@@ -53,18 +69,18 @@ func ConfigForProject(p Project, choice Choice, base Config, home string, env fu
 		mem = filepath.Dir(mem)
 	}
 	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = mem, p.SessionsDir, p.RepoDir
-	if cfg.Provider == "" {
-		cfg.Provider, cfg.Model = choice.Name, choice.Model
+	if cfg.Provider == "" && backend != nil {
+		cfg.Provider, cfg.Model = backend.Names()
 	}
 	runnerSettings := cfg.Settings
 	runnerSettings.Host = p.Host
 	if cfg.StateDir != "" {
 		runnerSettings.StateDir = cfg.StateDir
 	}
+	if cfg.Runner == nil && backend != nil {
+		cfg.Runner = backend.Runner(runnerSettings)
+	}
 	if p.Host == "" {
-		if cfg.Runner == nil {
-			cfg.Runner = RunnerFor(choice, runnerSettings)
-		}
 		return cfg, nil
 	}
 	l, err := host.Resolve(p.Host, p.RepoDir, home, env)
@@ -82,16 +98,8 @@ func ConfigForProject(p Project, choice Choice, base Config, home string, env fu
 			cfg.CheckEdit = nanobotCheckEdit(l.CheckEdit)
 		}
 	}
-	if cfg.Runner == nil {
-		if nanobot && choice.Provider != nil {
-			s := runnerSettings
-			cfg.Runner = &HistoryDreamRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}
-		} else {
-			cfg.Runner = RunnerFor(choice, runnerSettings)
-		}
-	}
 	if nanobot {
-		cfg.nanobot = &nanobotFinisher{prefix: historydream.CommitPeriodic}
+		cfg.nanobot = &nanobotFinisher{prefix: nanobotws.CommitPeriodic}
 	}
 	return cfg, nil
 }
@@ -118,7 +126,7 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 				return fmt.Errorf("%s: the dream cursor may only move forward (%d to %d)", rel, prev, next)
 			}
 			return nil
-		case historydream.Writable(rel) && strings.HasPrefix(rel, historydream.SkillsDir+"/"):
+		case nanobotws.Writable(rel) && strings.HasPrefix(rel, nanobotws.SkillsDir+"/"):
 			return nil
 		}
 		return inner(rel, before, after)

@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+
+	"github.com/dreamkit/dream/internal/lock"
 )
 
 // MaybeResult is what the foreground funnel decided.
@@ -17,64 +18,61 @@ type MaybeResult struct {
 	Report *Report `json:"report,omitempty"`
 }
 
-// Maybe walks the gate funnel in the caller's goroutine, for short-lived
-// processes such as `dream maybe` in an agent's stop hook. It stops at the
-// first closed gate; when every gate opens it runs a dream in the
-// foreground. A closed gate is not an error. ErrLockHeld is returned when
-// another live holder took the lock between the gates and the run.
-func (d *Dreamer) Maybe(ctx context.Context) (MaybeResult, error) {
-	if !d.cfg.Settings.Enabled {
-		return MaybeResult{Gate: GateEnabled, Detail: "dreaming is disabled (enabled = false)"}, nil
-	}
+// MaybeRun is the foreground funnel, for short-lived processes such as
+// `dream maybe` in an agent's stop hook: it walks the same gates as
+// MaybeStart in the caller's goroutine, stops at the first closed one and,
+// when every gate opens, runs a dream before it returns. A closed gate is
+// not an error, except the lock: a live holder comes back as a
+// *LockHeldError (errors.Is(err, ErrLockHeld)), found by the lock gate or by
+// the acquisition if the holder arrived after it.
+func (d *Dreamer) MaybeRun(ctx context.Context) (MaybeResult, error) {
 	d.mu.Lock()
-	running := d.running
-	d.mu.Unlock()
-	if running {
-		return MaybeResult{Gate: GateRunning, Detail: "a dream is already running in this process"}, nil
-	}
-	if _, err := d.Recover(ctx); err != nil {
-		d.cfg.Logf("%v", err)
-	}
-	now := d.cfg.Now()
-	last, err := d.lock.LastConsolidatedAt()
-	if err != nil {
-		return MaybeResult{}, fmt.Errorf("dream: reading the consolidation lock: %w", err)
-	}
-	d.setLast(last)
-	if !d.timeGateOpen(now, last) {
-		return MaybeResult{Gate: GateTime, Detail: fmt.Sprintf("%.1fh since the last consolidation, need %gh; opens at %s",
-			now.Sub(last).Hours(), d.cfg.Settings.MinHours, last.Add(d.minHours).Format(time.RFC3339))}, nil
-	}
-	lastScan := d.lastScan
-	if d.cfg.PersistThrottle {
-		lastScan = d.readThrottle()
-	}
-	if since := now.Sub(lastScan); since < ScanInterval && !lastScan.After(now) {
-		return MaybeResult{Gate: GateThrottle, Detail: fmt.Sprintf("sessions were scanned %s ago; next scan in %s",
-			since.Round(time.Second), (ScanInterval - since).Round(time.Second))}, nil
-	}
-	d.mu.Lock()
-	d.lastScan = now
+	p := probe{ctx: ctx, now: d.cfg.Now(), loadLast: true, lastScan: d.lastScan, running: d.running}
 	d.mu.Unlock()
 	if d.cfg.PersistThrottle {
-		d.writeThrottle(now)
+		p.lastScan = d.readThrottle()
 	}
-	n, scanErr := d.countSessions(ctx, last)
-	if n < d.cfg.Settings.MinSessions {
-		detail := fmt.Sprintf("%d session(s) touched since the last consolidation, need %d", n, d.cfg.Settings.MinSessions)
-		if scanErr != nil {
-			detail += " (" + scanErr.Error() + ")"
-		}
-		return MaybeResult{Gate: GateSessions, Detail: detail}, nil
+	if res, done, err := d.closedAt(&p, d.walk(&p, 0, firstCostly, false)); done {
+		return res, err
+	}
+	d.mu.Lock()
+	d.lastScan = p.now
+	d.mu.Unlock()
+	if d.cfg.PersistThrottle {
+		d.writeThrottle(p.now)
+	}
+	if res, done, err := d.closedAt(&p, d.walk(&p, firstCostly, len(funnel), false)); done {
+		return res, err
 	}
 	release, err := d.claim()
 	if err != nil {
 		return MaybeResult{Gate: GateRunning, Detail: err.Error()}, nil
 	}
 	defer release()
-	rep, err := d.run(ctx, runOptions{sessions: n, hoursSince: hoursSince(now, last)})
+	rep, err := d.run(ctx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, p.last)})
 	if errors.Is(err, ErrLockHeld) {
 		return MaybeResult{Gate: GateLock, Detail: err.Error()}, err
 	}
-	return MaybeResult{Gate: GateReady, Detail: fmt.Sprintf("%d session(s) since the last consolidation", n), Report: &rep}, err
+	return MaybeResult{Gate: GateReady, Detail: fmt.Sprintf("%d session(s) since the last consolidation", p.sessions), Report: &rep}, err
+}
+
+// closedAt turns a walk's first closed gate (i >= 0) into MaybeRun's
+// answer; done is false when every gate walked was open.
+func (d *Dreamer) closedAt(p *probe, i int) (res MaybeResult, done bool, err error) {
+	if i < 0 {
+		return MaybeResult{}, false, nil
+	}
+	if p.lastErr != nil {
+		return MaybeResult{}, true, fmt.Errorf("dream: reading the consolidation lock: %w", p.lastErr)
+	}
+	g := funnel[i]
+	res = MaybeResult{Gate: g.name, Detail: g.detail(d, p, false)}
+	if g.name == GateLock {
+		if p.lockProblem != "" {
+			err = fmt.Errorf("dream: the consolidation lock is unusable: %s", p.lockProblem)
+		} else {
+			err = d.lockHeld(p.ctx, fmt.Errorf("%w: %s", lock.ErrHeld, p.holder.Reason))
+		}
+	}
+	return res, true, err
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/runner"
 )
 
 // TestMemoryDirOfEveryDream: every id `dream` prints or lists leads back to
@@ -23,7 +24,7 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 		mem := filepath.Join(root, name)
 		mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 		mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
-		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &dream.OfflineRunner{}})
+		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,10 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
-	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
 // nanobot's flow. Its memory is a workspace, not a folder of notes:
@@ -20,54 +18,6 @@ import (
 // has read yet (memory/.dream_cursor) into the three files. The Dreamer's
 // memory dir is the workspace, so that the lock, the journal, the audit
 // history and `dream undo` cover all three files and the cursor together.
-
-// HistoryDreamRunner is the Runner of nanobot's flow: the history backlog
-// drained batch after batch (historydream.Run) on the Dreamer's staging copy
-// of the workspace, with the dream cursor written into that copy, so that it
-// advances exactly when the dream's edits land.
-type HistoryDreamRunner struct {
-	Provider        llm.Provider
-	Model           string
-	MaxTurns        int
-	MaxTokens       int64
-	MaxOutputTokens int
-	// BatchSize is the most entries per model run (default 20).
-	BatchSize int
-	// Template replaces the dream instructions when not empty.
-	Template string
-}
-
-// Run implements Runner.
-func (r *HistoryDreamRunner) Run(ctx context.Context, job Job) (Outcome, error) {
-	if r.Provider == nil {
-		return Outcome{}, errors.New("dream: the nanobot history dream needs a model (set a provider); the offline engine cannot read history")
-	}
-	res, err := historydream.Run(ctx, historydream.Config{
-		Workspace:        job.MemoryDir,
-		DisplayWorkspace: job.MemoryDisplayDir,
-		SessionsDir:      job.SessionsDir,
-		Provider:         r.Provider,
-		Model:            r.Model,
-		MaxOutputTokens:  r.MaxOutputTokens,
-		MaxTurns:         r.MaxTurns,
-		MaxTokens:        r.MaxTokens,
-		BatchSize:        r.BatchSize,
-		Template:         r.Template,
-		OnEvent: func(e agent.Event) {
-			job.Progress(Progress{Kind: ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
-		},
-	})
-	out := Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched}
-	out.Summary = fmt.Sprintf("history dream: %d entr%s in %d batch(es), dream cursor %d -> %d", res.Consumed, plural(res.Consumed, "y", "ies"), res.Batches, res.StartCursor, res.Cursor)
-	return out, err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 // NanobotReport is a dream's Report with the history fields
 // (`dream run --host nanobot --json`).
@@ -104,9 +54,9 @@ func IsNanobotWorkspace(dir string) bool {
 }
 
 // RunNanobot runs one history dream now with d (whose memory dir is the
-// workspace and whose runner is a HistoryDreamRunner) and, when it landed,
+// workspace and whose runner is a runner.HistoryDream) and, when it landed,
 // finishes it as nanobot does: a commit in nanobot's git store and a history
-// compaction. prefix is the commit subject (historydream.CommitManual or
+// compaction. prefix is the commit subject (nanobotws.CommitManual or
 // CommitPeriodic).
 func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (NanobotReport, error) {
 	ws := d.cfg.MemoryDir
@@ -120,7 +70,7 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 		f.mu.Unlock()
 		defer func() {
 			f.mu.Lock()
-			f.prefix = historydream.CommitPeriodic
+			f.prefix = nanobotws.CommitPeriodic
 			f.mu.Unlock()
 		}()
 	}
@@ -164,7 +114,7 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 // reports; a Dreamer whose Config came from ConfigForProject does it
 // itself.
 func FinishNanobotDream(ctx context.Context, workspace, prefix string) (commit string, compacted int, err error) {
-	commit, gerr := historydream.CommitGitStore(ctx, workspace, prefix)
+	commit, gerr := nanobotws.CommitGitStore(ctx, workspace, prefix)
 	if gerr != nil {
 		gerr = fmt.Errorf("committing to nanobot's git store: %w", gerr)
 	}

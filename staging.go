@@ -23,14 +23,6 @@ type FileReplacer interface {
 	ReplacesFiles() bool
 }
 
-// ReplacesFiles implements FileReplacer: the offline engine writes each
-// file to a temporary file and renames it.
-func (*OfflineRunner) ReplacesFiles() bool { return true }
-
-// ReplacesFiles implements FileReplacer: the offline engine and the
-// sandbox's write and edit tools both replace files atomically.
-func (*AgentRunner) ReplacesFiles() bool { return true }
-
 // beginStaging starts the dream's transaction with the cheapest staging
 // the runner allows.
 func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {

@@ -15,24 +15,6 @@ import (
 	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
-// Gate names, in funnel order. StatusReport.Next is one of them or "ready".
-const (
-	GateEnabled  = "enabled"
-	GateRunning  = "running"
-	GateTime     = "time"
-	GateThrottle = "throttle"
-	GateSessions = "sessions"
-	GateLock     = "lock"
-	GateReady    = "ready"
-)
-
-// GateState is one gate of the funnel as `dream status` shows it.
-type GateState struct {
-	Name   string `json:"name"`
-	Open   bool   `json:"open"`
-	Detail string `json:"detail"`
-}
-
 // LockStatus describes the consolidation lock's holder.
 type LockStatus struct {
 	Path   string `json:"path"`
@@ -95,8 +77,6 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		h := now.Sub(last).Hours()
 		s.LastConsolidatedAt, s.HoursSinceLast = &l, &h
 	}
-	holder, lockProblem := d.inspectForStatus()
-	s.Lock = LockStatus{Path: d.lock.Path(), Held: holder.Live, PID: holder.PID, Reason: holder.Reason, Problem: lockProblem}
 	if b, err := d.lock.Describe(ctx); err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	} else {
@@ -104,59 +84,21 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	}
 	s.Sync = d.syncStatus(ctx)
 
-	add := func(name string, open bool, detail string) {
-		s.Gates = append(s.Gates, GateState{Name: name, Open: open, Detail: detail})
-		if !open && s.Next == "" {
-			s.Next = name
-		}
-	}
-	add(GateEnabled, s.Enabled, map[bool]string{true: "enabled", false: "disabled by the enabled setting"}[s.Enabled])
+	// Status shows every gate, so it walks past a closed one; it does not
+	// consume the scan throttle, as a look must not delay a dream.
 	d.mu.Lock()
-	running := d.running
-	lastScan := d.lastScan
+	p := probe{ctx: ctx, now: now, last: last, lastScan: d.lastScan, running: d.running}
 	d.mu.Unlock()
-	add(GateRunning, !running, map[bool]string{true: "a dream is running in this process", false: "no dream running in this process"}[running])
-	switch {
-	case last.IsZero():
-		add(GateTime, true, "never consolidated")
-	case last.After(now.Add(clockSkew)):
-		add(GateTime, true, fmt.Sprintf("last consolidation %s is in the future (clock skew): treated as open", last.Format(time.RFC3339)))
-	default:
-		open := d.timeGateOpen(now, last)
-		detail := fmt.Sprintf("%.1fh since the last consolidation, need %gh", now.Sub(last).Hours(), s.MinHours)
-		if !open {
-			detail += fmt.Sprintf("; opens at %s", last.Add(d.minHours).Format(time.RFC3339))
-		}
-		add(GateTime, open, detail)
-	}
 	if d.cfg.PersistThrottle {
-		lastScan = d.readThrottle()
+		p.lastScan = d.readThrottle()
 	}
-	if wait := ScanInterval - now.Sub(lastScan); wait > 0 && !lastScan.After(now) {
-		add(GateThrottle, false, fmt.Sprintf("last session scan %s ago; next scan in %s", now.Sub(lastScan).Round(time.Second), wait.Round(time.Second)))
-	} else {
-		add(GateThrottle, true, "no session scan in the last 10m")
-	}
-	n, scanErr := d.countSessions(ctx, last)
-	s.SessionsTouchedSince = n
-	detail := fmt.Sprintf("%d session(s) touched since the last consolidation, need %d", n, s.MinSessions)
-	if d.cfg.SessionsDir == "" {
-		detail = "no sessions dir configured: " + detail
-	}
-	if scanErr != nil {
-		detail += " (" + scanErr.Error() + ")"
-	}
-	add(GateSessions, n >= s.MinSessions, detail)
-	switch {
-	case lockProblem != "":
-		add(GateLock, false, "unusable: "+lockProblem)
-	case holder.Live:
-		add(GateLock, false, fmt.Sprintf("held by pid %d: %s", holder.PID, holder.Reason))
-	default:
-		add(GateLock, true, "free: "+holder.Reason)
-	}
-	if s.Next == "" {
-		s.Next = GateReady
+	closed := d.walk(&p, 0, len(funnel), true)
+	s.Gates = d.states(&p)
+	s.SessionsTouchedSince = p.sessions
+	s.Lock = LockStatus{Path: d.lock.Path(), Held: p.holder.Live, PID: p.holder.PID, Reason: p.holder.Reason, Problem: p.lockProblem}
+	s.Next = GateReady
+	if closed >= 0 {
+		s.Next = funnel[closed].name
 	}
 	return s, nil
 }

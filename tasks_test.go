@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/runner"
 )
 
 func TestTaskAPI(t *testing.T) {
@@ -72,7 +73,7 @@ func TestDiffStagedThenAudited(t *testing.T) {
 	mem, state := filepath.Join(root, "memory"), filepath.Join(root, "state")
 	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 	mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &dream.OfflineRunner{}})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	prefs := "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n"
 	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 	mkfile(t, filepath.Join(mem, "prefs.md"), prefs)
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &dream.OfflineRunner{}})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
 	if err != nil {
 		t.Fatal(err)
 	}

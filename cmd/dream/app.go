@@ -24,6 +24,8 @@ type app struct {
 	stdout io.Writer
 	stderr io.Writer
 	env    func(string) (string, bool)
+	// cmd is the command's name, for messages that point at its help.
+	cmd string
 
 	// Filled by flags.
 	session string
@@ -49,54 +51,19 @@ func (a *app) getenv(k string) string {
 	return v
 }
 
-// settingFlags are the flags that set a settings key; the key is the flag
-// name with '-' replaced by '_'.
-var settingFlagNames = []struct{ name, help string }{
-	{"memory-dir", "the memory directory to consolidate"},
-	{"sessions-dir", "the directory of the agent's *.jsonl transcripts"},
-	{"repo", "the code the memory describes (default: the current directory)"},
-	{"host", "derive the locations from an agent's layout: claude, codex, gemini, nanobot, codebot, dir"},
-	{"state-dir", "where dream keeps tasks, telemetry, journals and audit history"},
-	{"provider", "anthropic, openai or offline (default: by the keys that are set)"},
-	{"model", "the model name"},
-	{"base-url", "the provider's base URL (Ollama, vLLM, OpenRouter, a proxy ...)"},
-	{"max-turns", "most model turns per dream"},
-	{"max-tokens", "most tokens (input+output, cached included) per dream"},
-	{"timeout", "longest a dream may run, e.g. 10m"},
-	{"min-hours", "hours since the last consolidation before a dream may start"},
-	{"min-sessions", "sessions touched since the last consolidation before a dream may start"},
-	{"lock", "consolidation lock backend: file or etcd"},
-	{"etcd-endpoints", "etcd client URLs for --lock etcd, ';'-separated"},
-	{"sync-remote", "git URL the memory's history is pulled from and pushed to"},
-	{"sync-branch", "this memory's branch on the sync remote (default: from the memory dir's path under $HOME)"},
-}
-
-// newFlags returns a FlagSet with the location, model and output flags every
-// command shares; the settings flags are collected as raw strings so that
-// the settings package can validate them and name their source.
-func (a *app) newFlags(name string) (*flag.FlagSet, map[string]*string) {
-	fs := flag.NewFlagSet("dream "+name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	raw := make(map[string]*string)
-	for _, f := range settingFlagNames {
-		raw[f.name] = fs.String(f.name, "", f.help)
-	}
-	fs.StringVar(&a.session, "session", "", "the current session id, excluded from the session gate (ID.jsonl or *_ID.jsonl)")
-	fs.BoolVar(&a.jsonOut, "json", false, "print one JSON value on stdout")
-	fs.BoolVar(&a.hook, "hook", false, "read an agent hook's JSON payload on stdin (Claude Code, Codex, Gemini: session_id, cwd) for --session and --repo")
-	return fs, raw
-}
-
 // parse parses args allowing flags before and after positional arguments
 // (`dream undo ID --memory-dir M`), and loads the settings.
 func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]string, error) {
 	var pos []string
+	if err := missingValue(fs, strings.TrimPrefix(fs.Name(), "dream "), args); err != nil {
+		return nil, err
+	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usagef("%v", err)
+			return nil, flagError(fs, strings.TrimPrefix(fs.Name(), "dream "), err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -190,9 +157,12 @@ func (a *app) loadSettings(flags map[string]string) error {
 		// The record of which project files the user allowed lives in
 		// the user's own state dir, never where a project file points.
 		TrustProject: trust.Open(trust.DefaultPath(a.env, home)).Trusted,
+		// A bad value typed on this command line is a usage error; the
+		// files and the environment still warn and fall back.
+		StrictFlags: true,
 	})
 	if err != nil {
-		return usagef("%v", err)
+		return settingsError(a.cmd, err)
 	}
 	if l.Settings.Repo == "" {
 		l.Settings.Repo = repo
@@ -237,7 +207,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 
 // dreamer builds the Dreamer for this invocation. The runner is chosen from
 // the provider settings unless the caller sets one.
-func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
 	mem, sessions, repo, err := a.locations()
 	if err != nil {
 		return nil, err
@@ -248,7 +218,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 		}
 		return nil, usagef("memory directory %s: %v", mem, err)
 	}
-	cfg, err := a.hostConfig(mem, sessions, repo, choice, dream.Config{
+	cfg, err := a.hostConfig(mem, sessions, repo, backend, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
 		Settings:        a.loaded.Settings,
 		Runner:          runner,
@@ -267,7 +237,7 @@ func (a *app) dreamer(runner dream.Runner, choice dream.Choice, onProgress func(
 // hostConfig fits base to the host of this invocation (edit guard, session
 // rule, runner, nanobot's flow) through dream.ConfigForProject, the one
 // constructor the daemon and the MCP server share.
-func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base dream.Config) (dream.Config, error) {
+func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base dream.Config) (dream.Config, error) {
 	p := dream.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
 	if a.layout != nil {
 		p.Host = a.layout.Host
@@ -276,7 +246,7 @@ func (a *app) hostConfig(mem, sessions, repo string, choice dream.Choice, base d
 	}
 	session := a.session
 	base.CurrentSession = func() string { return session }
-	cfg, err := dream.ConfigForProject(p, choice, base, a.home(), a.env)
+	cfg, err := dream.ConfigForProject(p, backend, base, a.home(), a.env)
 	if err != nil {
 		return dream.Config{}, usagef("%v", err)
 	}

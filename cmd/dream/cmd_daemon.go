@@ -16,6 +16,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/daemon"
 	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/provider"
 )
 
 // daemonFlags are the flags of `dream daemon` and its subcommands.
@@ -35,14 +36,14 @@ type daemonFlags struct {
 func cmdDaemon(a *app, args []string) error {
 	var df daemonFlags
 	fs, raw := a.newFlags("daemon")
-	fs.StringVar(&df.file, "daemon-file", "", "the daemon's file (default: daemon.toml beside the user's config.toml)")
+	fs.StringVar(&df.file, "daemon-file", "", "the daemon's file, a `PATH` (default: daemon.toml beside the user's config.toml)")
 	fs.DurationVar(&df.idle, "idle", 0, "how long a memory dir's sessions must be quiet before its gate funnel is walked (default 10m)")
 	fs.IntVar(&df.maxConcurrent, "max-concurrent", 0, "most dreams at once on this machine (default 1)")
-	fs.StringVar(&df.listen, "listen", "", "serve /metrics and /status on this loopback address, e.g. 127.0.0.1:9464 (default: off)")
+	fs.StringVar(&df.listen, "listen", "", "serve /metrics and /status on this loopback `ADDRESS`, e.g. 127.0.0.1:9464 (default: off)")
 	fs.BoolVar(&df.noDetect, "no-detect", false, "watch only the projects in the daemon file, not every project the agents' layouts show")
 	fs.BoolVar(&df.verbose, "verbose", false, "log at debug level")
 	fs.BoolVar(&df.remove, "remove", false, "install: take the service out")
-	fs.StringVar(&df.kind, "kind", "", "install: systemd or launchd (default: by the operating system)")
+	fs.StringVar(&df.kind, "kind", "", "install: the service `KIND`, systemd or launchd (default: by the operating system)")
 	fs.BoolVar(&df.dryRun, "dry-run", false, "install: print the service file instead of writing it")
 	pos, err := a.parse(fs, raw, args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -142,7 +143,7 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			e := daemon.ProjectEntry{MemoryDir: absPath(mem), SessionsDir: absPath(sessions), Path: absPath(repo), Host: s.Host}
 			ds.Projects = append(ds.Projects, e)
 		}
-		choice, err := dream.ChooseProvider(s, a.getenv)
+		choice, err := provider.Choose(s, a.getenv)
 		if err != nil {
 			return daemon.Config{}, usagef("%v", err)
 		}
@@ -152,7 +153,7 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			StateDir: s.StateDir,
 			Home:     a.home(),
 			Env:      a.env,
-			Choice:   choice,
+			Backend:  choice,
 		}, nil
 	}
 	hup := make(chan os.Signal, 1)

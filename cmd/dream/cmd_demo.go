@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/demo"
+	"github.com/dreamkit/dream/provider"
 )
 
 // cmdDemo dreams over the bundled example. The example and its state dir
@@ -20,7 +20,7 @@ func cmdDemo(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("demo", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&keep, "keep", true, "keep the demo dir and its history afterwards, so the printed commands work (--keep=false removes it)")
-		fs.StringVar(&dir, "dir", "", "materialise the example here (an empty or new DIR) instead of a new temp dir")
+		fs.StringVar(&dir, "dir", "", "materialise the example in this `DIR` (empty or new) instead of a new temp dir")
 	}); err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func cmdDemo(a *app, args []string) error {
 	// command finds by itself: every command it prints names it.
 	a.hintStateDir = s.StateDir
 
-	choice, err := dream.ChooseProvider(s, a.getenv)
+	choice, err := provider.Choose(s, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -65,7 +65,7 @@ func cmdDemo(a *app, args []string) error {
 		}
 	}
 	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut)
-	d, err := a.dreamer(dream.RunnerFor(choice, s), choice, view.on)
+	d, err := a.dreamer(choice.Runner(s), choice, view.on)
 	if err != nil {
 		return err
 	}

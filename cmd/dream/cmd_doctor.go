@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/hookinstall"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/provider"
 )
 
 // check is one line of `dream doctor`.
@@ -152,7 +152,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	}
 
 	// Provider and key, never the key's value.
-	choice, err := dream.ChooseProvider(s, a.getenv)
+	choice, err := provider.Choose(s, a.getenv)
 	keys := []string{}
 	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
 		if a.getenv(k) != "" {
@@ -166,7 +166,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	switch {
 	case err != nil:
 		add("provider", statusFail, err.Error()+" ("+keyText+")", "export ANTHROPIC_API_KEY=... or OPENAI_API_KEY=..., or --provider offline")
-	case choice.Name == dream.ProviderOffline:
+	case choice.Name == provider.Offline:
 		add("provider", statusWarn, "offline engine ("+choice.Why+"): mechanical fixes only, zero tokens", "export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...) for model dreams")
 	default:
 		add("provider", statusOK, fmt.Sprintf("%s, model %s (%s; the value is never shown)", choice.Name, choice.Model, choice.Why), "")

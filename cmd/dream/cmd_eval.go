@@ -10,12 +10,14 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/eval"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/runner"
 )
 
 func cmdEval(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&dir, "dir", "", "a scenarios directory to score instead of the corpus built into dream (testdata/eval of a checkout)")
+		fs.StringVar(&dir, "dir", "", "score the scenarios in this `DIR` instead of the corpus built into dream (testdata/eval of a checkout)")
 	}); err != nil {
 		return err
 	}
@@ -39,7 +41,7 @@ func cmdEval(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
+	choice, err := provider.Choose(a.loaded.Settings, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -66,12 +68,12 @@ func cmdEval(a *app, args []string) error {
 			now = time.Now()
 		}
 		clock := func() time.Time { return now }
-		var runner dream.Runner = &dream.OfflineRunner{Now: clock, Host: sc.Host}
+		var r dream.Runner = &runner.Offline{Now: clock, Host: sc.Host}
 		if choice.Provider != nil {
-			runner = &dream.AgentRunner{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
+			r = &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
 		}
 		cfg := s
-		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: runner, Provider: choice.Name, Model: choice.Model})
+		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: r, Provider: choice.Name, Model: choice.Model})
 		if err != nil {
 			return llm.Usage{}, err
 		}

@@ -1,18 +1,20 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/provider"
 )
 
 // memoryDreamer builds a Dreamer for commands that read or change the
 // history and need no model.
 func (a *app) memoryDreamer() (*dream.Dreamer, error) {
-	return a.dreamer(nil, dream.Choice{}, nil)
+	return a.dreamer(nil, provider.Choice{}, nil)
 }
 
 func cmdLog(a *app, args []string) error {
@@ -103,6 +105,9 @@ func cmdUndo(a *app, args []string) error {
 	}
 	defer d.Close()
 	e, err := d.Undo(a.ctx, pos[0], force)
+	if errors.Is(err, dream.ErrUndoConflict) {
+		return &undoConflictError{id: pos[0], err: err}
+	}
 	if err != nil {
 		return err
 	}

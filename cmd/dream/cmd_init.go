@@ -59,6 +59,10 @@ func cmdInit(a *app, args []string) error {
 		}
 		return err
 	}
+	if a.jsonOut {
+		a.printJSON(initView(agent, t, res, o, a.initNotes(agent)))
+		return nil
+	}
 	w := a.stdout
 	switch {
 	case o.dryRun && res.Changed:
@@ -249,4 +253,25 @@ func (a *app) initInstructions(agent string) error {
 func dirExists(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.IsDir()
+}
+
+// initView is `dream init --json`: what changed in which file.
+func initView(agent string, t hookinstall.Target, res hookinstall.Result, o initOptions, notes []string) map[string]any {
+	v := map[string]any{
+		"agent": agent, "path": res.Path, "event": t.Event, "changed": res.Changed,
+		"remove": o.remove, "dry_run": o.dryRun, "backup": res.Backup,
+		"restored": res.Restored, "deleted": res.Deleted,
+	}
+	if o.dryRun && res.Changed {
+		v["diff"] = linediff.Unified(
+			linediff.File{Path: res.Path, Data: res.Before, Absent: !res.Existed},
+			linediff.File{Path: res.Path, Data: res.After, Absent: res.Deleted})
+	}
+	if notes == nil {
+		notes = []string{}
+	}
+	if !o.remove {
+		v["notes"] = notes
+	}
+	return v
 }

@@ -13,7 +13,7 @@ func cmdMaybe(a *app, args []string) error {
 		return err
 	}
 	defer d.Close()
-	res, err := d.Maybe(a.ctx)
+	res, err := d.MaybeRun(a.ctx)
 	view.done()
 	if res.Report != nil {
 		return a.finishRun(*res.Report, err)

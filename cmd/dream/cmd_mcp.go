@@ -9,6 +9,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/mcpserver"
+	"github.com/dreamkit/dream/provider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -21,12 +22,12 @@ func cmdMCP(a *app, args []string) error {
 		return err
 	}
 	s := a.loaded.Settings
-	choice, err := dream.ChooseProvider(s, a.getenv)
+	choice, err := provider.Choose(s, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	// No runner here: the server fits each dream to its host through
-	// dream.ConfigForProject (mcpserver.Options.Host, Choice).
+	// dream.ConfigForProject (mcpserver.Options.Host, Backend).
 	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true}
 	hostName := ""
 	if s.MemoryDir != "" || s.Host != "" {
@@ -52,7 +53,7 @@ func cmdMCP(a *app, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base.Logf = func(format string, args ...any) { log.Warn("dream", "message", fmt.Sprintf(format, args...)) }
-	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Choice: choice, Home: a.home(), Env: a.env, Version: version, Logger: log})
+	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Home: a.home(), Env: a.env, Version: version, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/trust"
+	"github.com/dreamkit/dream/provider"
 )
 
 // checkWritable refuses dir as a place this command writes when it holds
@@ -66,7 +66,7 @@ func cmdHistory(a *app, args []string) error {
 	)
 	pos, err := a.standardCommand("history", args, func(fs *flag.FlagSet) {
 		fs.IntVar(&maxChars, "max-chars", 0, "append: cap the entry at this many characters (default 64000)")
-		fs.Int64Var(&since, "since", 0, "show: entries after this cursor")
+		fs.Int64Var(&since, "since", 0, "show: entries after this `CURSOR`")
 		fs.BoolVar(&unprocessed, "unprocessed", false, "show: entries after the dream cursor (what the next dream reads)")
 		fs.IntVar(&limit, "limit", 0, "show: at most this many entries (0: all)")
 		fs.IntVar(&n, "n", 10, "tail: how many entries")
@@ -211,7 +211,7 @@ func cmdCompact(a *app, args []string) error {
 	if err := a.checkWritable("sessions dir", filepath.Dir(path)); err != nil {
 		return err
 	}
-	choice, err := dream.ChooseProvider(a.loaded.Settings, a.getenv)
+	choice, err := provider.Choose(a.loaded.Settings, a.getenv)
 	if err != nil {
 		return usagef("%v", err)
 	}

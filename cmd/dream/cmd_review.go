@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/dreamkit/dream"
 )
@@ -75,6 +77,10 @@ func cmdApply(a *app, args []string) error {
 	}
 	defer d.Close()
 	changes, commit, err := d.Apply(a.ctx, pos[0])
+	var applied *dream.AlreadyAppliedError
+	if errors.As(err, &applied) {
+		return a.alreadyApplied(applied)
+	}
 	if err != nil {
 		return err
 	}
@@ -103,5 +109,25 @@ func cmdDiscard(a *app, args []string) error {
 		return err
 	}
 	fmt.Fprintf(a.stdout, "discarded the staged changes of %s; the memory is unchanged\n", pos[0])
+	return nil
+}
+
+// alreadyApplied answers a second apply: the changes are in the memory
+// already, so there is nothing to do and nothing failed (exit 0, as kill of
+// a finished dream).
+func (a *app) alreadyApplied(e *dream.AlreadyAppliedError) error {
+	if a.jsonOut {
+		v := map[string]any{"id": e.ID, "already_applied": true, "audit_commit": e.Commit}
+		if !e.At.IsZero() {
+			v["applied_at"] = e.At.UTC().Format(time.RFC3339)
+		}
+		a.printJSON(v)
+		return nil
+	}
+	when := ""
+	if !e.At.IsZero() {
+		when = " at " + e.At.Local().Format("2006-01-02 15:04")
+	}
+	fmt.Fprintf(a.stdout, "%s was already applied%s (audit commit %s): nothing to do; see it with: %s · undo it with: %s\n", e.ID, when, short(e.Commit), a.hint("show", e.ID), a.hint("undo", e.ID))
 	return nil
 }

@@ -17,7 +17,7 @@ func cmdStats(a *app, args []string) error {
 	}
 	since := time.Now().Add(-window)
 	// Stats counts the lines it could not read, so an under-count shows.
-	st, err := telemetry.Open(a.loaded.Settings.StateDir).Stats(since)
+	st, err := a.stats(since)
 	if err != nil {
 		return err
 	}
@@ -27,4 +27,30 @@ func cmdStats(a *app, args []string) error {
 	}
 	fmt.Fprintln(a.stdout, st.String())
 	return nil
+}
+
+// stats summarises the telemetry since, kept to the memory dir the location
+// flags name, if any.
+func (a *app) stats(since time.Time) (telemetry.Stats, error) {
+	log := telemetry.Open(a.loaded.Settings.StateDir)
+	scope, err := a.memoryScope()
+	if err != nil || scope == "" {
+		if err != nil {
+			return telemetry.Stats{}, err
+		}
+		return log.Stats(since)
+	}
+	events, malformed, err := log.ReadCounting(since)
+	if err != nil {
+		return telemetry.Stats{}, err
+	}
+	kept := events[:0]
+	for _, e := range events {
+		if inScope(scope, e.MemoryDir) {
+			kept = append(kept, e)
+		}
+	}
+	st := telemetry.Summarize(kept, since)
+	st.Malformed = malformed
+	return st, nil
 }

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/provider"
 )
 
 func cmdStatus(a *app, args []string) error {
 	if _, err := a.standardCommand("status", args, nil); err != nil {
 		return err
 	}
-	d, err := a.dreamer(nil, dream.Choice{}, nil)
+	d, err := a.dreamer(nil, provider.Choice{}, nil)
 	if err != nil {
 		return err
 	}

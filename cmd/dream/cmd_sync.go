@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/provider"
 )
 
 // cmdSync pulls and pushes the memory's history through sync_remote, under
@@ -15,7 +16,7 @@ func cmdSync(a *app, args []string) error {
 	if _, err := a.standardCommand("sync", args, nil); err != nil {
 		return err
 	}
-	d, err := a.dreamer(nil, dream.Choice{}, nil)
+	d, err := a.dreamer(nil, provider.Choice{}, nil)
 	if err != nil {
 		return err
 	}

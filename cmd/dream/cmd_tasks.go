@@ -18,9 +18,19 @@ func cmdTasks(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	entries, err := reg.List()
+	all, err := reg.List()
 	if err != nil {
 		return err
+	}
+	scope, err := a.memoryScope()
+	if err != nil {
+		return err
+	}
+	var entries []task.Entry
+	for _, e := range all {
+		if inScope(scope, e.MemoryDir) {
+			entries = append(entries, e)
+		}
 	}
 	if a.jsonOut {
 		if entries == nil {
@@ -64,8 +74,21 @@ func cmdKill(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	// An id is enough; the location flags, when given, only make sure it
+	// is a dream of that memory.
+	scope, err := a.memoryScope()
+	if err != nil {
+		return err
+	}
+	if cur, err := reg.Get(pos[0]); err == nil && !inScope(scope, cur.MemoryDir) {
+		return usagef("%s is a dream of %s, not of %s (dream tasks lists them)", cur.ID, cur.MemoryDir, scope)
+	}
 	e, err := reg.Kill(pos[0])
 	if errors.Is(err, task.ErrFinished) {
+		if a.jsonOut {
+			a.printJSON(e)
+			return nil
+		}
 		fmt.Fprintf(a.stdout, "%s already %s; nothing to kill\n", e.ID, e.Status)
 		return nil
 	}

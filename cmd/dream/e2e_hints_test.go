@@ -29,9 +29,9 @@ var hintStart = regexp.MustCompile(`(?:^[ \t]*|: |· )((?:dream|rm) )`)
 var hintVerbs = map[string]bool{"show": true, "undo": true, "diff": true, "apply": true, "discard": true,
 	"log": true, "tasks": true, "status": true, "run": true, "maybe": true, "help": true, "kill": true, "doctor": true}
 
-// placeholder is a word a person would have to replace: a hint with one is
+// placeholderWord is a word a person would have to replace: a hint with one is
 // a template, which a user cannot paste.
-var placeholder = regexp.MustCompile(`^(ID|DIR|PATH|N|NAME|FILE|DURATION)$`)
+var placeholderWord = regexp.MustCompile(`^(ID|DIR|PATH|N|NAME|FILE|DURATION)$`)
 
 // hintsIn returns the commands out tells its reader to run, in order, each
 // exactly as printed (quotes and all). A command ends at an unquoted " · ",
@@ -173,7 +173,7 @@ func newPaster(t *testing.T, env []string, dir string) *paster {
 func (p *paster) paste(hint string) result {
 	p.t.Helper()
 	for _, w := range shellWords(hint) {
-		if placeholder.MatchString(w) {
+		if placeholderWord.MatchString(w) {
 			p.t.Fatalf("hint %q has the placeholder %s: it cannot be pasted", hint, w)
 		}
 	}

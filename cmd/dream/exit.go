@@ -74,6 +74,9 @@ const (
 	codeLocked      = "session_locked"
 	codeActive      = "session_active"
 	codeInterrupted = "interrupted"
+	// codeUndoConflict: later edits touch what the undo would restore;
+	// --force restores anyway.
+	codeUndoConflict = "undo_conflict"
 )
 
 // classify maps err to its exit code and its JSON form. It is the one place
@@ -83,6 +86,7 @@ func classify(err error) cliError {
 	var u errUsage
 	var held *dream.LockHeldError
 	var rep reportedError
+	var conflict *undoConflictError
 	switch {
 	case errors.As(err, &u):
 		e.Code, e.ExitCode = codeUsage, exitUsage
@@ -93,8 +97,11 @@ func classify(err error) cliError {
 			since := held.Since.UTC()
 			e.Holder.Since = &since
 		}
+		e.Message += lockHeldHint(held, time.Now())
 	case errors.Is(err, dream.ErrLockHeld):
 		e.Code, e.ExitCode = codeLockHeld, exitHeld
+	case errors.As(err, &conflict):
+		e.Code = codeUndoConflict
 	case errors.Is(err, compact.ErrLocked):
 		e.Code, e.ExitCode = codeLocked, exitHeld
 	case errors.Is(err, compact.ErrActive):
@@ -150,6 +157,8 @@ func (a *app) exit(err error) int {
 func writeJSON(w, errw io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	// Messages and diffs carry <, > and &; JSON needs no HTML escapes.
+	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(errw, "dream: encoding JSON: %v\n", err)
 	}
@@ -170,3 +179,41 @@ func wantsJSON(args []string) bool {
 	}
 	return false
 }
+
+// lockHeldHint is what the user can do about a held lock: how long it has
+// been held, and how to wait for or stop the holder.
+func lockHeldHint(h *dream.LockHeldError, now time.Time) string {
+	var b strings.Builder
+	if !h.Since.IsZero() && now.After(h.Since) {
+		fmt.Fprintf(&b, " (%s ago)", now.Sub(h.Since).Round(time.Second))
+	}
+	switch {
+	case h.TaskID != "":
+		fmt.Fprintf(&b, "; wait for it to finish, or stop it with: dream kill %s", h.TaskID)
+	default:
+		b.WriteString("; another dream or agent is consolidating this memory: wait for it to finish (dream status shows the holder; one that died is recovered at the next look)")
+	}
+	return b.String()
+}
+
+// undoConflictError is an undo refused because later changes touch the
+// same lines; it names --force, the way past it.
+type undoConflictError struct {
+	id  string
+	err error
+}
+
+func (e *undoConflictError) Error() string {
+	// The library's text ends with how to force it as a Go caller would
+	// ("use force ..."); the command line says it with the flag.
+	detail := message(e.err)
+	if i := strings.Index(detail, " (use force"); i >= 0 {
+		detail = detail[:i]
+	}
+	if _, after, ok := strings.Cut(detail, dream.ErrUndoConflict.Error()+": "); ok {
+		detail = after
+	}
+	return fmt.Sprintf("cannot undo %s: the memory changed since that dream: %s; `dream undo %s --force` restores these files to their content before the dream, dropping the later changes to them (they stay in the history: dream log)", e.id, detail, e.id)
+}
+
+func (e *undoConflictError) Unwrap() error { return e.err }

@@ -45,7 +45,8 @@ func (a *app) dispatch(args []string) error {
 		case "--version", "-version":
 			return cmdVersion(a, args[1:])
 		}
-		return usagef("unknown command %q (see dream help)", name)
+		return unknownCommand(name)
 	}
+	a.cmd = name
 	return cmd.run(a, args[1:])
 }

@@ -46,12 +46,13 @@ type Config struct {
 	// Home and Env locate the agents' layouts (Env: os.LookupEnv).
 	Home string
 	Env  func(string) (string, bool)
-	// Choice is the model provider; each project's runner is chosen from
-	// it for the project's host (dream.ConfigForProject): nanobot's
-	// history dream on a nanobot workspace.
-	Choice dream.Choice
+	// Backend makes each project's runner for the project's host
+	// (dream.ConfigForProject): the command line passes its
+	// provider.Choice, whose runner.For gives nanobot's history dream on a
+	// nanobot workspace.
+	Backend dream.Backend
 	// Runner, when set, does every dream instead (tests); Provider and
-	// Model, when set, are recorded instead of Choice's.
+	// Model, when set, are recorded instead of Backend's.
 	Runner          dream.Runner
 	Provider, Model string
 }
@@ -192,7 +193,7 @@ func (c Config) check() error {
 	if c.StateDir == "" {
 		return errors.New("daemon: no state dir")
 	}
-	if c.Runner == nil && c.Choice.Name == "" {
+	if c.Runner == nil && c.Backend == nil {
 		return errors.New("daemon: no runner and no provider choice")
 	}
 	if c.Listen != "" {
@@ -539,7 +540,7 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 		return dream.MaybeResult{}, err
 	}
 	defer dr.Close()
-	res, err := dr.Maybe(d.dreamCtx)
+	res, err := dr.MaybeRun(d.dreamCtx)
 	if res.Report != nil {
 		d.log.Debug("dream report", "task_id", res.Report.TaskID)
 	}
@@ -553,7 +554,7 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.Dreamer, error) {
 	project := p
 	project.SessionsDir = sessions
-	dcfg, err := dream.ConfigForProject(project, cfg.Choice, dream.Config{
+	dcfg, err := dream.ConfigForProject(project, cfg.Backend, dream.Config{
 		StateDir:        cfg.StateDir,
 		Settings:        cfg.Dream,
 		Runner:          cfg.Runner,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm/llmtest"
+	"github.com/dreamkit/dream/provider"
 )
 
 // A daemon dream on a nanobot workspace (as discovery finds it) is
@@ -44,7 +45,7 @@ func TestDaemonNanobotDreamKeepsHistory(t *testing.T) {
 	defer srv.Close()
 	s := dream.DefaultSettings()
 	s.Provider, s.BaseURL = "anthropic", srv.URL
-	choice, err := dream.ChooseProvider(s, func(k string) string {
+	choice, err := provider.Choose(s, func(k string) string {
 		if k == "ANTHROPIC_API_KEY" {
 			return "test-key"
 		}
@@ -54,7 +55,7 @@ func TestDaemonNanobotDreamKeepsHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := startDaemon(t, root, nil, 1, 300*time.Millisecond, nil, func(c *Config) {
-		c.Runner, c.Provider, c.Choice = nil, "", choice
+		c.Runner, c.Provider, c.Backend = nil, "", choice
 		c.Detect = true // nanobot's workspace is found as `dream daemon` finds it
 	})
 	for i := 0; i < 3; i++ {

@@ -4,9 +4,9 @@
 // are confined to those files. The prompt, batch size, per-entry and
 // per-file caps and the completion rule follow nanobot's MemoryStore
 // (HKUDS/nanobot, nanobot/agent/memory.py: build_dream_prompt,
-// _render_current_memory_files, build_dream_tools, dream_run_completed);
-// the commit to nanobot's own git store follows nanobot/utils/gitstore.py
-// (summarize_working_tree, auto_commit).
+// _render_current_memory_files, build_dream_tools, dream_run_completed).
+// The files a dream may write and the commit to nanobot's own git store
+// are package nanobotws's.
 //
 // The package works on a directory it is given (the journal's staging copy
 // of the workspace), so that everything it writes, the memory files and the
@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream/internal/history"
+	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
 // Numbers from nanobot's MemoryStore.
@@ -32,19 +33,6 @@ const (
 	// FileEmbedCap is _DREAM_FILE_EMBED_CAP, per embedded memory file.
 	FileEmbedCap = 8000
 )
-
-// The workspace files a dream may write (nanobot's editable_files plus the
-// skills dir), relative to the workspace, slash-separated.
-const (
-	SoulFile   = "SOUL.md"
-	UserFile   = "USER.md"
-	MemoryFile = "memory/MEMORY.md"
-	SkillsDir  = "skills"
-)
-
-// ContentFiles are the durable files embedded in the prompt and described
-// in commit messages, in nanobot's order (_DREAM_CONTENT_PATHS).
-var ContentFiles = []string{SoulFile, UserFile, MemoryFile}
 
 //go:embed templates/dream.md
 var defaultTemplate string
@@ -71,8 +59,8 @@ func BuildPrompt(template, workspace string, batch []history.Entry) string {
 }
 
 func renderFiles(workspace string) string {
-	blocks := make([]string, 0, len(ContentFiles))
-	for _, rel := range ContentFiles {
+	blocks := make([]string, 0, len(nanobotws.ContentFiles))
+	for _, rel := range nanobotws.ContentFiles {
 		data, _ := os.ReadFile(filepath.Join(workspace, filepath.FromSlash(rel)))
 		content := string(data)
 		if n := len([]rune(content)); n > FileEmbedCap {
@@ -84,14 +72,4 @@ func renderFiles(workspace string) string {
 		blocks = append(blocks, "### "+rel+"\n"+content)
 	}
 	return "## Current Memory Files\n" + strings.Join(blocks, "\n\n")
-}
-
-// Writable reports whether a dream may write rel (slash-separated, relative
-// to the workspace): the three content files and anything under skills/.
-func Writable(rel string) bool {
-	switch rel {
-	case SoulFile, UserFile, MemoryFile:
-		return true
-	}
-	return strings.HasPrefix(rel, SkillsDir+"/") && len(rel) > len(SkillsDir)+1
 }

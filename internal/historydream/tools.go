@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dreamkit/dream/internal/nanobotws"
 	"github.com/dreamkit/dream/internal/sandbox"
 	"github.com/dreamkit/dream/internal/tools"
 )
@@ -32,7 +33,7 @@ func (c confined) check(input json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if !Writable(rel) {
+	if !nanobotws.Writable(rel) {
 		return fmt.Errorf("%w: %s; only SOUL.md, USER.md, memory/MEMORY.md and files under skills/ may be written (memory/history.jsonl and its cursors are kept by nanobot)", ErrNotWritable, rel)
 	}
 	return nil

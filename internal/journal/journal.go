@@ -79,10 +79,10 @@ type Change struct {
 
 // Info summarises a transaction for listings.
 type Info struct {
-	ID        string
-	State     string
-	PID       int
-	CreatedAt time.Time
+	ID        string    `json:"id"`
+	State     string    `json:"state"`
+	PID       int       `json:"pid"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // Recovery reports what Recover did.

@@ -9,18 +9,18 @@ import (
 // Holder describes the lock file as a would-be acquirer sees it.
 type Holder struct {
 	// Exists says there is a lock file at all.
-	Exists bool
+	Exists bool `json:"exists"`
 	// PID is the holder named in the body; 0 when the body is empty or garbage.
-	PID int
+	PID int `json:"pid"`
 	// MTime is the lock file's mtime, the last consolidation time.
-	MTime time.Time
+	MTime time.Time `json:"mtime"`
 	// Live says TryAcquire would yield to this holder.
-	Live bool
+	Live bool `json:"live"`
 	// Dream says the holder is a dream process (its guard record names the
 	// PID in the body, and that process is alive).
-	Dream bool
+	Dream bool `json:"dream"`
 	// Reason is a human explanation, e.g. "live pid 123 (12m old)".
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // Inspect describes the current holder. It never modifies anything: it

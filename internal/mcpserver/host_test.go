@@ -10,6 +10,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm/llmtest"
+	"github.com/dreamkit/dream/provider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -57,11 +58,11 @@ func newNanobotWorkspace(t *testing.T, home string, entries int) (ws, history st
 }
 
 // anthropicChoice is the provider choice of a scripted model server.
-func anthropicChoice(t *testing.T, url string) dream.Choice {
+func anthropicChoice(t *testing.T, url string) provider.Choice {
 	t.Helper()
 	s := dream.DefaultSettings()
 	s.Provider, s.BaseURL = "anthropic", url
-	c, err := dream.ChooseProvider(s, func(k string) string {
+	c, err := provider.Choose(s, func(k string) string {
 		if k == "ANTHROPIC_API_KEY" {
 			return "test-key"
 		}
@@ -95,7 +96,7 @@ func TestMCPNanobotDreamKeepsHistoryAndMarkers(t *testing.T) {
 	s := dream.DefaultSettings()
 	s.StateDir = state
 	cs := connect(t, Options{Base: dream.Config{MemoryDir: ws, StateDir: state, Settings: s}, Host: dream.HostNanobot,
-		Choice: anthropicChoice(t, srv.URL), Home: home, Env: noEnv, Version: "test"})
+		Backend: anthropicChoice(t, srv.URL), Home: home, Env: noEnv, Version: "test"})
 	var out RunOutput
 	call(t, cs, "dream_run", map[string]any{"apply": true}, &out, false)
 	if out.Status != dream.StatusCompleted {
@@ -149,7 +150,7 @@ func TestMCPHostGuardRefusesForbiddenEdits(t *testing.T) {
 				return dream.Outcome{FilesTouched: []string{tc.rel}, Summary: "rewrote " + tc.rel}, nil
 			})
 			cs := connect(t, Options{Base: dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: runner, Provider: "test"},
-				Host: tc.host, Choice: dream.Choice{Name: dream.ProviderOffline}, Home: home, Env: noEnv, Version: "test"})
+				Host: tc.host, Backend: provider.Choice{Name: provider.Offline}, Home: home, Env: noEnv, Version: "test"})
 			call(t, cs, "dream_run", map[string]any{"apply": true}, nil, false)
 			if got := readFile(t, filepath.Join(mem, filepath.FromSlash(tc.rel))); got != before {
 				t.Fatalf("%s landed past the %s guard:\n%s", tc.rel, tc.host, got)
@@ -193,7 +194,7 @@ func TestMCPOtherMemoryDirKeepsItsHostGuard(t *testing.T) {
 		return dream.Outcome{FilesTouched: []string{"MEMORY.md"}, Summary: "rewrote the block header"}, nil
 	})
 	cs := connect(t, Options{Base: dream.Config{MemoryDir: own, StateDir: state, Settings: s, Runner: runner, Provider: "test"},
-		Choice: dream.Choice{Name: dream.ProviderOffline}, Home: home, Env: noEnv, Version: "test"})
+		Backend: provider.Choice{Name: provider.Offline}, Home: home, Env: noEnv, Version: "test"})
 	call(t, cs, "dream_run", map[string]any{"apply": true, "memory_dir": codex}, nil, false)
 	if got := readFile(t, filepath.Join(codex, "MEMORY.md")); got != codexMem {
 		t.Fatalf("MEMORY.md landed past the codex guard:\n%s", got)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/runner"
 )
 
 // dream_apply does not lift a policy the model did not set: a dream the
@@ -30,7 +31,7 @@ func TestMCPApplyRefusesHeldAndReviewPolicy(t *testing.T) {
 		wantErr    string
 	}{
 		{name: "loss guard hold", runner: lossy, apply: true, wantReason: dream.ParkLossGuard, wantErr: "held for the user's review"},
-		{name: "review = true", review: true, runner: &dream.OfflineRunner{}, apply: true, wantReason: dream.ParkReviewRequested, wantErr: "review = true"},
+		{name: "review = true", review: true, runner: &runner.Offline{}, apply: true, wantReason: dream.ParkReviewRequested, wantErr: "review = true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -30,14 +30,15 @@ type Options struct {
 	// or a memory_dir). Runner is used by dream_run.
 	Base dream.Config
 	// Host is the agent whose layout Base.MemoryDir is ("" for none), and
-	// Choice the model provider: every dream's Config comes from
-	// dream.ConfigForProject, so that the host's edit guard, runner and
-	// nanobot's flow apply as on the command line. A Runner set in Base
-	// replaces the chosen one (tests). Home and Env locate the layouts.
-	Host   string
-	Choice dream.Choice
-	Home   string
-	Env    func(string) (string, bool)
+	// Backend makes the runners (the command line's provider.Choice):
+	// every dream's Config comes from dream.ConfigForProject, so that the
+	// host's edit guard, runner and nanobot's flow apply as on the command
+	// line. A Runner set in Base replaces the backend's (tests); Backend
+	// may then be nil. Home and Env locate the layouts.
+	Host    string
+	Backend dream.Backend
+	Home    string
+	Env     func(string) (string, bool)
 	// Version is reported to clients.
 	Version string
 	// Logger receives the SDK's diagnostics; nil discards them.
@@ -167,7 +168,7 @@ func (s *Server) config(mem string) (dream.Config, error) {
 		p = dream.Project{MemoryDir: mem, Host: s.hostOf(mem)}
 		base.CurrentSession, base.SessionRule, base.CheckEdit = nil, nil, nil
 	}
-	return dream.ConfigForProject(p, s.opts.Choice, base, s.opts.Home, s.opts.Env)
+	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }
 
 // hostOf names the agent whose memory dir mem is, from the agents' own

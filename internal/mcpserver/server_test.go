@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/runner"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,7 +39,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	s := dream.DefaultSettings()
 	s.StateDir = f.state
-	srv, err := New(Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s, Runner: &dream.OfflineRunner{}, Provider: "offline"}, Version: "test"})
+	srv, err := New(Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,10 @@ type Inputs struct {
 	// defaults and the user file (add pins, stop or shrink dreams, never
 	// the reverse); everything else it sets is refused with a warning.
 	TrustProject func(path string, content []byte) bool
+	// StrictFlags makes a bad value in Flags an error (a *FlagValueError)
+	// instead of a warning and the default: a value typed on the command
+	// line is the user's input now, to be corrected, not a file to survive.
+	StrictFlags bool
 }
 
 // Loaded is the outcome of Load.
@@ -117,6 +121,11 @@ func Load(in Inputs) (Loaded, error) {
 		s, ok := lookup(name)
 		if !ok {
 			return Loaded{}, fmt.Errorf("unknown setting flag --%s", FlagName(name))
+		}
+		if in.StrictFlags {
+			if err := strictValue(s, in.Flags[name], in.Home); err != nil {
+				return Loaded{}, err
+			}
 		}
 		l.set(s, raw{text: in.Flags[name]}, "flag --"+FlagName(s.Name), &def, in.Home)
 	}

@@ -11,15 +11,17 @@ import (
 
 // Stats is what the events since a time add up to.
 type Stats struct {
-	Fired, Completed, Failed int
+	Fired     int `json:"fired"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
 	// Usage sums the tokens of completed dreams.
-	Usage llm.Usage
+	Usage llm.Usage `json:"usage"`
 	// CacheHitRate is the hit rate of the summed usage, not a mean of rates,
 	// so a big dream weighs more than a small one.
-	CacheHitRate float64
+	CacheHitRate float64 `json:"cache_hit_rate"`
 	// Malformed counts log lines that could not be read.
-	Malformed int
-	Since     time.Time
+	Malformed int       `json:"malformed"`
+	Since     time.Time `json:"since"`
 }
 
 // Summarize counts the events at or after since (all when since is zero).

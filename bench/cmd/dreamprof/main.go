@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/runner"
 )
 
 func main() {
@@ -45,11 +46,11 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var runner dream.Runner = &dream.OfflineRunner{}
+	var r dream.Runner = &runner.Offline{}
 	if *which == "one" {
-		runner = oneFileRunner{}
+		r = oneFileRunner{}
 	}
-	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: runner, Provider: "offline"})
+	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: r, Provider: "offline"})
 	if err != nil {
 		fail(err)
 	}

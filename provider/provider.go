@@ -1,22 +1,34 @@
-package dream
+// Package provider chooses the model a dream talks to, and builds its
+// client with the official SDK (anthropic-sdk-go, openai-go).
+//
+// It lives outside package dream so that the root links neither SDK: a host
+// that brings its own dream.Runner, or dreams offline with runner.Offline,
+// never imports this package. The command line, `dream daemon` and `dream
+// mcp` call Choose once and hand the Choice to dream.ConfigForProject, which
+// asks it for each project's runner (runner.For).
+package provider
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/llm/anthropic"
 	"github.com/dreamkit/dream/llm/openai"
+	"github.com/dreamkit/dream/runner"
 )
 
 // Provider names accepted by --provider and DREAM_PROVIDER.
 const (
-	ProviderAnthropic = "anthropic"
-	ProviderOpenAI    = "openai"
-	ProviderOffline   = "offline"
+	Anthropic = "anthropic"
+	OpenAI    = "openai"
+	Offline   = "offline"
 )
 
-// Choice is the provider dream will use and why.
+// Choice is the provider dream will use and why. It is the dream.Backend
+// of the command line, the daemon and the MCP server; the zero Choice
+// dreams offline.
 type Choice struct {
 	// Name is anthropic, openai or offline.
 	Name string
@@ -28,14 +40,14 @@ type Choice struct {
 	Why string
 }
 
-// ChooseProvider picks the provider as DESIGN.md promises: the provider
-// setting (--provider, DREAM_PROVIDER, config files) if any; else Anthropic
-// when ANTHROPIC_API_KEY is set; else OpenAI when OPENAI_API_KEY is set;
-// else the offline engine, which sends nothing anywhere. Base URLs come from
-// the base_url setting or ANTHROPIC_BASE_URL / OPENAI_BASE_URL, so the
-// OpenAI provider also serves Ollama, vLLM, llama.cpp, DeepSeek, Qwen and
+// Choose picks the provider as DESIGN.md promises: the provider setting
+// (--provider, DREAM_PROVIDER, config files) if any; else Anthropic when
+// ANTHROPIC_API_KEY is set; else OpenAI when OPENAI_API_KEY is set; else
+// the offline engine, which sends nothing anywhere. Base URLs come from the
+// base_url setting or ANTHROPIC_BASE_URL / OPENAI_BASE_URL, so the OpenAI
+// provider also serves Ollama, vLLM, llama.cpp, DeepSeek, Qwen and
 // OpenRouter. DREAM_STREAM=1 selects streaming responses.
-func ChooseProvider(s Settings, getenv func(string) string) (Choice, error) {
+func Choose(s dream.Settings, getenv func(string) string) (Choice, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -44,18 +56,18 @@ func ChooseProvider(s Settings, getenv func(string) string) (Choice, error) {
 	if name == "" || name == "auto" {
 		switch {
 		case getenv("ANTHROPIC_API_KEY") != "":
-			name, why = ProviderAnthropic, "ANTHROPIC_API_KEY is set"
+			name, why = Anthropic, "ANTHROPIC_API_KEY is set"
 		case getenv("OPENAI_API_KEY") != "":
-			name, why = ProviderOpenAI, "OPENAI_API_KEY is set"
+			name, why = OpenAI, "OPENAI_API_KEY is set"
 		default:
-			name, why = ProviderOffline, "no model key is set"
+			name, why = Offline, "no model key is set"
 		}
 	}
 	stream := getenv("DREAM_STREAM") == "1" || strings.EqualFold(getenv("DREAM_STREAM"), "true")
 	switch name {
-	case ProviderOffline:
+	case Offline:
 		return Choice{Name: name, Why: why}, nil
-	case ProviderAnthropic:
+	case Anthropic:
 		base := firstNonEmpty(s.BaseURL, getenv("ANTHROPIC_BASE_URL"))
 		model := firstNonEmpty(s.Model, anthropic.DefaultModel)
 		p, err := anthropic.New(anthropic.Options{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: base, Model: model, Stream: stream})
@@ -63,7 +75,7 @@ func ChooseProvider(s Settings, getenv func(string) string) (Choice, error) {
 			return Choice{}, fmt.Errorf("anthropic provider: %w", err)
 		}
 		return Choice{Name: name, Model: model, Provider: p, Why: why}, nil
-	case ProviderOpenAI:
+	case OpenAI:
 		base := firstNonEmpty(s.BaseURL, getenv("OPENAI_BASE_URL"))
 		model := firstNonEmpty(s.Model, openai.DefaultModel)
 		p, err := openai.New(openai.Options{APIKey: getenv("OPENAI_API_KEY"), BaseURL: base, Model: model, Stream: stream})
@@ -76,13 +88,14 @@ func ChooseProvider(s Settings, getenv func(string) string) (Choice, error) {
 	}
 }
 
-// RunnerFor returns the Runner for a provider choice and settings.
-func RunnerFor(c Choice, s Settings) Runner {
-	if c.Provider == nil {
-		return &OfflineRunner{Host: s.Host, StateDir: s.StateDir}
-	}
-	return &AgentRunner{Provider: c.Provider, Model: c.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Host: s.Host, StateDir: s.StateDir}
+// Runner implements dream.Backend: runner.For with the chosen model.
+func (c Choice) Runner(s dream.Settings) dream.Runner {
+	return runner.For(c.Provider, c.Model, s)
 }
+
+// Names implements dream.Backend: the provider and model recorded with
+// each dream.
+func (c Choice) Names() (provider, model string) { return c.Name, c.Model }
 
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {

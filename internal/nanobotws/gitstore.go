@@ -1,4 +1,4 @@
-package historydream
+package nanobotws
 
 import (
 	"bytes"

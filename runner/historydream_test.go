@@ -1,4 +1,4 @@
-package dream
+package runner_test
 
 import (
 	"context"
@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/historydream"
+	"github.com/dreamkit/dream/internal/nanobotws"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/runner"
 )
 
 // blockingProvider ends its first turn with text and then blocks every
@@ -76,7 +78,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 		ws := nanobotWorkspace(t, 30, 0)
 		state := t.TempDir()
 		p := &blockingProvider{started: make(chan struct{})}
-		d, err := New(Config{MemoryDir: ws, StateDir: state, Settings: DefaultSettings(), Runner: &HistoryDreamRunner{Provider: p}})
+		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,8 +98,8 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}()
-		rep, err := RunNanobot(context.Background(), d, RunOptions{}, historydream.CommitManual)
-		if err == nil || rep.Status != StatusKilled {
+		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobotws.CommitManual)
+		if err == nil || rep.Status != dream.StatusKilled {
 			t.Fatalf("status %s, err %v", rep.Status, err)
 		}
 		if _, err := os.Stat(filepath.Join(ws, "memory", history.DreamCursorName)); err == nil || rep.DreamCursor != 0 || rep.HistoryEntriesConsumed != 0 {
@@ -107,13 +109,13 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 	t.Run("completed no-op and compaction", func(t *testing.T) {
 		ws := nanobotWorkspace(t, 1100, 1080)
 		p := &textProvider{}
-		d, err := New(Config{MemoryDir: ws, StateDir: t.TempDir(), Settings: DefaultSettings(), Runner: &HistoryDreamRunner{Provider: p}})
+		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: t.TempDir(), Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		rep, err := RunNanobot(context.Background(), d, RunOptions{}, historydream.CommitManual)
-		if err != nil || rep.Status != StatusCompleted {
+		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobotws.CommitManual)
+		if err != nil || rep.Status != dream.StatusCompleted {
 			t.Fatalf("%v %+v", err, rep)
 		}
 		if rep.DreamCursor != 1100 || rep.HistoryEntriesConsumed != 20 || p.calls != 1 || rep.HistoryCompacted != 100 {

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/agent"
+	"github.com/dreamkit/dream/internal/historydream"
+	"github.com/dreamkit/dream/llm"
+)
+
+// HistoryDream is the Runner of nanobot's flow: the history backlog
+// drained batch after batch (historydream.Run) on the Dreamer's staging copy
+// of the workspace, with the dream cursor written into that copy, so that it
+// advances exactly when the dream's edits land.
+type HistoryDream struct {
+	Provider        llm.Provider
+	Model           string
+	MaxTurns        int
+	MaxTokens       int64
+	MaxOutputTokens int
+	// BatchSize is the most entries per model run (default 20).
+	BatchSize int
+	// Template replaces the dream instructions when not empty.
+	Template string
+}
+
+// Run implements dream.Runner.
+func (r *HistoryDream) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
+	if r.Provider == nil {
+		return dream.Outcome{}, errors.New("runner: the nanobot history dream needs a model (set a provider); the offline engine cannot read history")
+	}
+	res, err := historydream.Run(ctx, historydream.Config{
+		Workspace:        job.MemoryDir,
+		DisplayWorkspace: job.MemoryDisplayDir,
+		SessionsDir:      job.SessionsDir,
+		Provider:         r.Provider,
+		Model:            r.Model,
+		MaxOutputTokens:  r.MaxOutputTokens,
+		MaxTurns:         r.MaxTurns,
+		MaxTokens:        r.MaxTokens,
+		BatchSize:        r.BatchSize,
+		Template:         r.Template,
+		OnEvent: func(e agent.Event) {
+			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
+		},
+	})
+	out := dream.Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched}
+	out.Summary = fmt.Sprintf("history dream: %d entr%s in %d batch(es), dream cursor %d -> %d", res.Consumed, plural(res.Consumed, "y", "ies"), res.Batches, res.StartCursor, res.Cursor)
+	return out, err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
