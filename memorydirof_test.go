@@ -119,3 +119,56 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 		t.Errorf("unknown id: %v", err)
 	}
 }
+
+// BenchmarkMemoryDirOf measures each record MemoryDirOf may have to ask,
+// with twenty memory dirs dreamt in one state dir: a task id (the task
+// registry), the same once the registry is pruned (the event log), and an
+// undo id (the audit histories, one git process per memory dir).
+func BenchmarkMemoryDirOf(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	state := filepath.Join(root, "state")
+	var taskID, undoID string
+	for i := 0; i < 20; i++ {
+		mem := filepath.Join(root, "mem", string(rune('a'+i)))
+		for name, body := range map[string]string{"MEMORY.md": "# Memory\n\n- [偏好](prefs.md) — 习惯\n", "prefs.md": "# 偏好\n\n- 用 tab 缩进。\n- 用 tab 缩进。\n"} {
+			if err := os.MkdirAll(mem, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(mem, name), []byte(body), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep, err := d.Run(ctx, dream.RunOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		taskID = rep.TaskID
+		if i == 0 {
+			u, err := d.Undo(ctx, rep.TaskID, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			undoID = u.ID
+		}
+		d.Close()
+	}
+	lookup := func(b *testing.B, id string) {
+		for i := 0; i < b.N; i++ {
+			if _, err := dream.MemoryDirOf(ctx, state, id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("registry", func(b *testing.B) { lookup(b, taskID) })
+	b.Run("audit", func(b *testing.B) { lookup(b, undoID) })
+	tasks, _ := filepath.Glob(filepath.Join(state, "tasks", "*"))
+	for _, p := range tasks {
+		os.RemoveAll(p)
+	}
+	b.Run("events", func(b *testing.B) { lookup(b, taskID) })
+}
