@@ -108,6 +108,10 @@ func KillTask(ctx context.Context, stateDir, id string, wait time.Duration) (Tas
 // unknown.
 var ErrUnknownDream = errors.New("dream: no dream with that id is known in this state dir")
 
+// ErrNoSuchEntry: the audit history of the memory dir has no entry with
+// that id (Show, Undo); matched with errors.Is.
+var ErrNoSuchEntry = audit.ErrNotFound
+
 // AmbiguousDreamError: the id (a prefix) names dreams of several memory
 // dirs; the caller must say which memory dir it means. It matches
 // ErrTaskAmbiguous.

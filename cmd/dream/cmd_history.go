@@ -73,7 +73,7 @@ func cmdShow(a *app, args []string) error {
 	defer d.Close()
 	e, err := d.Show(a.ctx, pos[0])
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(e)
@@ -109,7 +109,7 @@ func cmdUndo(a *app, args []string) error {
 		return &undoConflictError{id: pos[0], err: err}
 	}
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(e)

@@ -43,7 +43,7 @@ func cmdDiff(a *app, args []string) error {
 	}
 	changes, diff, err := d.StagedDiff(pos[0])
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "diff": diff})
@@ -82,7 +82,7 @@ func cmdApply(a *app, args []string) error {
 		return a.alreadyApplied(applied)
 	}
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "audit_commit": commit})
@@ -106,7 +106,7 @@ func cmdDiscard(a *app, args []string) error {
 	}
 	defer d.Close()
 	if err := d.Discard(pos[0]); err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	fmt.Fprintf(a.stdout, "discarded the staged changes of %s; the memory is unchanged\n", pos[0])
 	return nil

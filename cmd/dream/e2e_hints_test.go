@@ -539,6 +539,14 @@ func TestUnknownIDNamesHowToList(t *testing.T) {
 	if r := w.dream(env, "show", id); r.code != 0 || !strings.Contains(r.stdout, "prefs.md") {
 		t.Errorf("show by id alone:\n%s", r)
 	}
+	// With the memory dir named, an id its records lack says how to list
+	// the ones they have.
+	for _, verb := range []string{"show", "undo", "diff", "apply", "discard"} {
+		r := w.dream(nil, append([]string{verb, "20990101-000000-dead"}, w.locFlags()...)...)
+		if r.code == 0 || !strings.Contains(r.stderr, "dream log --memory-dir '"+w.mem+"'") || !strings.Contains(r.stderr, "dream tasks") {
+			t.Errorf("%s of an id unknown to --memory-dir:\n%s", verb, r)
+		}
+	}
 	// A memory dir given by flag decides, as before: this one never dreamt.
 	other := filepath.Join(w.root, "other")
 	w.write(other, "MEMORY.md", "# Memory\n")

@@ -85,3 +85,23 @@ func sameDir(x, y string) bool {
 	}
 	return canon(x) == canon(y)
 }
+
+// idError explains an id the memory's own records do not know (no history
+// entry, nothing staged) by naming the commands that list the ids there
+// are; any other error, an already-applied review included, passes as it is.
+func (a *app) idError(id string, err error) error {
+	var applied *dream.AlreadyAppliedError
+	if err == nil || errors.As(err, &applied) || !errors.Is(err, dream.ErrNoSuchEntry) && !errors.Is(err, dream.ErrNotStaged) {
+		return err
+	}
+	mem, _, _, lerr := a.locations()
+	if lerr != nil {
+		return err
+	}
+	what := "no dream"
+	if errors.Is(err, dream.ErrNotStaged) {
+		what = "no staged dream"
+	}
+	return fmt.Errorf("%s %q in %s: list its dreams with %s, the staged ones with %s, recent dreams of every memory with %s",
+		what, id, mem, a.hint("log", "--memory-dir", mem), a.hint("diff", "--memory-dir", mem), a.hint("tasks"))
+}
