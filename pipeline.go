@@ -35,23 +35,19 @@ var errKilled = errors.New("killed by request")
 
 // Report is the outcome of one dream, as `dream run --json` prints it.
 type Report struct {
-	TaskID       string           `json:"task_id"`
-	Status       string           `json:"status"`
-	FilesTouched []string         `json:"files_touched"`
-	Turns        int              `json:"turns"`
-	ToolCalls    int              `json:"tool_calls"`
-	Usage        llm.Usage        `json:"usage"`
-	Error        string           `json:"error,omitempty"`
-	Summary      string           `json:"summary,omitempty"`
-	Changes      []journal.Change `json:"changes"`
-	// Diff is the unified diff of Changes on a dry run, the only moment it
-	// can be read: the staging is dropped when Run returns. (A landed
-	// dream's diff is in its history, a staged one's in its staging.)
-	Diff             string `json:"diff,omitempty"`
-	SessionsReviewed int    `json:"sessions_reviewed"`
-	AuditCommit      string `json:"audit_commit,omitempty"`
-	SyncError        string `json:"sync_error,omitempty"`
-	Review           bool   `json:"review,omitempty"`
+	TaskID           string           `json:"task_id"`
+	Status           string           `json:"status"`
+	FilesTouched     []string         `json:"files_touched"`
+	Turns            int              `json:"turns"`
+	ToolCalls        int              `json:"tool_calls"`
+	Usage            llm.Usage        `json:"usage"`
+	Error            string           `json:"error,omitempty"`
+	Summary          string           `json:"summary,omitempty"`
+	Changes          []journal.Change `json:"changes"`
+	SessionsReviewed int              `json:"sessions_reviewed"`
+	AuditCommit      string           `json:"audit_commit,omitempty"`
+	SyncError        string           `json:"sync_error,omitempty"`
+	Review           bool             `json:"review,omitempty"`
 	// ParkReason says why a staged dream waits for review:
 	// ParkReviewRequested, or ParkLossGuard and what it would lose.
 	ParkReason string `json:"park_reason,omitempty"`
@@ -63,6 +59,11 @@ type Report struct {
 	ReviewID   string    `json:"review_id,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS int64     `json:"duration_ms"`
+
+	// Diff is the unified diff of Changes on a dry run, the only moment it
+	// can be read: the staging is dropped when Run returns. (A landed
+	// dream's diff is in its history, a staged one's in its staging.)
+	Diff string `json:"diff,omitempty"`
 }
 
 type runOptions struct {
