@@ -264,6 +264,14 @@ func TestPastedHintsAfterRun(t *testing.T) {
 				t.Fatalf("run:\n%s", r)
 			}
 			hints := byVerb(t, hintsIn(r.stdout+"\n"+r.stderr))
+			for v, h := range hints {
+				if v != "show" && v != "undo" && v != "log" {
+					t.Errorf("run printed %q, which this test does not paste: teach it what that hint must do", h)
+				}
+			}
+			if hints["log"] == "" {
+				t.Errorf("the first run printed no dream log hint:\n%s", r)
+			}
 			p := newPaster(t, w.env, w.repo)
 			show, undo := hints["show"], hints["undo"]
 			if show == "" || undo == "" {
@@ -304,6 +312,9 @@ func TestPastedHintsAfterReview(t *testing.T) {
 			if hints[v] == "" {
 				t.Fatalf("run --review printed no %s hint:\n%s", v, r)
 			}
+		}
+		if len(hints) != 3 {
+			t.Errorf("run --review printed hints this test does not paste: %q", hints)
 		}
 		if memorySnapshot(t, w.mem) != before {
 			t.Fatal("a review run changed the memory")
