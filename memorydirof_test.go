@@ -81,19 +81,17 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 		{"staged", staged.TaskID, stagedMem},
 		{"applied", applied.TaskID, appliedMem},
 	}
-	check := func(stage string, auditOnly bool) {
+	check := func(stage string) {
 		t.Helper()
 		for _, c := range cases {
-			if c.name == "staged" && auditOnly {
-				continue // not recorded anywhere but the task and the event
-			}
+
 			got, err := dream.MemoryDirOf(ctx, state, c.id)
 			if err != nil || filepath.Clean(got) != c.mem {
 				t.Errorf("%s: %s %s: %q, %v; want %s", stage, c.name, c.id, got, err, c.mem)
 			}
 		}
 	}
-	check("all records", false)
+	check("all records")
 	// Every dream of this test started within the same minute or so: a
 	// prefix of the date matches dreams of all three memory dirs.
 	var amb *dream.AmbiguousDreamError
@@ -104,13 +102,13 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 	for _, p := range tasks {
 		os.RemoveAll(p)
 	}
-	check("tasks pruned", false)
+	check("tasks pruned")
 	if err := os.Remove(filepath.Join(state, "events.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	check("tasks pruned and no event log", true)
-	if _, err := dream.MemoryDirOf(ctx, state, landed.TaskID[:4]); !errors.As(err, &amb) || len(amb.MemoryDirs) != 2 {
-		t.Errorf("shared prefix in the audit histories: %v, want the landed and applied memory dirs", err)
+	check("tasks pruned and no event log")
+	if _, err := dream.MemoryDirOf(ctx, state, landed.TaskID[:4]); !errors.As(err, &amb) || len(amb.MemoryDirs) != 3 {
+		t.Errorf("shared prefix in the staging and audit histories: %v, want all three memory dirs", err)
 	}
 	if got, err := dream.MemoryDirOf(ctx, state, "undo-"); err != nil || got != landedMem {
 		t.Errorf("a prefix of entries of one history: %q %v, want its memory dir (Show names the entries)", got, err)

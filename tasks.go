@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
 )
@@ -129,12 +130,13 @@ func (e *AmbiguousDreamError) Is(target error) bool { return target == ErrTaskAm
 
 // MemoryDirOf returns the memory dir dream id (or a unique prefix of it)
 // belongs to, so that a caller holding only an id (`dream show ID`, an MCP
-// client) can open the right Dreamer. Three records are asked, cheapest
+// client) can open the right Dreamer. Four records are asked, cheapest
 // first, because each outlives something the previous one forgets: the task
 // registry (every dream, staged and demo ones included, until pruned), the
-// event log (every dream that started, never pruned), and the audit
-// histories (every recorded change: undos and hand edits have no task, and
-// a state dir copied without its log still has them).
+// event log (every dream that started, never pruned), the staging of dreams
+// parked for review (until applied or discarded), and the audit histories
+// (every recorded change: undos and hand edits have no task, and a state
+// dir copied without its log still has them).
 func MemoryDirOf(ctx context.Context, stateDir, id string) (string, error) {
 	if id == "" {
 		return "", fmt.Errorf("%w: empty id", ErrUnknownDream)
@@ -165,11 +167,16 @@ func MemoryDirOf(ctx context.Context, stateDir, id string) (string, error) {
 	if dirs, err := memoryDirsInEvents(stateDir, id); err != nil || len(dirs) > 0 {
 		return oneMemoryDir(id, dirs, err)
 	}
+	// The last two together: a prefix may match a staged dream of one
+	// memory and recorded changes of another.
+	dirs, err := journal.ParkedMemoryDirs(stateDir, id)
+	if err != nil {
+		return "", fmt.Errorf("dream: looking %q up in the staged dreams: %w", id, err)
+	}
 	found, err := audit.Find(ctx, stateDir, id)
 	if err != nil {
 		return "", fmt.Errorf("dream: looking %q up in the audit histories: %w", id, err)
 	}
-	var dirs []string
 	for _, f := range found {
 		dirs = appendNew(dirs, filepath.Clean(f.MemoryDir))
 	}
