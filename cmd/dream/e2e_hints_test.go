@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/demo"
+	"github.com/dreamkit/dream/llm/llmtest"
 )
 
 // The tests here paste what `dream` tells a user to type next — every
@@ -571,5 +572,34 @@ func TestUnknownIDNamesHowToList(t *testing.T) {
 	}
 	if r := w.dream(env, "show", id, "--memory-dir", link); r.code != 0 {
 		t.Errorf("show with the memory dir through a symlink:\n%s", r)
+	}
+}
+
+// TestPastedHintsAfterNanobotDream: nanobot's history dream, driven by the
+// scripted model, prints show and undo lines that work pasted from another
+// directory: the id finds the workspace the dream changed.
+func TestPastedHintsAfterNanobotDream(t *testing.T) {
+	nw := newNanobotWorld(t, 5)
+	srv := llmtest.NewServer(
+		edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese, short; no emoji\n"),
+		llmtest.Turn{Text: "USER.md updated."},
+	)
+	defer srv.Close()
+	before := nw.read("USER.md")
+	r := nw.dream(modelEnv("anthropic", srv.URL, false), append([]string{"run"}, nw.flags()...)...)
+	if r.code != 0 || !strings.Contains(nw.read("USER.md"), "no emoji") {
+		t.Fatalf("run:\n%s", r)
+	}
+	hints := byVerb(t, hintsIn(r.stdout+"\n"+r.stderr))
+	if hints["show"] == "" || hints["undo"] == "" {
+		t.Fatalf("no show and undo hints:\n%s", r)
+	}
+	p := newPaster(t, nw.env, t.TempDir())
+	if out := p.paste(hints["show"]); !strings.Contains(out.stdout, "no emoji") {
+		t.Errorf("pasted %q shows no diff of USER.md:\n%s", hints["show"], out)
+	}
+	p.paste(hints["undo"])
+	if got := nw.read("USER.md"); got != before {
+		t.Errorf("pasted %q left USER.md as:\n%s", hints["undo"], got)
 	}
 }
