@@ -26,7 +26,11 @@ func (a *app) hint(args ...string) string {
 // hintFlags are the flags a pasted command needs to see what this one saw:
 // the state dir, when it came from a flag (one from the config file or the
 // environment is found again by the pasted command), or when a command
-// chose its own (the demo's).
+// chose its own (the demo's). The memory dir is not needed: the id finds
+// it. Lock-backend flags (--lock etcd and its endpoints, certificates and
+// password) are not repeated: a password has no place in printed output,
+// and a shared lock belongs in the config file, where the pasted command
+// finds it.
 func (a *app) hintFlags() []string {
 	dir := a.hintStateDir
 	if dir == "" && strings.HasPrefix(a.loaded.Source["state_dir"], "flag") {
