@@ -61,6 +61,11 @@ type Report struct {
 	ReviewID   string    `json:"review_id,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS int64     `json:"duration_ms"`
+
+	// Diff is the unified diff of Changes on a dry run, the only moment it
+	// can be read: the staging is dropped when Run returns. (A landed
+	// dream's diff is in its history, a staged one's in its staging.)
+	Diff string `json:"diff,omitempty"`
 }
 
 type runOptions struct {
@@ -334,6 +339,11 @@ func (r *dreamRun) verify() error {
 func (r *dreamRun) land() error {
 	switch {
 	case r.o.dryRun:
+		diff, err := r.txn.Diff()
+		if err != nil {
+			return fmt.Errorf("dream: the diff of the dry run: %w", err)
+		}
+		r.rep.Diff = diff
 		r.finish(task.StatusCompleted, nil)
 		r.rep.Status = StatusDryRun
 		return nil // the staging is discarded and the lock rewound

@@ -41,6 +41,9 @@ type app struct {
 	projectFile string
 	// layout is the host layout locations resolved or detected, if any.
 	layout *host.Layout
+	// hintStateDir, when set, is the state dir the commands printed for a
+	// user to paste must name (see hint).
+	hintStateDir string
 }
 
 func (a *app) getenv(k string) string {
