@@ -21,10 +21,10 @@ export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state XDG_CONFIG_HOME=$tmp/home/c
 unset ANTHROPIC_API_KEY OPENAI_API_KEY DREAM_PROVIDER
 mkdir -p "$tmp/repo" "$HOME"
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-printf '%6s %8s %10s %10s %7s %9s %10s\n' build topics baseline_s dream_s ratio rss_MB second_s
+printf '%6s %8s %10s %10s %7s %9s %10s %10s\n' build topics baseline_s dream_s ratio rss_MB second_s rss2_MB
 : > "$tmp/points"
 one() { # label binary n base
-  local mem=$tmp/$1-m$3 t0 t1 first second rss ratio f
+  local mem=$tmp/$1-m$3 t0 t1 first second rss rss2 ratio f
   cp -a "$tmp/orig$3" "$mem"
   t0=$(date +%s%N)
   /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
@@ -33,15 +33,18 @@ one() { # label binary n base
   first=$(secs "$t0" "$t1")
   rss=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
   # A second dream after one hand-edited file.
-  f=$(ls "$mem" | grep -m1 '_.*\.md$')
-  printf -- '- One more fact, written by hand.\n' >> "$mem/$f"
+  # (find -quit, not ls | grep -m1: under pipefail the ls would die of
+  # SIGPIPE on a big dir and stop the script.)
+  f=$(find "$mem" -maxdepth 1 -name '*_*.md' -print -quit)
+  printf -- '- One more fact, written by hand.\n' >> "$f"
   t0=$(date +%s%N)
-  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
     echo "$1: second dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
   t1=$(date +%s%N)
   second=$(secs "$t0" "$t1")
+  rss2=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
   ratio=$(awk -v a="$first" -v b="$4" 'BEGIN { printf "%.2f", a / b }')
-  printf '%6s %8d %10s %10s %7s %9s %10s\n' "$1" "$3" "$4" "$first" "$ratio" "$rss" "$second"
+  printf '%6s %8d %10s %10s %7s %9s %10s %10s\n' "$1" "$3" "$4" "$first" "$ratio" "$rss" "$second" "$rss2"
   [ "$1" = after ] && echo "$3 $first" >> "$tmp/points"
   rm -rf "$mem" "$tmp/$1-s$3"
 }

@@ -574,5 +574,8 @@ func (w *walker) htmlComments(raw string, off int) {
 
 // IsCJK reports whether r is a Han, kana or Hangul character.
 func IsCJK(r rune) bool {
+	if r < 0x1100 { // below Hangul Jamo, the first of the four scripts' ranges
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
 }

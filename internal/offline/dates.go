@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -49,10 +50,15 @@ type Provenance interface {
 // KindUndatedRelativeDate is the lead for a relative date with no anchor.
 const KindUndatedRelativeDate = "undated_relative_date"
 
-func (s *state) fixDates() error {
+func (s *state) fixDatesIn(f *file) {
 	p := datePatterns()
-	for _, f := range s.files {
-		d := f.doc
+	d := f.doc
+	if len(d.Prose) == 0 || !mayHoldDates(d.Src) {
+		return // no cue word and no ideograph anywhere in the file
+	}
+	edit := s.roles.mayEdit(f.rel)
+	blocks := s.roles.blocks(f)
+	{
 		for _, run := range d.Prose {
 			seg := string(d.Src[run.Start:run.End])
 			u := d.Units[run.Unit]
@@ -61,6 +67,9 @@ func (s *state) fixDates() error {
 				phrase := string(d.Src[ms:me])
 				if !isDatePhrase(d, u, ms, me, phrase) {
 					continue
+				}
+				if f.dirty = true; f.probe {
+					return
 				}
 				anchor, ok := s.anchor(f, u, ms)
 				if !ok {
@@ -72,14 +81,31 @@ func (s *state) fixDates() error {
 					continue
 				}
 				r = phrase2prose(d, u, ms, phrase, r)
-				if d.PinnedLine(ms) || !f.splice(ms, me, r) {
+				if !edit || blocks.refused || blocks.inHeader(ms, me) || d.PinnedLine(ms) || !f.splice(ms, me, r) {
 					continue
 				}
 				s.fix(f, KindRelativeDate, ms, me, fmt.Sprintf("%q → %q (written %s)", phrase, r, anchor.Format("2006-01-02")))
 			}
 		}
 	}
-	return nil
+}
+
+// mayHoldDates is a filter over a whole file, run once: a relative date
+// needs one of the English cue words or an ideograph, and most memory
+// files hold neither, so their prose is never matched run by run.
+func mayHoldDates(src []byte) bool {
+	for _, c := range src {
+		if c >= 0x80 {
+			return true // possibly CJK: let the runs decide
+		}
+	}
+	l := bytes.ToLower(src)
+	for _, c := range enCues {
+		if bytes.Contains(l, []byte(c)) {
+			return true
+		}
+	}
+	return false
 }
 
 // findPhrases returns the match ranges of both patterns in seg, in order.

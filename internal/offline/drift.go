@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"github.com/dreamkit/dream/internal/memory"
 )
 
 // driftRE are the matchers of mentions, compiled on first use.
@@ -32,49 +30,49 @@ var driftPatterns = sync.OnceValue(func() driftREs {
 // checked: a path or file name, or an identifier in a code span that looks
 // like one (camelCase, snake_case, qualified or called) — `make` or `Redis`
 // are words, not symbols, and would only be noise.
+//
+// The list is sorted by file and line and capped at maxLeads, so files are
+// visited in path order and the walk stops at the cap.
 func driftSuspects(s *state, repo *repoIndex) []Suspect {
-	var out []Suspect
-	seen := map[string]bool{}
+	order := make([]*file, 0, len(s.files))
 	for _, f := range s.files {
-		d := f.doc
-		for _, u := range d.Units {
-			if u.Kind == memory.UnitCode || u.Kind == memory.UnitItem || u.Kind == memory.UnitQuote || u.Kind == memory.UnitFrontmatter {
+		if f.sum != nil {
+			order = append(order, f)
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return order[i].rel < order[j].rel })
+	var out []Suspect
+	for _, f := range order {
+		seen := map[string]bool{}
+		for _, m := range f.sum.Mentions {
+			sus := Suspect{Mention: m.Mention, Kind: m.Kind}
+			if seen[m.Mention] || s.exists(m.Mention) || !missing(repo, sus) {
 				continue
 			}
-			text := u.Content
-			if u.Kind == memory.UnitHTML {
-				continue
-			}
-			for _, m := range mentions(text) {
-				if s.exists(m.Mention) || !missing(repo, m) {
-					continue
-				}
-				key := f.rel + "\x00" + m.Mention
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				m.File, m.Line = f.rel, d.LineOf(u.Start)
-				out = append(out, m)
+			seen[m.Mention] = true
+			sus.File, sus.Line = f.rel, int(m.Line)
+			if out = append(out, sus); len(out) == maxLeads {
+				return out
 			}
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].File != out[j].File {
-			return out[i].File < out[j].File
-		}
-		return out[i].Line < out[j].Line
-	})
 	return out
 }
 
 // mentions extracts what a line names, in order of appearance.
 func mentions(text string) []Suspect {
 	var out []Suspect
+	hasCode, hasExt := strings.IndexByte(text, '`') >= 0, dotLetter(text)
+	if !hasCode && !hasExt {
+		return nil // no code span and no ".ext": nothing for the patterns
+	}
 	for _, m := range driftPatterns().codeSpan.FindAllStringSubmatch(text, -1) {
 		if s, ok := classify(strings.TrimSpace(m[1])); ok {
 			out = append(out, s)
 		}
+	}
+	if !hasExt {
+		return out
 	}
 	prose := driftPatterns().codeSpan.ReplaceAllString(text, " ")
 	prose = driftPatterns().linkTarget.ReplaceAllString(prose, "]")
@@ -85,6 +83,18 @@ func mentions(text string) []Suspect {
 		}
 	}
 	return out
+}
+
+// dotLetter reports a '.' followed by an ASCII letter, which every bare file
+// name has (name.ext); the replacements before the bareFile match insert
+// neither, so text without one yields no bare file name.
+func dotLetter(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if c := s[i+1] | 0x20; s[i] == '.' && c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
 }
 
 // classify decides what a mention is, or that it is none of our business.

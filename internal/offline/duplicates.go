@@ -21,37 +21,53 @@ import (
 // pinned line, and a line under another heading or another bold label.
 // Copies in other files are leads, not edits: the same words in two
 // projects are two facts.
-func (s *state) fixDuplicates() error {
-	for _, f := range s.files {
-		d := f.doc
-		first := map[string]int{}
-		var rs []removal
-		for i, u := range d.Units {
-			key, ok := dupKey(d, u)
-			if !ok {
-				continue
-			}
-			k, seen := first[key]
-			if !seen {
-				first[key] = i
-				continue
-			}
-			start, end := removalRange(d, u)
-			if d.PinnedRange(start, end) || f.touched(start, end) {
-				continue
-			}
-			kept := d.Units[k]
-			rs = append(rs, removal{start, end, KindDuplicate, fmt.Sprintf("removed %q: same as line %d under %s",
-				clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path))})
-		}
-		s.applyRemovals(f, rs)
+func (s *state) fixDuplicatesIn(f *file) {
+	if !s.roles.mayEdit(f.rel) {
+		return
 	}
-	return nil
+	d := f.doc
+	blocks := s.roles.blocks(f)
+	if blocks.refused {
+		return
+	}
+	first := map[string]int{}
+	var rs []removal
+	for i, u := range d.Units {
+		if blocks.inHeader(u.Start, u.End) {
+			continue
+		}
+		key, ok := dupKey(d, u, func() string { return f.norm(i) })
+		if !ok {
+			continue
+		}
+		if blocks.spans != nil {
+			// A Codex block is one rollout's memory: the same bullet in two
+			// blocks is two rollouts saying it, not a repeat.
+			key = fmt.Sprint(blocks.of(u.Start)) + "\x00" + key
+		}
+		k, seen := first[key]
+		if !seen {
+			first[key] = i
+			continue
+		}
+		if f.dirty = true; f.probe {
+			return
+		}
+		start, end := removalRange(d, u)
+		if d.PinnedRange(start, end) || f.touched(start, end) {
+			continue
+		}
+		kept := d.Units[k]
+		rs = append(rs, removal{start, end, KindDuplicate, fmt.Sprintf("removed %q: same as line %d under %s",
+			clip(u.Content, 120), d.LineOf(kept.Start), pathLabel(u.Path))})
+	}
+	s.applyRemovals(f, rs)
 }
 
 // dupKey is the comparison key of a unit that may be removed as a
-// duplicate, or false for a unit that may not.
-func dupKey(d *memory.Doc, u memory.Unit) (string, bool) {
+// duplicate, or false for a unit that may not; normed is normalize of its
+// content, computed once per unit for every pass that needs it.
+func dupKey(d *memory.Doc, u memory.Unit, normed func() string) (string, bool) {
 	switch u.Kind {
 	case memory.UnitItem:
 		if u.Ordered || u.Nested {
@@ -67,7 +83,7 @@ func dupKey(d *memory.Doc, u memory.Unit) (string, bool) {
 	if u.Quoted || introduces(u.Content) || d.PinnedRange(u.Start, u.End) {
 		return "", false
 	}
-	norm := normalize(u.Content)
+	norm := normed()
 	if !substantial(norm) {
 		return "", false
 	}
@@ -158,6 +174,16 @@ func clip(s string, n int) string {
 }
 
 func hasIdeographs(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return false
+	}
 	for _, r := range s {
 		if memory.IsCJK(r) {
 			return true

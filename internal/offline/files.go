@@ -3,18 +3,22 @@ package offline
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
 
-// file is one memory file while the fixes run: the bytes as read, their
-// parse, and the splices decided so far. Nothing is rewritten from the
-// parse; the output is the input with the splices applied.
+// file is one memory file while the fixes run. Only the index and the
+// overflow file stay resident (their bytes and parse are needed to the
+// end); every other file is read, parsed, analysed and dropped, keeping its
+// summary (what the cross-file leads need), the splices its fixes decided
+// and the hash of the bytes they apply to. Its bytes are read again only to
+// write it, and nothing is rewritten from the parse: the output is the
+// input with the splices applied.
 type file struct {
 	rel    string
 	src    []byte
@@ -24,6 +28,29 @@ type file struct {
 	exists bool
 	index  bool
 	edits  []edit
+	// resident files keep src and doc for the whole run.
+	resident bool
+	// hash is the SHA-256 of the bytes read, checked again before writing.
+	hash [32]byte
+	// sum is the file's analysis for the leads.
+	sum *fileSum
+	// pointer is the index pointer to add for it, when it is unindexed.
+	pointer string
+	// dupFixes, dateFixes and leads are this file's records, gathered in
+	// file order at the end of the scan so that the report reads as if
+	// each pass had run over every file in turn.
+	dupFixes, dateFixes []Fix
+	leads               []Lead
+	// probe asks the passes only whether the file holds work (dirty), with
+	// no provenance looked up and nothing recorded.
+	probe bool
+	dirty bool
+	// cached is set when the analysis came from the cache, unparsed.
+	cached bool
+	// kept are the bytes of a file with fixes, kept for writing it.
+	kept []byte
+	// norms memoises normalize per unit while the file is parsed.
+	norms []*string
 }
 
 // edit replaces src[start:end] with text.
@@ -32,82 +59,226 @@ type edit struct {
 	text       string
 }
 
-// state is one run of the engine over a loaded directory.
+// state is one run of the engine over a memory directory.
 type state struct {
-	opts  Options
+	opts Options
+	// files are every memory file in order: MEMORY.md first, then the
+	// others sorted by path.
 	files []*file
 	byRel map[string]*file
 	// index is the layout's index file, nil when the layout has none or it
 	// does not exist (yet).
 	index *file
-	// other are the non-Markdown files and directories, for mentions.
-	dirs  map[string]bool
-	fixes []Fix
-	leads []Lead
-	notes []string
+	// dirs are the folders that hold memory files, for mentions.
+	dirs   map[string]bool
+	reader *memory.Reader
+	roles  roles
+	fixes  []Fix
+	leads  []Lead
+	notes  []string
 	// pointerEnd caches where new pointers go in the index.
 	pointerEnd *int
+	// cache is the previous run's analyses, validated by content hash.
+	cache *cacheData
+	// mentionsDone is set once the index's mentions decide which files
+	// need a pointer; named and ignore are what they decided.
+	named  mentionSet
+	ignore []string
+	// kept is the total of file.kept.
+	kept int
 }
 
-func load(ctx context.Context, o Options) (*state, error) {
+// scan reads the memory file by file: each is parsed (or its analysis
+// taken from the cache when its bytes hash the same and it holds no work),
+// its own fixes are decided (exact duplicates, relative dates) and its
+// summary kept; only the index and the overflow file stay whole.
+func scan(ctx context.Context, o Options) (*state, error) {
 	if err := memory.CheckSymlinks(o.MemoryDir); err != nil {
 		return nil, err
 	}
-	dir, err := memory.Load(o.MemoryDir)
+	l, err := memory.List(o.MemoryDir)
 	if err != nil {
 		return nil, err
 	}
-	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}}
-	if dir.Index != nil {
-		if _, err := s.loadFile(memory.IndexFile, nil); err != nil {
-			return nil, err
-		}
+	r, err := memory.OpenReader(l.Root)
+	if err != nil {
+		return nil, err
 	}
-	for i := range dir.Topics {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		t := &dir.Topics[i]
-		if _, err := s.loadFile(t.Path, t); err != nil {
-			return nil, err
-		}
+	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}, reader: r, roles: o.Layout.roles()}
+	s.cache = loadCache(o.CacheFile, o.Layout.fingerprint(), o.RepoDir != "")
+	rels := l.Topics
+	if l.Index {
+		rels = append([]string{memory.IndexFile}, rels...)
 	}
-	for _, f := range s.files {
-		for d := filepath.ToSlash(filepath.Dir(f.rel)); d != "."; d = filepath.ToSlash(filepath.Dir(d)) {
+	for _, rel := range rels {
+		f := &file{rel: rel, exists: true, index: o.Layout.Index != "" && rel == o.Layout.Index}
+		f.resident = f.index || rel == OverflowFile
+		s.addFile(f)
+		for d := filepath.ToSlash(filepath.Dir(rel)); d != "."; d = filepath.ToSlash(filepath.Dir(d)) {
 			s.dirs[d] = true
 		}
 	}
 	if o.Layout.Index != "" {
 		s.index = s.byRel[o.Layout.Index]
-		if s.index != nil {
-			s.index.index = true
+	}
+	// The index first: what it names decides which files need a pointer,
+	// and a file that needs one must be parsed for it.
+	if s.index != nil {
+		if err := s.scanFile(s.index); err != nil {
+			return nil, err
 		}
+	}
+	s.named = s.mentions()
+	s.ignore = s.ignorePatterns(s.named)
+	for i, f := range s.files {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if f == s.index {
+			continue
+		}
+		if err := s.scanFile(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range s.files {
+		s.fixes = append(s.fixes, f.dupFixes...)
+	}
+	for _, f := range s.files {
+		s.fixes = append(s.fixes, f.dateFixes...)
+		s.leads = append(s.leads, f.leads...)
+		f.dupFixes, f.dateFixes, f.leads = nil, nil, nil
 	}
 	return s, nil
 }
 
-func (s *state) loadFile(rel string, t *memory.Topic) (*file, error) {
-	full := filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel))
-	info, err := os.Stat(full)
+// needsPointer reports a file the index does not name and may point to.
+func (s *state) needsPointer(f *file) bool {
+	return s.opts.Layout.Index != "" && s.indexable(f) && !s.named.names(f.rel) && !matchesAny(s.ignore, f.rel)
+}
+
+func (s *state) scanFile(f *file) error {
+	data, info, err := s.reader.ReadFile(f.rel)
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", rel, err)
+		return err
 	}
-	var data []byte
-	if t != nil {
-		data = t.Raw
-	} else if data, err = os.ReadFile(full); err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+	f.mode = info.Mode().Perm()
+	f.hash = sha256.Sum256(data)
+	pointer := s.needsPointer(f)
+	if !f.resident && !pointer {
+		if c := s.cache.lookup(f.rel, f.hash); c != nil && !c.Dirty {
+			f.sum, f.cached = c, true
+			return nil
+		}
 	}
-	f := &file{rel: rel, src: data, doc: memory.ParseDoc(data), topic: t, mode: info.Mode().Perm(), exists: true}
-	s.addFile(f)
-	return f, nil
+	f.src, f.doc = data, memory.ParseDoc(data)
+	f.sum = s.summarize(f)
+	s.fixDuplicatesIn(f)
+	s.fixDatesIn(f)
+	f.sum.Dirty = f.dirty
+	if pointer {
+		t := memory.ParseTopic(f.rel, data)
+		f.topic = &t
+		f.pointer = pointerFor(f)
+		f.topic = nil
+	}
+	f.norms = nil
+	if !f.resident {
+		f.src, f.doc = nil, nil
+		if len(f.edits) > 0 && s.kept+len(data) <= keepBytes {
+			// Kept for writing, within a fixed budget: past it the file
+			// is read again (and checked by hash) when it is written.
+			f.kept, s.kept = data, s.kept+len(data)
+		}
+	}
+	return nil
+}
+
+// keepBytes bounds the bytes of files with fixes that the scan keeps for
+// writing, so that the engine's memory does not grow with the memory's.
+const keepBytes = 4 << 20
+
+// reread returns f's bytes as the scan read them, or an error if the file
+// changed since.
+func (s *state) reread(f *file) ([]byte, error) {
+	if f.src != nil || !f.exists {
+		return f.src, nil
+	}
+	if f.kept != nil {
+		return f.kept, nil
+	}
+	data, _, err := s.reader.ReadFile(f.rel)
+	if err != nil {
+		return nil, err
+	}
+	if sha256.Sum256(data) != f.hash {
+		return nil, fmt.Errorf("%s changed while the offline engine ran", f.rel)
+	}
+	return data, nil
+}
+
+// write writes every file whose splices change it, each replaced
+// atomically, and returns their paths, sorted. A written file's new bytes
+// are analysed for the cache, so that the next dream need not parse it.
+func (s *state) write(ctx context.Context) ([]string, error) {
+	var touched []string
+	for _, f := range s.files {
+		if len(f.edits) == 0 && f.exists {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		src, err := s.reread(f)
+		if err != nil {
+			return nil, err
+		}
+		saved := f.src
+		f.src = src
+		out, changed := f.render()
+		f.src = saved
+		if !changed {
+			continue
+		}
+		if err := writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
+			return nil, err
+		}
+		touched = append(touched, f.rel)
+		f.kept = nil
+		if s.opts.CacheFile != "" && !f.resident {
+			f.hash = sha256.Sum256(out)
+			f.sum = s.probe(f.rel, out)
+		} else {
+			f.sum = nil
+		}
+	}
+	sort.Strings(touched)
+	return touched, nil
+}
+
+// probe analyses bytes the run wrote, for the cache: their summary, and
+// whether they still hold work a pass would look at.
+func (s *state) probe(rel string, data []byte) *fileSum {
+	g := &file{rel: rel, src: data, doc: memory.ParseDoc(data), exists: true, probe: true}
+	sum := s.summarize(g)
+	s.fixDuplicatesIn(g)
+	s.fixDatesIn(g)
+	sum.Dirty = g.dirty
+	return sum
 }
 
 func (s *state) addFile(f *file) {
 	s.files = append(s.files, f)
 	s.byRel[f.rel] = f
+}
+
+// close releases the memory dir.
+func (s *state) close() {
+	if s.reader != nil {
+		s.reader.Close()
+	}
 }
 
 // splice records an edit; an edit overlapping one already made is refused,
@@ -164,5 +335,23 @@ func (s *state) fix(f *file, kind string, start, end int, detail string) {
 	if f.exists && len(f.src) > 0 {
 		line = f.doc.LineOf(min(start, len(f.src)-1))
 	}
-	s.fixes = append(s.fixes, Fix{Kind: kind, File: f.rel, Line: line, Start: start, End: end, Detail: detail})
+	fx := Fix{Kind: kind, File: f.rel, Line: line, Start: start, End: end, Detail: detail}
+	switch kind {
+	case KindDuplicate:
+		f.dupFixes = append(f.dupFixes, fx)
+	case KindRelativeDate:
+		f.dateFixes = append(f.dateFixes, fx)
+	default:
+		s.fixes = append(s.fixes, fx)
+	}
+}
+
+// readSmall reads a small side file of the memory dir (.dreamignore) with
+// the memory reader's safe open; a missing file is empty.
+func (s *state) readSmall(rel string) []byte {
+	data, _, err := s.reader.ReadFile(rel)
+	if err != nil {
+		return nil
+	}
+	return data
 }

@@ -27,11 +27,11 @@ func (s *state) fixUnindexed() error {
 	if s.opts.Layout.Index == "" {
 		return nil
 	}
-	m := s.mentions()
-	ignore := s.ignorePatterns(m)
+	// The scan decided which files need a pointer (needsPointer) and
+	// built each from the file's frontmatter and first lines.
 	var todo []*file
 	for _, f := range s.files {
-		if s.indexable(f) && !m.names(f.rel) && !matchesAny(ignore, f.rel) {
+		if f.pointer != "" {
 			todo = append(todo, f)
 		}
 	}
@@ -39,13 +39,21 @@ func (s *state) fixUnindexed() error {
 		return nil
 	}
 	if s.index == nil {
+		if _, err := os.Lstat(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(s.opts.Layout.Index))); err == nil {
+			// Something the listing skipped (a pipe, a device) has the
+			// index's name: it is not replaced by a new index.
+			s.notes = append(s.notes, fmt.Sprintf("%s is not a regular file: no index was started and %d file(s) stay unindexed", s.opts.Layout.Index, len(todo)))
+			return nil
+		}
 		// The layout has an index and there is none yet: start it.
 		s.index = &file{rel: s.opts.Layout.Index, doc: memory.ParseDoc(nil), mode: 0o644, index: true}
 		s.addFile(s.index)
 	}
-	for _, f := range todo {
-		s.addPointer(pointerFor(f))
+	ptrs := make([]string, len(todo))
+	for i, f := range todo {
+		ptrs[i] = f.pointer
 	}
+	s.addPointers(ptrs)
 	return nil
 }
 
@@ -142,7 +150,7 @@ func (s *state) ignorePatterns(m mentionSet) []string {
 			}
 		}
 	}
-	if data, err := os.ReadFile(filepath.Join(s.opts.MemoryDir, IgnoreFile)); err == nil {
+	if data := s.readSmall(IgnoreFile); data != nil {
 		for _, l := range strings.Split(string(data), "\n") {
 			l = strings.TrimSpace(l)
 			if l != "" && !strings.HasPrefix(l, "#") {
@@ -178,7 +186,11 @@ func matchesAny(patterns []string, rel string) bool {
 
 // addPointer inserts a pointer after the index's last pointer (or at its
 // end) and records it.
-func (s *state) addPointer(ptr string) {
+func (s *state) addPointer(ptr string) { s.addPointers([]string{ptr}) }
+
+// addPointers inserts pointers, in order, after the index's last pointer
+// (or at its end), as one insertion built once, and records each.
+func (s *state) addPointers(ptrs []string) {
 	ix := s.index
 	nl := ix.newline()
 	at, prefix := len(ix.src), ""
@@ -199,16 +211,26 @@ func (s *state) addPointer(ptr string) {
 	if at == len(ix.src) && len(ix.src) > 0 && !bytes.HasSuffix(ix.src, []byte("\n")) && prefix == "" {
 		prefix = nl
 	}
+	var b strings.Builder
+	for _, p := range ptrs {
+		b.WriteString(p)
+		b.WriteString(nl)
+	}
+	record := func() {
+		for _, p := range ptrs {
+			s.fix(ix, KindUnindexedTopic, at, at, fmt.Sprintf("added index pointer %q", p))
+		}
+	}
 	// Several pointers at one place are one insertion, in order.
 	for i, e := range ix.edits {
 		if e.start == at && e.end == at {
-			ix.edits[i].text += ptr + nl
-			s.fix(ix, KindUnindexedTopic, at, at, fmt.Sprintf("added index pointer %q", ptr))
+			ix.edits[i].text += b.String()
+			record()
 			return
 		}
 	}
-	if ix.splice(at, at, prefix+ptr+nl) {
-		s.fix(ix, KindUnindexedTopic, at, at, fmt.Sprintf("added index pointer %q", ptr))
+	if ix.splice(at, at, prefix+b.String()) {
+		record()
 	}
 }
 

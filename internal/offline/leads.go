@@ -84,14 +84,12 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	s, err := load(ctx, o)
+	s, err := scan(ctx, o) // records undated phrases as leads; its edits are never written
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
+	defer s.close()
 	if l, err = s.findLeads(ctx); err != nil {
-		return l, err
-	}
-	if err := s.fixDates(); err != nil { // records undated phrases as leads; its edits are never written
 		return l, err
 	}
 	for _, ld := range s.leads {
@@ -99,16 +97,21 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 			l.UndatedDates = append(l.UndatedDates, Ref{File: ld.File, Line: ld.Line, Text: ld.Detail})
 		}
 	}
+	s.saveCache()
 	return l, nil
 }
 
-// findLeads computes every lead but the undated dates (which fixDates
-// finds) on the memory as loaded.
+// findLeads computes every lead but the undated dates (which the date pass
+// finds) on the memory as scanned, from the files' summaries; only the
+// units of reported pairs are read again, for their text.
 func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	var l Leads
-	var err error
-	l.CrossFileDuplicates = crossFileDuplicates(s)
-	if l.NearDuplicates, err = nearDuplicates(ctx, s.files); err != nil {
+	cross := s.crossFileDuplicates()
+	near, err := s.nearDuplicates(ctx)
+	if err != nil {
+		return l, fmt.Errorf("find leads: %w", err)
+	}
+	if err := s.pairTexts(cross, near, &l); err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
 	l.DanglingPointers = s.danglingPointers()
@@ -121,9 +124,6 @@ func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	}
 	l.Truncated = repo.truncated
 	l.DriftSuspects = driftSuspects(s, repo)
-	if len(l.DriftSuspects) > maxLeads {
-		l.DriftSuspects = l.DriftSuspects[:maxLeads]
-	}
 	return l, nil
 }
 
@@ -132,33 +132,78 @@ func (s *state) lead(f *file, kind string, off int, detail string) {
 	if len(f.src) > 0 {
 		line = f.doc.LineOf(min(off, len(f.src)-1))
 	}
-	s.leads = append(s.leads, Lead{Kind: kind, File: f.rel, Line: line, Detail: detail})
+	f.leads = append(f.leads, Lead{Kind: kind, File: f.rel, Line: line, Detail: detail})
 }
 
 // crossFileDuplicates pairs units whose text is equal in different files:
 // the same words in two projects may be two facts, so only a model (or the
-// user) may merge them.
-func crossFileDuplicates(s *state) []Pair {
-	first := map[string]Ref{}
-	var out []Pair
-	for _, f := range s.files {
-		for _, u := range f.doc.Units {
-			if u.Kind != memory.UnitItem && u.Kind != memory.UnitParagraph || u.Kind == memory.UnitParagraph && u.Parent >= 0 {
+// user) may merge them. The first maxLeads pairs in file order are kept.
+func (s *state) crossFileDuplicates() []pairRef {
+	first := map[uint64]unitRef{}
+	var out []pairRef
+	for fi, f := range s.files {
+		if f.sum == nil {
+			continue
+		}
+		for ui, u := range f.sum.Units {
+			if !u.Cross {
 				continue
 			}
-			key := normalize(u.Content)
-			if !substantial(key) {
-				continue
-			}
-			ref := Ref{File: f.rel, Line: f.doc.LineOf(u.Start), Text: clip(u.Content, 100)}
-			if a, ok := first[key]; !ok {
-				first[key] = ref
-			} else if a.File != f.rel && len(out) < maxLeads {
-				out = append(out, Pair{A: a, B: ref, Similarity: 1})
+			ref := unitRef{int32(fi), int32(ui)}
+			if a, ok := first[u.Key]; !ok {
+				first[u.Key] = ref
+			} else if int(a.file) != fi {
+				if out = append(out, pairRef{a, ref, 1}); len(out) == maxLeads {
+					return out
+				}
 			}
 		}
 	}
 	return out
+}
+
+// pairTexts reads the texts of the reported pairs: each file they name is
+// read and parsed once more (its bytes as scanned, checked by hash).
+func (s *state) pairTexts(cross, near []pairRef, l *Leads) error {
+	need := map[int32]map[int32]string{}
+	for _, ps := range [][]pairRef{cross, near} {
+		for _, p := range ps {
+			for _, u := range []unitRef{p.a, p.b} {
+				if need[u.file] == nil {
+					need[u.file] = map[int32]string{}
+				}
+				need[u.file][u.unit] = ""
+			}
+		}
+	}
+	for fi, units := range need {
+		f := s.files[fi]
+		doc := f.doc
+		if doc == nil {
+			src, err := s.reread(f)
+			if err != nil {
+				return err
+			}
+			doc = memory.ParseDoc(src)
+		}
+		for ui := range units {
+			if k := int(f.sum.Units[ui].Unit); k < len(doc.Units) {
+				units[ui] = doc.Units[k].Content
+			}
+		}
+	}
+	ref := func(u unitRef, text string) Ref {
+		r := s.refOf(u)
+		r.Text = text
+		return r
+	}
+	for _, p := range cross {
+		l.CrossFileDuplicates = append(l.CrossFileDuplicates, Pair{A: ref(p.a, clip(need[p.a.file][p.a.unit], 100)), B: ref(p.b, clip(need[p.b.file][p.b.unit], 100)), Similarity: 1})
+	}
+	for _, p := range near {
+		l.NearDuplicates = append(l.NearDuplicates, Pair{A: ref(p.a, collapseSpace(need[p.a.file][p.a.unit])), B: ref(p.b, collapseSpace(need[p.b.file][p.b.unit])), Similarity: p.sim})
+	}
+	return nil
 }
 
 // danglingPointers are index links to local files that do not exist.

@@ -1,136 +1,221 @@
 package offline
 
 import (
+	"container/heap"
 	"context"
+	"slices"
 	"sort"
-	"strings"
-
-	"github.com/dreamkit/dream/internal/memory"
 )
 
 // Near-duplicate detection compares word 3-gram shingles (Chinese, Japanese
 // and Korean text, which has no spaces, is shingled by character) with the
 // Jaccard index. An inverted index over shingles keeps the work proportional
-// to the pairs that share something, not to the square of the units.
+// to the pairs that share something, not to the square of the units: the
+// postings are one sorted array (no map of lists), a shingle shared by more
+// than maxPostings units is no evidence and is skipped, each unit meets its
+// candidates once, and only the best maxPairs pairs are ever held.
 const (
 	nearThreshold = 0.6
 	// maxPostings drops shingles so common that they carry no signal and
 	// would make the candidate set quadratic.
 	maxPostings = 64
 	maxPairs    = 200
+	// postingParts slices of the hash space are indexed one at a time.
+	postingParts = 8
+	postingShift = 61 // 64 - log2(postingParts)
 )
 
-type shingled struct {
-	ref Ref
-	key string
-	set map[string]bool
+// unitRef names a unit of the scan: its file and its place in the file's
+// summary.
+type unitRef struct{ file, unit int32 }
+
+// pairRef is a lead between two units before their texts are read.
+type pairRef struct {
+	a, b unitRef
+	sim  float64
 }
 
-func nearDuplicates(ctx context.Context, files []*file) ([]Pair, error) {
-	var us []shingled
-	for _, f := range files {
-		if f.index {
+type posting struct {
+	sh uint64
+	id int32
+}
+
+// nearDuplicates returns the most similar pairs of units, best first, with
+// references only; the caller reads their texts.
+func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
+	var us []unitRef
+	var sets [][]uint64
+	var keys []uint64
+	total := 0
+	for fi, f := range s.files {
+		if f.index || f.sum == nil {
 			continue // pointers are short and alike by design
 		}
-		for _, u := range f.doc.Units {
-			if u.Kind != memory.UnitItem && u.Kind != memory.UnitParagraph || u.Kind == memory.UnitParagraph && u.Parent >= 0 {
+		for ui := range f.sum.Units {
+			u := &f.sum.Units[ui]
+			if u.N == 0 {
 				continue
 			}
-			key := normalize(u.Content)
-			set := shingles(key)
-			if len(set) < 2 {
-				continue
+			us = append(us, unitRef{int32(fi), int32(ui)})
+			sets = append(sets, f.sum.shingles(u))
+			keys = append(keys, u.Key)
+			total += int(u.N)
+		}
+	}
+	// The postings are built a slice of the hash space at a time (by the
+	// hash's top bits), so that only 1/postingParts of them is ever held;
+	// of each slice only the runs (units sharing a shingle) that can make a
+	// pair are kept: two to maxPostings long. Most shingles are either one
+	// unit's own or boilerplate shared by thousands, so what is kept is
+	// small. The slices, in order, are the whole array sorted by hash.
+	var post []posting
+	part := make([]posting, 0, total/postingParts+1)
+	for p := uint64(0); p < postingParts; p++ {
+		part = part[:0]
+		for i, set := range sets {
+			for _, sh := range set {
+				if sh>>postingShift == p {
+					part = append(part, posting{sh, int32(i)})
+				}
 			}
-			us = append(us, shingled{ref: Ref{File: f.rel, Line: f.doc.LineOf(u.Start), Text: collapseSpace(u.Content)}, key: key, set: set})
 		}
-	}
-	post := map[string][]int{}
-	for i, u := range us {
-		for sh := range u.set {
-			post[sh] = append(post[sh], i)
-		}
-	}
-	cand := map[[2]int]bool{}
-	for _, ids := range post {
-		if len(ids) > maxPostings {
-			continue
-		}
-		for x := 0; x < len(ids); x++ {
-			for y := x + 1; y < len(ids); y++ {
-				cand[[2]int{ids[x], ids[y]}] = true
+		slices.SortFunc(part, func(a, b posting) int {
+			switch {
+			case a.sh < b.sh:
+				return -1
+			case a.sh > b.sh:
+				return 1
 			}
+			return int(a.id) - int(b.id)
+		})
+		for lo := 0; lo < len(part); {
+			hi := lo + 1
+			for hi < len(part) && part[hi].sh == part[lo].sh {
+				hi++
+			}
+			if n := hi - lo; n >= 2 && n <= maxPostings {
+				post = append(post, part[lo:hi]...)
+			}
+			lo = hi
 		}
 	}
-	var pairs []Pair
-	n := 0
-	for c := range cand {
-		if n++; n%4096 == 0 {
+	part = nil
+	runOf := make([]int32, len(post)) // where each posting's run starts
+	for k := range post {
+		if k > 0 && post[k].sh == post[k-1].sh {
+			runOf[k] = runOf[k-1]
+		} else {
+			runOf[k] = int32(k)
+		}
+	}
+	// mine[i] lists the postings of unit i (a counting sort by unit).
+	first := make([]int32, len(us)+1)
+	for _, p := range post {
+		first[p.id+1]++
+	}
+	for i := 1; i < len(first); i++ {
+		first[i] += first[i-1]
+	}
+	mine := make([]int32, len(post))
+	fill := append([]int32(nil), first[:len(us)]...)
+	for k, p := range post {
+		mine[fill[p.id]] = int32(k)
+		fill[p.id]++
+	}
+	top := &pairHeap{s: s}
+	seen := make([]int32, len(us)) // seen[j] == i+1: pair (i, j) already scored
+	for i, set := range sets {
+		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		a, b := us[c[0]], us[c[1]]
-		if a.key == b.key {
-			continue // exact copies are cross-file leads
-		}
-		if j := jaccard(a.set, b.set); j >= nearThreshold {
-			pairs = append(pairs, Pair{A: a.ref, B: b.ref, Similarity: j})
+		for _, k := range mine[first[i]:first[i+1]] {
+			for r := int(runOf[k]); r < len(post) && post[r].sh == post[k].sh; r++ {
+				j := int(post[r].id)
+				if j <= i || seen[j] == int32(i+1) {
+					continue
+				}
+				seen[j] = int32(i + 1)
+				if keys[i] == keys[j] {
+					continue // exact copies are cross-file leads
+				}
+				if sim := jaccard(set, sets[j]); sim >= nearThreshold {
+					top.offer(pairRef{us[i], us[j], sim})
+				}
+			}
 		}
 	}
-	sort.Slice(pairs, func(i, j int) bool {
-		p, q := pairs[i], pairs[j]
-		if p.Similarity != q.Similarity {
-			return p.Similarity > q.Similarity
-		}
-		if p.A.File != q.A.File {
-			return p.A.File < q.A.File
-		}
-		if p.A.Line != q.A.Line {
-			return p.A.Line < q.A.Line
-		}
-		if p.B.File != q.B.File {
-			return p.B.File < q.B.File
-		}
-		return p.B.Line < q.B.Line
-	})
-	if len(pairs) > maxPairs {
-		pairs = pairs[:maxPairs]
-	}
-	return pairs, nil
+	out := top.items
+	sort.Slice(out, func(i, j int) bool { return s.pairLess(out[i], out[j]) })
+	return out, nil
 }
 
-// shingles is the set of token 3-grams of a normalised text; a text of
-// fewer than three tokens is one shingle.
-func shingles(norm string) map[string]bool {
-	var toks []string
-	for _, w := range strings.Fields(norm) {
-		if !hasIdeographs(w) {
-			toks = append(toks, w)
-			continue
-		}
-		for _, r := range w {
-			toks = append(toks, string(r))
-		}
+// pairLess ranks p before q: more similar first, then by place.
+func (s *state) pairLess(p, q pairRef) bool {
+	if p.sim != q.sim {
+		return p.sim > q.sim
 	}
-	set := map[string]bool{}
-	if len(toks) < 3 {
-		set[strings.Join(toks, "\x00")] = true
-		return set
+	pa, qa := s.refOf(p.a), s.refOf(q.a)
+	if pa.File != qa.File {
+		return pa.File < qa.File
 	}
-	for i := 0; i+3 <= len(toks); i++ {
-		set[toks[i]+"\x00"+toks[i+1]+"\x00"+toks[i+2]] = true
+	if pa.Line != qa.Line {
+		return pa.Line < qa.Line
 	}
-	return set
+	pb, qb := s.refOf(p.b), s.refOf(q.b)
+	if pb.File != qb.File {
+		return pb.File < qb.File
+	}
+	return pb.Line < qb.Line
 }
 
-func jaccard(a, b map[string]bool) float64 {
-	if len(a) > len(b) {
-		a, b = b, a
+// refOf is a unit's file and line (its text is read later).
+func (s *state) refOf(u unitRef) Ref {
+	f := s.files[u.file]
+	return Ref{File: f.rel, Line: int(f.sum.Units[u.unit].Line)}
+}
+
+// pairHeap keeps the maxPairs best pairs; its root is the worst kept.
+type pairHeap struct {
+	s     *state
+	items []pairRef
+}
+
+func (h *pairHeap) Len() int           { return len(h.items) }
+func (h *pairHeap) Less(i, j int) bool { return h.s.pairLess(h.items[j], h.items[i]) }
+func (h *pairHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *pairHeap) Push(x any)         { h.items = append(h.items, x.(pairRef)) }
+func (h *pairHeap) Pop() any {
+	x := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return x
+}
+
+func (h *pairHeap) offer(p pairRef) {
+	if len(h.items) < maxPairs {
+		heap.Push(h, p)
+		return
 	}
+	if h.s.pairLess(p, h.items[0]) {
+		h.items[0] = p
+		heap.Fix(h, 0)
+	}
+}
+
+// jaccard is the Jaccard index of two sorted sets of distinct hashes.
+func jaccard(a, b []uint64) float64 {
 	inter := 0
-	for k := range a {
-		if b[k] {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
 			inter++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
 		}
 	}
 	union := len(a) + len(b) - inter

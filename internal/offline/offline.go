@@ -23,14 +23,23 @@
 // Everything else it notices (cross-file and near duplicates, dangling
 // pointers, dates without an anchor, drifted names) is a Lead: handed to the
 // model and shown to the user, never applied.
+//
+// The cost follows the memory linearly and its text is never held whole:
+// files are read one at a time, each parsed once, with its own fixes
+// decided then and a small summary kept for the cross-file leads (hashes of
+// units, shingle hashes, mentions); near duplicates come from an index of
+// shingle postings, not from comparing pairs, and every list of leads is
+// capped as it is built. Only the index and the overflow file stay whole.
+// With Options.CacheFile the summaries of files with nothing to fix are
+// kept between runs, so a dream after one hand edit parses one file.
 package offline
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"time"
+
+	"github.com/dreamkit/dream/internal/host"
 )
 
 // Fix kinds, as recorded in Fix.Kind.
@@ -82,18 +91,28 @@ type Layout struct {
 	// Index is the index file relative to the memory dir, or "" when every
 	// file is a document.
 	Index string
+	// Files are the host's roles for its memory files (host.Layout.Files):
+	// only writable files are fixed, and a Codex MEMORY.md only inside its
+	// block bodies, each block on its own. Empty: every Markdown file is a
+	// document the engine may fix.
+	Files []host.File
 }
 
 // LayoutFor returns the layout of a host as named by --host. Claude Code
 // and codebot keep MEMORY.md as an index of topic files (Claude Code's
 // auto-memory: "MEMORY.md ... an index"; codebot's internal/dream mirrors
 // it); nanobot keeps MEMORY.md, SOUL.md and USER.md as documents, and a
-// plain notes folder ("dir") has no index. An empty host is the Claude Code
-// layout, the one dream was built around.
-func LayoutFor(host string) Layout {
-	switch host {
+// plain notes folder ("dir") has no index. Codex keeps MEMORY.md as blocks
+// (one rollout's memories each) that it parses, with the roles of
+// host.Resolve. An empty host is the Claude Code layout, the one dream was
+// built around.
+func LayoutFor(name string) Layout {
+	switch name {
 	case "nanobot", "dir", "gemini":
 		return Layout{}
+	case "codex":
+		// Codex's MEMORY.md is blocks of one rollout each, not an index.
+		return codexLayout()
 	default:
 		return Layout{Index: "MEMORY.md"}
 	}
@@ -117,6 +136,10 @@ type Options struct {
 	// Leads asks Run to report the leads too (Report.Found), from the same
 	// reading of the memory, instead of a second pass with FindLeads.
 	Leads bool
+	// CacheFile, when set, keeps each file's analysis between runs (see
+	// CachePath), so that a dream after a small change parses only the
+	// files that changed. It belongs in the state dir, never in the memory.
+	CacheFile string
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
@@ -131,10 +154,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 	if o.Now.IsZero() {
 		o.Now = time.Now()
 	}
-	s, err := load(ctx, o)
+	s, err := scan(ctx, o)
 	if err != nil {
 		return rep, fmt.Errorf("offline: %w", err)
 	}
+	defer s.close()
 	if o.Leads {
 		l, err := s.findLeads(ctx)
 		if err != nil {
@@ -142,13 +166,7 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		}
 		rep.Found = &l
 	}
-	steps := []func(*state) error{
-		(*state).fixDuplicates,
-		(*state).fixDates,
-		(*state).fixUnindexed,
-		(*state).fixBudget,
-	}
-	for _, step := range steps {
+	for _, step := range []func(*state) error{(*state).fixUnindexed, (*state).fixBudget} {
 		if err := ctx.Err(); err != nil {
 			return rep, fmt.Errorf("offline: %w", err)
 		}
@@ -166,19 +184,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			}
 		}
 	}
-	for _, f := range s.files {
-		out, changed := f.render()
-		if !changed {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("offline: %w", err)
-		}
-		if err := writeAtomic(filepath.Join(o.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
-			return rep, fmt.Errorf("offline: %w", err)
-		}
-		rep.FilesTouched = append(rep.FilesTouched, f.rel)
+	if rep.FilesTouched, err = s.write(ctx); err != nil {
+		return rep, fmt.Errorf("offline: %w", err)
 	}
-	sort.Strings(rep.FilesTouched)
+	s.saveCache()
 	return rep, nil
 }

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -13,11 +14,11 @@ import (
 // extra strings configured by the user, without repeats, in that order. A
 // marker inside a code span or a code block is quoted code, not a pin. A
 // dream that loses a pinned fact is rolled back by the caller.
+//
+// The memory is read one file at a time, and only a file that holds an HTML
+// comment at all is parsed: the cost is a read of each file, and what is
+// held is one file and the facts.
 func PinnedFacts(memoryDir string, extra []string) ([]string, error) {
-	dir, err := memory.Load(memoryDir)
-	if err != nil {
-		return nil, fmt.Errorf("pinned facts: %w", err)
-	}
 	var facts []string
 	seen := map[string]bool{}
 	add := func(f string) {
@@ -27,18 +28,53 @@ func PinnedFacts(memoryDir string, extra []string) ([]string, error) {
 			facts = append(facts, f)
 		}
 	}
-	for _, src := range fileTexts(dir) {
+	err := eachFile(memoryDir, func(src []byte) bool {
+		if !bytes.Contains(src, []byte("<!--")) {
+			return true
+		}
 		d := memory.ParseDoc(src)
 		for _, p := range d.Pins {
 			ls, le := d.LineStart(p.Start), d.LineEnd(p.Start)
 			line := string(src[ls:p.Start]) + string(src[p.End:le])
 			add(lineFact(line))
 		}
+		return true
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pinned facts: %w", err)
 	}
 	for _, e := range extra {
 		add(e)
 	}
 	return facts, nil
+}
+
+// eachFile hands fn the bytes of every memory file (as memory.Load finds
+// them), the index first, one at a time; fn returns false to stop.
+func eachFile(memoryDir string, fn func(src []byte) bool) error {
+	l, err := memory.List(memoryDir)
+	if err != nil {
+		return err
+	}
+	r, err := memory.OpenReader(l.Root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	rels := l.Topics
+	if l.Index {
+		rels = append([]string{memory.IndexFile}, rels...)
+	}
+	for _, rel := range rels {
+		data, _, err := r.ReadFile(rel)
+		if err != nil {
+			return err
+		}
+		if !fn(data) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // lineFact strips the markers that frame a line's text.
@@ -65,55 +101,45 @@ func lineFact(line string) string {
 // The search ignores differences in whitespace, so re-wrapping a line or
 // re-indenting a list does not count as losing it.
 func MissingPinned(facts []string, memoryDir string) ([]string, error) {
-	dir, err := memory.Load(memoryDir)
-	if err != nil {
-		return nil, fmt.Errorf("missing pinned: %w", err)
+	want := make([]string, len(facts))
+	found := make([]bool, len(facts))
+	left := 0
+	for i, f := range facts {
+		if want[i] = collapseSpace(f); want[i] != "" {
+			left++
+		}
 	}
-	var texts []string
-	for _, t := range fileTexts(dir) {
-		texts = append(texts, collapseSpace(withoutPins(t)))
+	if left > 0 {
+		err := eachFile(memoryDir, func(src []byte) bool {
+			t := collapseSpace(withoutPins(src))
+			for i, w := range want {
+				if w != "" && !found[i] && strings.Contains(t, w) {
+					found[i] = true
+					left--
+				}
+			}
+			return left > 0
+		})
+		if err != nil {
+			return nil, fmt.Errorf("missing pinned: %w", err)
+		}
 	}
 	var missing []string
-	for _, f := range facts {
-		want := collapseSpace(f)
-		if want == "" {
-			continue
-		}
-		found := false
-		for _, t := range texts {
-			if strings.Contains(t, want) {
-				found = true
-				break
-			}
-		}
-		if !found {
+	for i, f := range facts {
+		if want[i] != "" && !found[i] {
 			missing = append(missing, f)
 		}
 	}
 	return missing, nil
 }
 
-// fileTexts is the bytes of every memory file, the index first.
-func fileTexts(dir *memory.Dir) [][]byte {
-	var out [][]byte
-	if dir.Index != nil {
-		var b strings.Builder
-		for _, l := range dir.Index.Lines {
-			b.WriteString(l.Raw)
-			b.WriteByte('\n')
-		}
-		out = append(out, []byte(b.String()))
-	}
-	for _, t := range dir.Topics {
-		out = append(out, t.Raw)
-	}
-	return out
-}
-
 // withoutPins is src with its pin markers cut out, so that a fact pinned
 // mid-line ("never reset. <!-- pin --> (ask Ana)") is found as it was
 // recorded, without the marker.
 func withoutPins(src []byte) string {
+	if !bytes.Contains(src, []byte("<!--")) {
+		return string(src)
+	}
 	d := memory.ParseDoc(src)
 	if len(d.Pins) == 0 {
 		return string(src)

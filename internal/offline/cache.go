@@ -1,0 +1,268 @@
+package offline
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// The cache keeps each memory file's analysis (fileSum) between runs, so
+// that a dream after a one-line edit parses one file, not thirty thousand.
+// It is keyed by path and validated by the SHA-256 of the file's bytes,
+// which the scan reads anyway: an entry whose file changed in any way,
+// however its size, mtime or inode look, is not used. The whole cache
+// carries a checksum and the layout it was made under; a cache that does
+// not verify is ignored, never trusted, and rewritten at the end of the run.
+//
+// What a cached analysis can decide is limited on purpose: a file with any
+// work in it (a repeated unit, a relative date), the index, the overflow
+// file and a file that needs a pointer are always parsed, so every fix is
+// made from the file itself; the cache only supplies the leads' hashes,
+// shingles and mentions of files with nothing to fix.
+
+// cacheVersion changes whenever the analysis does (what a unit key, a
+// shingle or a mention is); an older cache is then ignored.
+const cacheVersion = 1
+
+var cacheMagic = []byte("dream offline cache\n")
+
+// CachePath is where the cache of the memory at memoryDir lives under the
+// state dir: one file per memory, named by a hash of its path.
+func CachePath(stateDir, memoryDir string) string {
+	if abs, err := filepath.Abs(memoryDir); err == nil {
+		memoryDir = abs
+	}
+	h := sha256.Sum256([]byte(memoryDir))
+	return filepath.Join(stateDir, "offline-cache", hex.EncodeToString(h[:12])+".bin")
+}
+
+type cacheEntry struct {
+	hash [32]byte
+	sum  *fileSum
+}
+
+type cacheData struct{ entries map[string]cacheEntry }
+
+// lookup returns the analysis of rel if the cache has one for these bytes.
+func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
+	if c == nil {
+		return nil
+	}
+	if e, ok := c.entries[rel]; ok && e.hash == hash {
+		return e.sum
+	}
+	return nil
+}
+
+// loadCache reads the cache at path; any problem (none yet, another
+// layout, a torn or altered file) yields no cache. needMentions drops
+// analyses made without the drift mentions a run with a repository needs.
+func loadCache(path, layout string, needMentions bool) *cacheData {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || len(data) < len(cacheMagic)+sha256.Size {
+		return nil
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if h := sha256.Sum256(body); !bytes.Equal(h[:], sum) || !bytes.HasPrefix(body, cacheMagic) {
+		return nil
+	}
+	c, err := decodeCache(&reader{b: body[len(cacheMagic):]}, layout, needMentions)
+	if err != nil {
+		return nil
+	}
+	return c
+}
+
+func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error) {
+	if r.uint() != cacheVersion || r.str() != layout {
+		return nil, errCache
+	}
+	n := r.uint()
+	c := &cacheData{entries: make(map[string]cacheEntry, min(n, 1<<20))}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		rel := r.str()
+		var e cacheEntry
+		copy(e.hash[:], r.bytes(32))
+		flags := r.uint()
+		sum := &fileSum{Dirty: flags&1 != 0, HasMentions: flags&2 != 0}
+		nu := r.uint()
+		if nu > uint64(len(r.b)) {
+			return nil, errCache
+		}
+		sum.Units = make([]unitSum, nu)
+		for k := range sum.Units {
+			u := &sum.Units[k]
+			u.Unit, u.Line = int32(r.uint()), int32(r.uint())
+			u.Key = r.u64()
+			u.Cross = r.uint() == 1
+			ns := r.uint()
+			if ns > uint64(len(r.b))/8 {
+				return nil, errCache
+			}
+			u.Off, u.N = int32(len(sum.Shingles)), int32(ns)
+			for j := uint64(0); j < ns; j++ {
+				sum.Shingles = append(sum.Shingles, r.u64())
+			}
+		}
+		sum.Shingles = slices.Clip(sum.Shingles)
+		nm := r.uint()
+		if nm > uint64(len(r.b)) {
+			return nil, errCache
+		}
+		for k := uint64(0); k < nm; k++ {
+			sum.Mentions = append(sum.Mentions, mentionSum{Line: int32(r.uint()), Mention: r.str(), Kind: r.str()})
+		}
+		if needMentions && !sum.HasMentions {
+			continue
+		}
+		e.sum = sum
+		c.entries[rel] = e
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return nil, errCache
+	}
+	return c, nil
+}
+
+var errCache = errors.New("offline cache: malformed")
+
+// saveCache writes the analyses of this run's files (as they are now, after
+// the run's writes) for the next run. A cache that cannot be written costs
+// the next run time, never a result, so errors are dropped.
+func (s *state) saveCache() {
+	if s.opts.CacheFile == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(s.opts.CacheFile), ".offline-cache-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	// Streamed entry by entry through the checksum: the cache is never
+	// held whole in memory.
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 64<<10)
+	var w []byte
+	w = append(w, cacheMagic...)
+	w = binary.AppendUvarint(w, cacheVersion)
+	w = appendStr(w, s.opts.Layout.fingerprint())
+	n := 0
+	for _, f := range s.files {
+		if f.sum != nil && !f.resident && f.exists {
+			n++
+		}
+	}
+	w = binary.AppendUvarint(w, uint64(n))
+	bw.Write(w)
+	for _, f := range s.files {
+		if f.sum == nil || f.resident || !f.exists {
+			continue
+		}
+		w = appendEntry(w[:0], f.rel, f.hash, f.sum)
+		bw.Write(w)
+	}
+	err = bw.Flush()
+	if err == nil {
+		_, err = tmp.Write(h.Sum(nil))
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		_ = os.Rename(tmp.Name(), s.opts.CacheFile)
+	}
+}
+
+// appendEntry encodes one file's analysis.
+func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
+	w = appendStr(w, rel)
+	w = append(w, hash[:]...)
+	flags := uint64(0)
+	if sum.Dirty {
+		flags |= 1
+	}
+	if sum.HasMentions {
+		flags |= 2
+	}
+	w = binary.AppendUvarint(w, flags)
+	w = binary.AppendUvarint(w, uint64(len(sum.Units)))
+	for _, u := range sum.Units {
+		w = binary.AppendUvarint(w, uint64(u.Unit))
+		w = binary.AppendUvarint(w, uint64(u.Line))
+		w = binary.LittleEndian.AppendUint64(w, u.Key)
+		cross := uint64(0)
+		if u.Cross {
+			cross = 1
+		}
+		w = binary.AppendUvarint(w, cross)
+		w = binary.AppendUvarint(w, uint64(u.N))
+		for _, sh := range sum.shingles(&u) {
+			w = binary.LittleEndian.AppendUint64(w, sh)
+		}
+	}
+	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
+	for _, m := range sum.Mentions {
+		w = binary.AppendUvarint(w, uint64(m.Line))
+		w = appendStr(w, m.Mention)
+		w = appendStr(w, m.Kind)
+	}
+	return w
+}
+
+func appendStr(w []byte, s string) []byte {
+	w = binary.AppendUvarint(w, uint64(len(s)))
+	return append(w, s...)
+}
+
+// reader decodes the cache; the first error sticks and yields zeros.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errCache
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes(n int) []byte {
+	if r.err != nil || len(r.b) < n {
+		r.err = errCache
+		return make([]byte, n)
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *reader) u64() uint64 { return binary.LittleEndian.Uint64(r.bytes(8)) }
+
+func (r *reader) str() string {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return ""
+	}
+	return string(r.bytes(int(n)))
+}

@@ -1,0 +1,184 @@
+package offline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runJSON runs the engine with leads over dir and returns the report as
+// JSON, so that two runs compare byte for byte.
+func runJSON(t *testing.T, dir, cache string) []byte {
+	t.Helper()
+	rep, err := Run(context.Background(), Options{MemoryDir: dir, Now: testNow, Layout: LayoutFor(""), Leads: true, CacheFile: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(rep, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sameTree fails unless dirs a and b hold the same files and bytes.
+func sameTree(t *testing.T, a, b string) {
+	t.Helper()
+	ta, tb := readAll(t, a), readAll(t, b)
+	if len(ta) != len(tb) {
+		t.Fatalf("%d files against %d", len(ta), len(tb))
+	}
+	for k, v := range ta {
+		if !bytes.Equal(v, tb[k]) {
+			t.Fatalf("%s differs:\n%s\n---\n%s", k, v, tb[k])
+		}
+	}
+}
+
+// TestCacheNeverChangesAResult: over random memories, a run that takes
+// what it can from the cache (after the previous run's writes and one hand
+// edit) reports and writes exactly what a run without a cache does, and so
+// does a run over a cache that is corrupt, truncated, or holds analyses of
+// other bytes under the same names.
+func TestCacheNeverChangesAResult(t *testing.T) {
+	for seed := uint64(1); seed <= 40; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			base := t.TempDir()
+			if err := randomMemory(rng, base); err != nil {
+				t.Fatal(err)
+			}
+			// Near duplicates and drift-free leads across files.
+			os.WriteFile(filepath.Join(base, "near.md"), []byte("- the deploy runs from main after a review by two people\n- ship it\n"), 0o644)
+			os.WriteFile(filepath.Join(base, "near2.md"), []byte("- the deploy runs from main after a review by three people\n"), 0o644)
+			cache := filepath.Join(t.TempDir(), "state", "offline.cache")
+			withCache, without := t.TempDir(), t.TempDir()
+			copyTree(t, base, withCache)
+			copyTree(t, base, without)
+			if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+				t.Fatalf("first run differs with a cache:\n%s\n---\n%s", a, b)
+			}
+			// One hand edit, the same in both.
+			edit := fmt.Sprintf("- Deploys run from main after review.\n- added by hand %d\n", seed)
+			for _, d := range []string{withCache, without} {
+				f, err := os.OpenFile(filepath.Join(d, "t0.md"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(edit)
+				f.Close()
+			}
+			if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+				t.Fatalf("re-run differs with a cache:\n%s\n---\n%s", a, b)
+			}
+			sameTree(t, withCache, without)
+			if n := cachedFiles(t, withCache, cache); n < 2 {
+				t.Fatalf("only %d files taken from the cache", n)
+			}
+			if _, err := os.Stat(cache); err != nil {
+				t.Fatalf("no cache written: %v", err)
+			}
+			if entries, _ := os.ReadDir(withCache); len(entries) != len(mustReadDir(t, without)) {
+				t.Fatal("the cache left something in the memory dir")
+			}
+
+			// A damaged cache: every way of breaking it gives the same run.
+			good, err := os.ReadFile(cache)
+			if err != nil {
+				t.Fatal(err)
+			}
+			damaged := map[string][]byte{
+				"flipped":   flip(good, rng.IntN(len(good))),
+				"truncated": good[:len(good)/2],
+				"empty":     nil,
+				"garbage":   []byte(strings.Repeat("dream offline cache\n", 40)),
+			}
+			for name, bad := range damaged {
+				for _, d := range []string{withCache, without} {
+					os.WriteFile(filepath.Join(d, "t1.md"), []byte("## 2026-11-20\n\n- Yesterday we shipped "+name+".\n- Yesterday we shipped "+name+".\n"), 0o644)
+				}
+				if err := os.WriteFile(cache, bad, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+					t.Fatalf("%s cache changed the run:\n%s\n---\n%s", name, a, b)
+				}
+				sameTree(t, withCache, without)
+			}
+		})
+	}
+}
+
+// TestCacheEntryForOtherBytesIsNotUsed: a cache made from other contents of
+// the same file names (a stale cache, or one copied from another memory)
+// is checked against each file's hash and never supplies its analysis.
+func TestCacheEntryForOtherBytesIsNotUsed(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "c")
+	a := t.TempDir()
+	os.WriteFile(filepath.Join(a, "x.md"), []byte("- alpha beta gamma delta epsilon zeta\n"), 0o644)
+	os.WriteFile(filepath.Join(a, "y.md"), []byte("- one two three four five six seven\n"), 0o644)
+	runJSON(t, a, cache)
+	// Same names and sizes, other words: now x and y are near-duplicates.
+	b, c := t.TempDir(), t.TempDir()
+	for _, d := range []string{b, c} {
+		os.WriteFile(filepath.Join(d, "x.md"), []byte("- alpha beta gamma delta epsilon zeta\n"), 0o644)
+		os.WriteFile(filepath.Join(d, "y.md"), []byte("- alpha beta gamma delta epsilon thet\n"), 0o644)
+	}
+	got, want := runJSON(t, b, cache), runJSON(t, c, "")
+	if !bytes.Equal(got, want) {
+		t.Fatalf("stale cache changed the leads:\n%s\n---\n%s", got, want)
+	}
+	if !bytes.Contains(want, []byte(`"near_duplicates": [`)) {
+		t.Fatalf("test memory has no near duplicate:\n%s", want)
+	}
+}
+
+// TestCachePathIsInTheStateDir: the cache is named under the state dir,
+// one per memory, never beside the memory.
+func TestCachePathIsInTheStateDir(t *testing.T) {
+	state, mem := t.TempDir(), t.TempDir()
+	p := CachePath(state, mem)
+	if !strings.HasPrefix(p, state+string(filepath.Separator)) || strings.HasPrefix(p, mem) {
+		t.Fatalf("cache path %s", p)
+	}
+	if CachePath(state, mem+"2") == p {
+		t.Fatal("two memories share a cache")
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	out := append([]byte(nil), b...)
+	out[i] ^= 0x20
+	return out
+}
+
+func mustReadDir(t *testing.T, d string) []os.DirEntry {
+	es, err := os.ReadDir(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// cachedFiles is how many files a scan of dir takes from the cache.
+func cachedFiles(t *testing.T, dir, cache string) int {
+	t.Helper()
+	s, err := scan(context.Background(), Options{MemoryDir: dir, Now: testNow, Layout: LayoutFor(""), CacheFile: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	n := 0
+	for _, f := range s.files {
+		if f.cached {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,148 @@
+package offline
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/dreamkit/dream/internal/memory"
+)
+
+// fileSum is what the cross-file leads need of one file once its text is
+// dropped: per candidate unit a hash of its normalised text and its
+// shingles, and the names it mentions. Texts are read again only for the
+// few leads that are reported.
+type fileSum struct {
+	Units []unitSum
+	// Shingles holds every unit's shingles, one after the other (one
+	// allocation per file, not one per unit).
+	Shingles []uint64
+	Mentions []mentionSum
+	// HasMentions is set when Mentions were extracted (only runs with a
+	// repository need them).
+	HasMentions bool
+	// Dirty is set when a pass found work in the file (a repeated unit, a
+	// relative date): such a file is parsed on every run, never taken from
+	// the cache.
+	Dirty bool
+}
+
+// unitSum is one list item or top-level paragraph.
+type unitSum struct {
+	// Unit is the unit's index in its file's memory.Doc.Units, Line its line.
+	Unit, Line int32
+	// Key is a hash of normalize(Content): equal keys are exact copies.
+	Key uint64
+	// Cross is set when the unit says enough to be a cross-file duplicate.
+	Cross bool
+	// Off and N place the unit's shingles in fileSum.Shingles: the sorted
+	// distinct hashes of its shingles, when it is a near-duplicate
+	// candidate (two or more, outside the index); N is 0 otherwise.
+	Off, N int32
+}
+
+// shingles returns unit u's shingles.
+func (s *fileSum) shingles(u *unitSum) []uint64 { return s.Shingles[u.Off : u.Off+u.N : u.Off+u.N] }
+
+// mentionSum is one name a unit mentions, for the drift check.
+type mentionSum struct {
+	Line          int32
+	Mention, Kind string
+}
+
+// summarize analyses a parsed file for the leads.
+func (s *state) summarize(f *file) *fileSum {
+	d := f.doc
+	sum := &fileSum{HasMentions: s.opts.RepoDir != ""}
+	for i, u := range d.Units {
+		if u.Kind == memory.UnitItem || u.Kind == memory.UnitParagraph && u.Parent < 0 {
+			key := f.norm(i)
+			us := unitSum{Unit: int32(i), Line: int32(d.LineOf(u.Start)), Key: hashString(key), Cross: substantial(key)}
+			if !f.index {
+				if sh := shingleHashes(key); len(sh) >= 2 {
+					us.Off, us.N = int32(len(sum.Shingles)), int32(len(sh))
+					sum.Shingles = append(sum.Shingles, sh...)
+				}
+			}
+			if us.Cross || us.N > 0 {
+				sum.Units = append(sum.Units, us)
+			}
+		}
+		if sum.HasMentions && driftUnit(u) {
+			for _, m := range mentions(u.Content) {
+				// Cloned: a substring would keep the unit's whole text alive.
+				sum.Mentions = append(sum.Mentions, mentionSum{Line: int32(d.LineOf(u.Start)), Mention: strings.Clone(m.Mention), Kind: m.Kind})
+			}
+		}
+	}
+	sum.Shingles = slices.Clip(sum.Shingles)
+	return sum
+}
+
+// driftUnit reports a unit whose text is checked for drifted names: prose,
+// not code, quotes, frontmatter or HTML (an item's text is checked in its
+// paragraphs).
+func driftUnit(u memory.Unit) bool {
+	switch u.Kind {
+	case memory.UnitCode, memory.UnitItem, memory.UnitQuote, memory.UnitFrontmatter, memory.UnitHTML:
+		return false
+	}
+	return true
+}
+
+// FNV-1a, written out so that hashing a shingle allocates nothing.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func hashString(s string) uint64 { return fnvAdd(fnvOffset, s) }
+
+func fnvAdd(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+// shingleHashes is shingles as sorted distinct 64-bit hashes: the same sets
+// (a collision is one in 2^64), at a fraction of the memory.
+func shingleHashes(norm string) []uint64 {
+	var toks []string
+	for _, w := range strings.Fields(norm) {
+		if !hasIdeographs(w) {
+			toks = append(toks, w)
+			continue
+		}
+		for _, r := range w {
+			toks = append(toks, string(r))
+		}
+	}
+	var out []uint64
+	if len(toks) < 3 {
+		out = append(out, hashString(strings.Join(toks, "\x00")))
+	} else {
+		out = make([]uint64, 0, len(toks)-2)
+		for i := 0; i+3 <= len(toks); i++ {
+			// The hash of toks[i] + "\x00" + toks[i+1] + "\x00" + toks[i+2].
+			h := fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvOffset, toks[i]), "\x00"), toks[i+1]), "\x00"), toks[i+2])
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// norm is normalize of unit i's content, computed once for the passes that
+// compare units (duplicates, cross-file and near duplicates).
+func (f *file) norm(i int) string {
+	if f.norms == nil {
+		f.norms = make([]*string, len(f.doc.Units))
+	}
+	if p := f.norms[i]; p != nil {
+		return *p
+	}
+	n := normalize(f.doc.Units[i].Content)
+	f.norms[i] = &n
+	return n
+}
