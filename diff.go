@@ -31,12 +31,12 @@ func changesOf(cs []journal.Change) []Change {
 
 // StagedRun is a review run waiting for Apply or Discard.
 type StagedRun struct {
-	ID string
+	ID string `json:"id"`
 	// State is the transaction's state in the journal ("parked").
-	State string
+	State string `json:"state"`
 	// PID is the process that staged it.
-	PID       int
-	CreatedAt time.Time
+	PID       int       `json:"pid"`
+	CreatedAt time.Time `json:"created_at"`
 }
 
 // stagedRunsOf converts the journal's listing at the API's boundary.

@@ -74,17 +74,17 @@ type LockBackendStatus struct {
 // LockHolder is the local .consolidate-lock as a would-be acquirer sees it.
 type LockHolder struct {
 	// Exists says there is a lock file at all.
-	Exists bool
+	Exists bool `json:"exists"`
 	// PID is the holder named in the body; 0 when it is empty or garbage.
-	PID int
+	PID int `json:"pid"`
 	// MTime is the lock file's mtime, the last consolidation time.
-	MTime time.Time
+	MTime time.Time `json:"mtime"`
 	// Live says an acquirer would yield to this holder.
-	Live bool
+	Live bool `json:"live"`
 	// Dream says the holder is a dream process.
-	Dream bool
+	Dream bool `json:"dream"`
 	// Reason is a human explanation, e.g. "live pid 123 (12m old)".
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // lockBackendStatusOf converts the backend's status at the API's boundary.
