@@ -78,7 +78,7 @@ func cmdDaemon(a *app, args []string) error {
 		}
 		return a.daemonInstall(df)
 	}
-	return usagef("unknown daemon subcommand %q: dream daemon [install [--remove] | add PATH]", sub)
+	return unknownWord("daemon subcommand", sub, []string{"install", "add"}, "dream daemon [install [--remove] | add PATH]")
 }
 
 // visitedSettingFlags is the settings flags given on the command line, keyed
