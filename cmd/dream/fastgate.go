@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/dreamkit/dream"
@@ -90,4 +92,41 @@ func (a *app) maybeFastPath() (done bool) {
 		fmt.Fprintf(a.stdout, "no dream: the %s gate is closed: %s\n", res.Gate, res.Detail)
 	}
 	return true
+}
+
+// shortLivedHeap is the heap a short hook-path process may reach before the
+// collector runs at all (see relaxGC).
+const shortLivedHeap = 64 << 20
+
+var relaxed struct {
+	sync.Mutex
+	n       int   // callers inside relaxGC
+	percent int   // what SetGCPercent was before the first
+	limit   int64 // what SetMemoryLimit was before the first
+}
+
+// relaxGC switches the collector off below shortLivedHeap until the
+// returned func is called. `dream status` is a process of a few tens of
+// milliseconds whose heap is mostly package init (about 2 MB) plus a scan's
+// listing buffers; a collection cycle when it crosses the first 4 MB goal
+// costs more than the memory it would free. Calls nest and may overlap (an
+// embedding or a test calling Main more than once): the last one out
+// restores the settings the first one found.
+func relaxGC() (restore func()) {
+	relaxed.Lock()
+	if relaxed.n == 0 {
+		relaxed.percent = debug.SetGCPercent(-1)
+		relaxed.limit = debug.SetMemoryLimit(shortLivedHeap)
+	}
+	relaxed.n++
+	relaxed.Unlock()
+	return func() {
+		relaxed.Lock()
+		defer relaxed.Unlock()
+		relaxed.n--
+		if relaxed.n == 0 {
+			debug.SetMemoryLimit(relaxed.limit)
+			debug.SetGCPercent(relaxed.percent)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"testing"
 	"time"
@@ -91,5 +92,32 @@ func writeLock(t *testing.T, mem, body string, mtime time.Time) {
 	}
 	if err := os.Chtimes(p, mtime, mtime); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRelaxGCRestoresWhatItFound: overlapping relaxGC calls (an embedding
+// or tests calling Main concurrently) leave the collector as the first one
+// found it once the last one returns, whatever order they end in.
+func TestRelaxGCRestoresWhatItFound(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(137))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 40))
+	a := relaxGC()
+	b := relaxGC()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("inside relaxGC the GC percent is %d, want -1 (off)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != shortLivedHeap {
+		t.Errorf("inside relaxGC the memory limit is %d, want %d", got, shortLivedHeap)
+	}
+	a() // the first out is not the last
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("with one caller left the GC percent is %d, want -1", got)
+	}
+	b()
+	if got := debug.SetGCPercent(137); got != 137 {
+		t.Errorf("after the last caller the GC percent is %d, want 137", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
+		t.Errorf("after the last caller the memory limit is %d, want %d", got, int64(1<<40))
 	}
 }

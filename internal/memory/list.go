@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dreamkit/dream/internal/sandbox"
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // Listing is the names of a memory directory's files, without their bytes:
@@ -86,7 +86,7 @@ func List(dir string) (Listing, error) {
 }
 
 // Reader reads the files of one memory directory through an os.Root, so
-// that no name escapes it, with the sandbox's open: a FIFO or a device put
+// that no name escapes it, with the sandbox's open (fsutil.OpenRegular): a FIFO or a device put
 // in the memory dir is refused instead of blocking the dream or reading
 // forever.
 type Reader struct{ root *os.Root }
@@ -102,7 +102,7 @@ func OpenReader(dir string) (*Reader, error) {
 
 // ReadFile returns the bytes of rel (slash-separated) and its file info.
 func (r *Reader) ReadFile(rel string) ([]byte, fs.FileInfo, error) {
-	f, info, err := sandbox.OpenRegularFile(r.root, filepath.FromSlash(rel))
+	f, info, err := fsutil.OpenRegular(r.root, filepath.FromSlash(rel), false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read memory file %s: %w", rel, err)
 	}

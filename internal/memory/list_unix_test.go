@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/dreamkit/dream/internal/sandbox"
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // TestReaderRefusesAFIFO: a named pipe is neither listed nor read; asked
@@ -32,7 +32,7 @@ func TestReaderRefusesAFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if _, _, err := r.ReadFile("pipe.md"); !errors.Is(err, sandbox.ErrNotRegular) {
+	if _, _, err := r.ReadFile("pipe.md"); !errors.Is(err, fsutil.ErrNotRegular) {
 		t.Fatalf("reading a FIFO: %v", err)
 	}
 }

@@ -46,7 +46,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var r dream.Runner = &runner.Offline{}
+	var r dream.Runner = &runner.Offline{StateDir: *state} // as the CLI builds it: audit provenance, the engine's cache
 	if *which == "one" {
 		r = oneFileRunner{}
 	}
