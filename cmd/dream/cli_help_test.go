@@ -113,6 +113,7 @@ func TestJSONKeysSnakeCase(t *testing.T) {
 	outputs["history show"] = run("history", "show", "--memory-dir", w.mem)
 	outputs["error"] = run("stauts")
 	outputs["init"] = run("init", "claude", "--dry-run")
+	outputs["daemon install"] = run("daemon", "install", "--dry-run", "--kind", "systemd")
 	outputs["daemon add"] = run("daemon", "add", w.repo, "--memory-dir", w.mem, "--daemon-file", filepath.Join(w.root, "daemon.toml"))
 	remote := filepath.Join(w.root, "remote.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", remote).CombinedOutput(); err != nil {

@@ -238,6 +238,9 @@ func TestMessageTypo(t *testing.T) {
 		{[]string{"run", "--reveiw", "--memory-dir", w.mem}, "did you mean --review?"},
 		{[]string{"log", "--limt", "3"}, "did you mean --limit?"},
 		{[]string{"status", "-memroy-dir", w.mem}, "--memroy-dir"},
+		{[]string{"history", "apend", "note", "--memory-dir", w.mem}, "did you mean append?"},
+		{[]string{"init", "cluade"}, "did you mean claude?"},
+		{[]string{"daemon", "instal", "--daemon-file", filepath.Join(w.root, "daemon.toml")}, "did you mean install?"},
 	} {
 		r := s.run(nil, tt.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tt.want) || strings.Contains(r.stderr, " -memroy") {

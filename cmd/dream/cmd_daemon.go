@@ -78,7 +78,7 @@ func cmdDaemon(a *app, args []string) error {
 		}
 		return a.daemonInstall(df)
 	}
-	return usagef("unknown daemon subcommand %q: dream daemon [install [--remove] | add PATH]", sub)
+	return unknownWord("daemon subcommand", sub, []string{"install", "add"}, "dream daemon [install [--remove] | add PATH]")
 }
 
 // visitedSettingFlags is the settings flags given on the command line, keyed
@@ -280,7 +280,13 @@ func (a *app) daemonInstall(df daemonFlags) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
+	view := map[string]any{"kind": kind, "path": u.Path, "dry_run": df.dryRun, "remove": df.remove, "enable": u.Enable, "disable": u.Disable}
 	if df.dryRun {
+		if a.jsonOut {
+			view["content"] = u.Content
+			a.printJSON(view)
+			return nil
+		}
 		fmt.Fprintf(a.stdout, "# %s\n%s", u.Path, u.Content)
 		return nil
 	}
@@ -288,6 +294,11 @@ func (a *app) daemonInstall(df daemonFlags) error {
 		removed, err := daemon.Remove(u)
 		if err != nil {
 			return err
+		}
+		if a.jsonOut {
+			view["changed"] = removed
+			a.printJSON(view)
+			return nil
 		}
 		if !removed {
 			fmt.Fprintf(a.stdout, "no %s service installed at %s; nothing to remove\n", kind, u.Path)
@@ -302,6 +313,11 @@ func (a *app) daemonInstall(df daemonFlags) error {
 	changed, err := daemon.Install(u)
 	if err != nil {
 		return err
+	}
+	if a.jsonOut {
+		view["changed"] = changed
+		a.printJSON(view)
+		return nil
 	}
 	if changed {
 		fmt.Fprintf(a.stdout, "wrote %s\n", u.Path)

@@ -171,7 +171,7 @@ func (a *app) hookTarget(agent string, o initOptions) (hookinstall.Target, error
 		}
 		t.Path, t.Event, t.Comments, t.Name = filepath.Join(gh, ".gemini", "settings.json"), "SessionEnd", true, "dream"
 	default:
-		return t, usagef("unknown agent %q: claude, codex, gemini, nanobot or codebot", agent)
+		return t, unknownWord("agent", agent, []string{"claude", "codex", "gemini", "nanobot", "codebot"}, "claude, codex, gemini, nanobot or codebot")
 	}
 	return t, nil
 }

@@ -157,7 +157,7 @@ func cmdHistory(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "%d entr%s; dream cursor %d, latest %d\n", len(v.Entries), map[bool]string{true: "y", false: "ies"}[len(v.Entries) == 1], dc, latest)
 		return nil
 	default:
-		return usagef("history: unknown subcommand %q: use append, show or tail", pos[0])
+		return unknownWord("history subcommand", pos[0], []string{"append", "show", "tail"}, "use append, show or tail")
 	}
 }
 

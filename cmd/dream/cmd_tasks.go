@@ -92,6 +92,9 @@ func cmdKill(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "%s already %s; nothing to kill\n", e.ID, e.Status)
 		return nil
 	}
+	if errors.Is(err, task.ErrNotFound) {
+		return fmt.Errorf("no dream %q among the running and recent ones in %s (dream tasks lists them)", pos[0], a.loaded.Settings.StateDir)
+	}
 	if err != nil {
 		return err
 	}

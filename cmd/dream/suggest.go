@@ -190,3 +190,12 @@ func wants(f *flag.Flag) string {
 	}
 	return "not a valid value"
 }
+
+// unknownWord is the usage error for a subcommand or argument not among
+// valid: the nearest valid ones, then the whole list.
+func unknownWord(what, typed string, valid []string, usage string) error {
+	if near := didYouMean(typed, valid); len(near) > 0 {
+		return usagef("unknown %s %q; did you mean %s? (%s)", what, typed, orList(near), usage)
+	}
+	return usagef("unknown %s %q: %s", what, typed, usage)
+}
