@@ -3,16 +3,50 @@ package dream
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/dreamkit/dream/internal/journal"
 )
 
 // Change is one file a dream added, modified or deleted, relative to the
 // memory dir, with its line counts.
-type Change = journal.Change
+type Change struct {
+	// Path is slash-separated, relative to the memory dir.
+	Path string `json:"path"`
+	// Kind is "added", "modified" or "deleted".
+	Kind    string `json:"kind"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+}
+
+// changesOf converts the journal's changes at the API's boundary; never nil,
+// so JSON shows [].
+func changesOf(cs []journal.Change) []Change {
+	out := make([]Change, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, Change{Path: c.Path, Kind: c.Kind, Added: c.Added, Removed: c.Removed})
+	}
+	return out
+}
 
 // StagedRun is a review run waiting for Apply or Discard.
-type StagedRun = journal.Info
+type StagedRun struct {
+	ID string `json:"id"`
+	// State is the transaction's state in the journal ("parked").
+	State string `json:"state"`
+	// PID is the process that staged it.
+	PID       int       `json:"pid"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// stagedRunsOf converts the journal's listing at the API's boundary.
+func stagedRunsOf(infos []journal.Info) []StagedRun {
+	out := make([]StagedRun, 0, len(infos))
+	for _, i := range infos {
+		out = append(out, StagedRun{ID: i.ID, State: i.State, PID: i.PID, CreatedAt: i.CreatedAt})
+	}
+	return out
+}
 
 // DreamDiff is what a dream changed, whether it still waits for review or
 // already landed.

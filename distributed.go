@@ -93,10 +93,51 @@ func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History) string {
 
 // SyncReport is what `dream sync` did.
 type SyncReport struct {
-	Remote string             `json:"remote"`
-	Pulled gitsync.PullResult `json:"pulled"`
-	Pushed int                `json:"pushed"`
-	State  gitsync.State      `json:"state"`
+	Remote string    `json:"remote"`
+	Pulled SyncPull  `json:"pulled"`
+	Pushed int       `json:"pushed"`
+	State  SyncState `json:"state"`
+}
+
+// SyncState compares the memory's history with its branch on sync_remote.
+type SyncState struct {
+	Remote string `json:"remote"`
+	// Branch is this memory's branch on the remote.
+	Branch string `json:"branch,omitempty"`
+	// State is "in sync", "ahead", "behind", "diverged", "remote empty",
+	// "nothing local", "unreachable" or "unknown".
+	State  string `json:"state"`
+	Ahead  int    `json:"ahead"`
+	Behind int    `json:"behind"`
+	Local  string `json:"local,omitempty"`
+	Theirs string `json:"remote_head,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// SyncPull says what a pull did.
+type SyncPull struct {
+	// Kind is "up to date", "fast-forward" or "merge".
+	Kind string `json:"kind"`
+	// Commits is how many remote commits were brought in.
+	Commits int `json:"commits"`
+	// Files are the memory files the pull changed.
+	Files []Change `json:"files"`
+	// Head is the new local head.
+	Head string `json:"head,omitempty"`
+}
+
+// syncStateOf converts gitsync's comparison at the API's boundary.
+func syncStateOf(s gitsync.State) SyncState {
+	return SyncState{Remote: s.Remote, Branch: s.Branch, State: s.State, Ahead: s.Ahead, Behind: s.Behind, Local: s.Local, Theirs: s.Theirs, Error: s.Error}
+}
+
+// syncPullOf converts gitsync's pull result at the API's boundary.
+func syncPullOf(p gitsync.PullResult) SyncPull {
+	out := SyncPull{Kind: p.Kind, Commits: p.Commits, Head: p.Head}
+	if p.Files != nil {
+		out.Files = changesOf(p.Files)
+	}
+	return out
 }
 
 // ErrNoRemote: `dream sync` without sync_remote.
@@ -121,20 +162,22 @@ func (d *Dreamer) Sync(ctx context.Context) (SyncReport, error) {
 		if _, err := hist.RecordHandEdits(ctx); err != nil {
 			return false, fmt.Errorf("dream: recording hand edits: %w", err)
 		}
-		if rep.Pulled, err = r.Pull(ctx); err != nil {
+		pulled, err := r.Pull(ctx)
+		rep.Pulled = syncPullOf(pulled)
+		if err != nil {
 			return false, fmt.Errorf("dream: pulling from %s: %w", r.Remote(), err)
 		}
 		if rep.Pushed, err = r.Push(ctx); err != nil {
 			return false, fmt.Errorf("dream: pushing to %s: %w", r.Remote(), err)
 		}
-		rep.State = r.Status(ctx)
+		rep.State = syncStateOf(r.Status(ctx))
 		return false, nil
 	})
 	return rep, err
 }
 
 // syncStatus compares with the remote for `dream status`; nil without one.
-func (d *Dreamer) syncStatus(ctx context.Context) *gitsync.State {
+func (d *Dreamer) syncStatus(ctx context.Context) *SyncState {
 	if d.cfg.Settings.SyncRemote == "" {
 		return nil
 	}
@@ -142,12 +185,12 @@ func (d *Dreamer) syncStatus(ctx context.Context) *gitsync.State {
 	defer cancel()
 	hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
 	if err != nil {
-		return &gitsync.State{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
+		return &SyncState{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
 	}
 	r, err := d.syncRepo(hist)
 	if err != nil {
-		return &gitsync.State{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
+		return &SyncState{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
 	}
-	st := r.Status(ctx)
+	st := syncStateOf(r.Status(ctx))
 	return &st
 }

@@ -3,8 +3,9 @@
 // re-indexes the agent's long-term memory.
 //
 // A host agent embeds it by building a Dreamer with New and calling
-// MaybeStart from its idle hook after every turn. MaybeStart walks the gate
-// funnel cheapest first (enabled flag, in-process running flag, time gate,
+// MaybeStart from its idle hook after every turn (MaybeRun is the same
+// funnel in the foreground, for short-lived processes; Run and StartManual
+// skip the gates). MaybeStart walks the gate funnel cheapest first (enabled flag, in-process running flag, time gate,
 // scan throttle, session gate, lock) and returns at once when a gate is
 // closed: while the time gate is closed the check makes no system call at
 // all. When every gate opens, the dream runs in the background under the
@@ -14,15 +15,15 @@ package dream
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
 )
@@ -34,8 +35,31 @@ import (
 // dream rewinds the lock, so the throttle is also the retry back-off.
 const ScanInterval = 10 * time.Minute
 
-// Settings are the tunables of a Dreamer (see internal/settings for the
-// keys, defaults and the layered loading used by the command line).
+// Settings are the tunables of a Dreamer: the command line's layered
+// configuration (defaults, user file, project file, DREAM_* environment,
+// flags), which a host embedding the library fills from DefaultSettings.
+// It stays an alias of the loader's own type so that every key is defined
+// once, in the loader that parses, validates and documents it (`dream
+// config` lists them); go doc cannot show an alias's fields, so here they
+// are, with the keys that set them:
+//
+//	Enabled      bool           enabled: false means no automatic dream
+//	MinHours     float64        min_hours: the time gate (default 24)
+//	MinSessions  int            min_sessions: the session gate (default 5)
+//	MaxTurns     int            max_turns: model round trips per dream (25)
+//	MaxTokens    int64          max_tokens: tokens per dream (400000)
+//	Timeout      time.Duration  timeout: wall-clock limit per dream (10m)
+//	Pinned       []string       pinned: memory files a dream must keep
+//	Review       bool           review: stage every dream for `dream apply`
+//	MaxLoss      float64        max_loss: the loss guard's share (0.2)
+//	Lock         string         lock: "file" (default) or "etcd"
+//	EtcdEndpoints, EtcdCACert, EtcdCert, EtcdKey, EtcdUsername,
+//	EtcdPassword, LockPrefix, LockTTL: the etcd lock (etcd_*, lock_*)
+//	SyncRemote, SyncBranch: the git remote the memory's history travels
+//	through (sync_remote, sync_branch)
+//	Provider, Model, BaseURL, Host, MemoryDir, SessionsDir, Repo, StateDir:
+//	the command line's inputs for Config, which is their one home in a
+//	Dreamer (New overwrites these copies with Config's values)
 type Settings = settings.Settings
 
 // Errors a caller may test with errors.Is.
@@ -60,7 +84,8 @@ type Config struct {
 	// RepoDir is the code the memory describes; empty means none.
 	RepoDir string
 	// StateDir keeps tasks, telemetry, journals and the audit history;
-	// empty means Settings.StateDir.
+	// empty means Settings.StateDir, then DefaultSettings' (New fails with
+	// ErrNoStateDir when none is known).
 	StateDir string
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
@@ -73,12 +98,16 @@ type Config struct {
 	// after nil for a file added or deleted); a refused file is kept as it
 	// was. The command line sets it from the host layout.
 	CheckEdit func(rel string, before, after []byte) error
-	// Settings are the gate thresholds and budgets. Use DefaultSettings as
-	// a base.
+	// Settings are the gate thresholds, budgets and policies. Use
+	// DefaultSettings as a base. Their MemoryDir, SessionsDir, Repo,
+	// StateDir, Provider and Model are the command line's layered inputs:
+	// a Dreamer works from the fields of Config above and below, and New
+	// overwrites those copies with them.
 	Settings Settings
 	// Runner does the work under the lock.
 	Runner Runner
-	// Provider and Model are recorded in the task entry and audit history.
+	// Provider and Model are recorded in the task entry and audit history;
+	// the Runner is what actually talks to them.
 	Provider, Model string
 	// OnProgress receives every event of a running dream; may be nil.
 	OnProgress func(taskID string, p Progress)
@@ -100,14 +129,27 @@ type Config struct {
 	nanobot *nanobotFinisher
 }
 
-// DefaultSettings returns the built-in defaults for this user's environment.
-func DefaultSettings() Settings { return settings.Defaults(nil, "") }
+// DefaultSettings returns the built-in defaults for this user's
+// environment: the gates and budgets of DESIGN, and the state dir
+// $XDG_STATE_HOME/dream (else ~/.local/state/dream), as the command line
+// resolves it. The state dir is empty only when neither $XDG_STATE_HOME
+// (absolute) nor a home directory is known; New then refuses to guess.
+func DefaultSettings() Settings {
+	home, _ := os.UserHomeDir()
+	return settings.Defaults(os.LookupEnv, home)
+}
+
+// ErrNoStateDir: neither Config.StateDir, Settings.StateDir nor the
+// environment ($XDG_STATE_HOME, $HOME) names a state dir. New refuses
+// rather than keep tasks, journals and locks in the working directory.
+var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XDG_STATE_HOME or $HOME)")
 
 // Dreamer runs dreams for one memory directory.
 type Dreamer struct {
 	cfg      Config
 	lock     lockbackend.Backend
 	memKey   string
+	rule     *gate.Rule // Config.SessionRule, converted once
 	minHours time.Duration
 
 	baseCtx context.Context
@@ -128,59 +170,17 @@ type Dreamer struct {
 // New validates cfg and returns a Dreamer. It reads the lock mtime once, so
 // that MaybeStart can decide the time gate from memory afterwards.
 func New(cfg Config) (*Dreamer, error) {
-	if cfg.MemoryDir == "" {
-		return nil, errors.New("dream: Config.MemoryDir is required")
-	}
-	abs, err := filepath.Abs(cfg.MemoryDir)
+	cfg, err := resolveConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("dream: memory dir: %w", err)
-	}
-	cfg.MemoryDir = filepath.Clean(abs)
-	for _, p := range []*string{&cfg.SessionsDir, &cfg.RepoDir} {
-		if *p != "" {
-			if a, err := filepath.Abs(*p); err == nil {
-				*p = filepath.Clean(a)
-			}
-		}
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = cfg.Settings.StateDir
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = DefaultSettings().StateDir
-	}
-	if err := checkWritableDirs(cfg); err != nil {
 		return nil, err
-	}
-	// A host that fills Settings by hand gets the defaults for what it left
-	// zero: a zero timeout must not mean a dream that may run forever.
-	def := DefaultSettings()
-	if !(cfg.Settings.MinHours > 0) { // NaN included
-		cfg.Settings.MinHours = def.MinHours
-	}
-	if cfg.Settings.MinSessions <= 0 {
-		cfg.Settings.MinSessions = def.MinSessions
-	}
-	if cfg.Settings.Timeout <= 0 {
-		cfg.Settings.Timeout = def.Timeout
 	}
 	realClock := cfg.Now == nil
 	if realClock {
 		cfg.Now = time.Now
 	}
-	if cfg.OnProgress == nil {
-		cfg.OnProgress = func(string, Progress) {}
-	}
-	if cfg.Logf == nil {
-		cfg.Logf = func(string, ...any) {}
-	}
 	// The guard's name comes from the resolved path, so that two processes
 	// reaching one memory dir through different symlinks share one flock.
 	key := MemoryKey(cfg.MemoryDir)
-	if resolved, err := filepath.EvalSymlinks(cfg.MemoryDir); err == nil {
-		key = MemoryKey(resolved)
-	}
-	cfg.Settings.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
 	lk, err := openLock(cfg, key)
 	if err != nil {
 		return nil, fmt.Errorf("dream: consolidation lock: %w", err)
@@ -188,6 +188,7 @@ func New(cfg Config) (*Dreamer, error) {
 	d := &Dreamer{
 		cfg:      cfg,
 		memKey:   key,
+		rule:     cfg.SessionRule.gateRule(),
 		lock:     lk,
 		minHours: gate.HoursDuration(cfg.Settings.MinHours),
 
@@ -214,10 +215,79 @@ func New(cfg Config) (*Dreamer, error) {
 	return d, nil
 }
 
-// MemoryKey is the short stable name of a memory dir inside the state dir.
+// resolveConfig checks cfg and fills what New may fill: absolute paths,
+// the state dir, the defaults of settings a host left zero, no-op hooks.
+// Config is the one home of where a Dreamer works and who dreams
+// (MemoryDir, SessionsDir, RepoDir, StateDir, Provider, Model); the same
+// fields of Settings are the command line's layered inputs, which the
+// front end resolves into Config, so resolveConfig overwrites them with
+// Config's values and the two can never disagree.
+func resolveConfig(cfg Config) (Config, error) {
+	if cfg.MemoryDir == "" {
+		return cfg, errors.New("dream: Config.MemoryDir is required")
+	}
+	abs, err := filepath.Abs(cfg.MemoryDir)
+	if err != nil {
+		return cfg, fmt.Errorf("dream: memory dir: %w", err)
+	}
+	cfg.MemoryDir = filepath.Clean(abs)
+	for _, p := range []*string{&cfg.SessionsDir, &cfg.RepoDir} {
+		if *p != "" {
+			if a, err := filepath.Abs(*p); err == nil {
+				*p = filepath.Clean(a)
+			}
+		}
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = cfg.Settings.StateDir // a front end that set only the layered value
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = DefaultSettings().StateDir
+	}
+	if cfg.StateDir == "" {
+		return cfg, ErrNoStateDir
+	}
+	if a, err := filepath.Abs(cfg.StateDir); err == nil {
+		cfg.StateDir = filepath.Clean(a)
+	}
+	if err := checkWritableDirs(cfg); err != nil {
+		return cfg, err
+	}
+	s := &cfg.Settings
+	if cfg.Provider == "" && cfg.Model == "" {
+		cfg.Provider, cfg.Model = s.Provider, s.Model // as for the state dir
+	}
+	s.MemoryDir, s.SessionsDir, s.Repo, s.StateDir, s.Provider, s.Model = cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir, cfg.StateDir, cfg.Provider, cfg.Model
+	// A host that fills Settings by hand gets the defaults for what it left
+	// zero: a zero timeout must not mean a dream that may run forever.
+	def := DefaultSettings()
+	if !(s.MinHours > 0) { // NaN included
+		s.MinHours = def.MinHours
+	}
+	if s.MinSessions <= 0 {
+		s.MinSessions = def.MinSessions
+	}
+	if s.Timeout <= 0 {
+		s.Timeout = def.Timeout
+	}
+	if cfg.OnProgress == nil {
+		cfg.OnProgress = func(string, Progress) {}
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	s.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
+	return cfg, nil
+}
+
+// MemoryKey is the short stable name of a memory dir inside the state dir:
+// a hash of its absolute, clean, symlink-resolved path, so that every
+// spelling of one directory shares one lock guard, throttle, journal and
+// audit history. It is the journal's key (one definition for all of them);
+// "" only when the path cannot be made absolute.
 func MemoryKey(memoryDir string) string {
-	sum := sha256.Sum256([]byte(filepath.Clean(memoryDir)))
-	return hex.EncodeToString(sum[:8])
+	key, _ := journal.MemKey(memoryDir)
+	return key
 }
 
 // Config returns the Dreamer's effective configuration.
@@ -306,10 +376,9 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.armGate(t)
 }
 
-// StartManual runs one dream now in the caller's goroutine: it skips the
-// time, throttle and session gates but takes the lock (ErrLockHeld when a
-// live holder has it). The report is returned whatever the outcome; err is
-// non-nil when the dream did not complete.
+// StartManual is exactly Run(ctx, RunOptions{}): one dream now. It stays
+// because it is the name the design gives, beside MaybeStart, to what a
+// host embeds.
 func (d *Dreamer) StartManual(ctx context.Context) (Report, error) {
 	return d.Run(ctx, RunOptions{})
 }
@@ -325,7 +394,11 @@ type RunOptions struct {
 	DryRun bool
 }
 
-// Run is StartManual with options.
+// Run runs one dream now in the caller's goroutine, as `dream run` does: it
+// skips the time, throttle and session gates but takes the lock (a
+// *LockHeldError, errors.Is(err, ErrLockHeld), when a live holder has it).
+// The report is returned whatever the outcome; err is non-nil when the
+// dream did not complete.
 func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
 	release, err := d.claim()
 	if err != nil {

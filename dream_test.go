@@ -594,3 +594,43 @@ func TestNewRecoversADeadDream(t *testing.T) {
 		t.Fatalf("runs = %d: the dead dream's mtime closed the time gate", n)
 	}
 }
+
+// TestDefaultStateDir: DefaultSettings fills the state dir as the command
+// line does ($XDG_STATE_HOME/dream, else ~/.local/state/dream), and New
+// refuses an environment that names none instead of writing ./locks.
+func TestDefaultStateDir(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "xdg"))
+	if got, want := DefaultSettings().StateDir, filepath.Join(root, "xdg", "dream"); got != want {
+		t.Errorf("with XDG_STATE_HOME: state dir %q, want %q", got, want)
+	}
+	t.Setenv("XDG_STATE_HOME", "relative/ignored")
+	t.Setenv("HOME", filepath.Join(root, "home"))
+	if got, want := DefaultSettings().StateDir, filepath.Join(root, "home", ".local", "state", "dream"); got != want {
+		t.Errorf("with HOME: state dir %q, want %q", got, want)
+	}
+
+	mem := filepath.Join(root, "memory")
+	if err := os.MkdirAll(mem, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Config{MemoryDir: mem, Settings: DefaultSettings(), Runner: &countingRunner{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(root, "home", ".local", "state", "dream"); d.Config().StateDir != want {
+		t.Errorf("New with the defaults: state dir %q, want %q", d.Config().StateDir, want)
+	}
+	d.Close()
+
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "")
+	wd := t.TempDir()
+	t.Chdir(wd)
+	if _, err := New(Config{MemoryDir: mem, Settings: DefaultSettings(), Runner: &countingRunner{}}); !errors.Is(err, ErrNoStateDir) {
+		t.Fatalf("New with no state dir anywhere: %v, want ErrNoStateDir", err)
+	}
+	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
+		t.Errorf("New wrote into the working directory: %v", ents)
+	}
+}

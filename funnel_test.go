@@ -2,15 +2,23 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/gitsync"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/task"
 )
 
 // gateWorld is one combination of gate states for TestFunnelUsersAgree.
@@ -167,5 +175,48 @@ func TestFunnelUsersAgree(t *testing.T) {
 				t.Errorf("MaybeStart started a dream = %v, want %v (first closed gate %q)", ran, want == GateReady, want)
 			}
 		})
+	}
+}
+
+// TestPublicJSONMatchesInternal: each public type converted at the API's
+// boundary marshals with exactly the JSON keys of the internal type it
+// mirrors, so the CLI's --json output does not change with the conversion.
+func TestPublicJSONMatchesInternal(t *testing.T) {
+	keys := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return strings.Join(ks, ",")
+	}
+	now := time.Now()
+	ttl := time.Second
+	cases := []struct {
+		name             string
+		internal, public any
+	}{
+		{"Change", journal.Change{Path: "a.md", Kind: "added", Added: 1}, changesOf([]journal.Change{{Path: "a.md", Kind: "added", Added: 1}})[0]},
+		{"StagedRun", journal.Info{ID: "x", State: "parked", PID: 1, CreatedAt: now}, stagedRunsOf([]journal.Info{{ID: "x", State: "parked", PID: 1, CreatedAt: now}})[0]},
+		{"HistoryEntry", audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}}, historyEntryOf(audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}})},
+		{"FileStat", audit.FileStat{Path: "a"}, FileStat{Path: "a"}},
+		{"LockBackendStatus", lockbackend.Status{Backend: "etcd", Host: "h", PID: 1, TaskID: "t", Since: &now, LeaseRemaining: &ttl}, lockBackendStatusOf(lockbackend.Status{Backend: "etcd", Host: "h", PID: 1, TaskID: "t", Since: &now, LeaseRemaining: &ttl})},
+		{"LockHolder", lock.Holder{Exists: true}, lockBackendStatusOf(lockbackend.Status{File: lock.Holder{Exists: true}}).File},
+		{"SyncState", gitsync.State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"}, syncStateOf(gitsync.State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"})},
+		{"SyncPull", gitsync.PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"}, syncPullOf(gitsync.PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"})},
+		{"Task", task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true}, taskOf(task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true})},
+	}
+	for _, c := range cases {
+		if a, b := keys(c.internal), keys(c.public); a != b {
+			t.Errorf("%s: internal keys %s, public keys %s", c.name, a, b)
+		}
 	}
 }

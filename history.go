@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
@@ -12,7 +13,40 @@ import (
 
 // HistoryEntry is one audited change of the memory dir: a dream, an undo,
 // an applied review, or hand edits recorded before a dream.
-type HistoryEntry = audit.Entry
+type HistoryEntry struct {
+	// ID is the dream's id, or "hand-<short sha>" for hand edits.
+	ID string `json:"id"`
+	// Commit is the change's commit in the audit history.
+	Commit string `json:"commit"`
+	// Kind is "dream", "undo", "apply" or "hand".
+	Kind      string     `json:"kind"`
+	Status    string     `json:"status"`
+	StartedAt time.Time  `json:"started_at"`
+	Files     []FileStat `json:"files"`
+	// Diff is the unified diff of the memory files.
+	Diff string `json:"diff"`
+}
+
+// FileStat is one file of a HistoryEntry, with its line counts.
+type FileStat struct {
+	Path    string `json:"path"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	// Status is "added", "modified" or "deleted".
+	Status string `json:"status"`
+}
+
+// historyEntryOf converts an audit entry at the API's boundary.
+func historyEntryOf(e audit.Entry) HistoryEntry {
+	out := HistoryEntry{ID: e.ID, Commit: e.Commit, Kind: e.Kind, Status: e.Status, StartedAt: e.StartedAt, Diff: e.Diff}
+	if e.Files != nil {
+		out.Files = make([]FileStat, 0, len(e.Files))
+	}
+	for _, f := range e.Files {
+		out.Files = append(out.Files, FileStat{Path: f.Path, Added: f.Added, Removed: f.Removed, Status: f.Status})
+	}
+	return out
+}
 
 // Log returns the audit history, newest first; limit <= 0 means all.
 func (d *Dreamer) Log(ctx context.Context, limit int) ([]HistoryEntry, error) {
@@ -20,7 +54,15 @@ func (d *Dreamer) Log(ctx context.Context, limit int) ([]HistoryEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dream: opening the audit history: %w", err)
 	}
-	return h.Log(ctx, limit)
+	entries, err := h.Log(ctx, limit)
+	if entries == nil {
+		return nil, err
+	}
+	out := make([]HistoryEntry, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, historyEntryOf(e))
+	}
+	return out, err
 }
 
 // Show returns one audited change by dream id (or a unique prefix).
@@ -29,7 +71,8 @@ func (d *Dreamer) Show(ctx context.Context, id string) (HistoryEntry, error) {
 	if err != nil {
 		return HistoryEntry{}, fmt.Errorf("dream: opening the audit history: %w", err)
 	}
-	return h.Show(ctx, id)
+	e, err := h.Show(ctx, id)
+	return historyEntryOf(e), err
 }
 
 // withLock runs fn as a foreground step under the consolidation lock (see
@@ -85,19 +128,21 @@ func (d *Dreamer) Undo(ctx context.Context, id string, force bool) (HistoryEntry
 		if err := d.fenceLanding(ctx, false); err != nil {
 			return false, err
 		}
-		e, err = h.Undo(ctx, id, force)
+		undone, err := h.Undo(ctx, id, force)
+		e = historyEntryOf(undone)
 		return false, err
 	})
 	return e, err
 }
 
 // Staged returns the parked review runs of this memory dir.
-func (d *Dreamer) Staged() ([]journal.Info, error) {
-	return journal.ListParked(d.cfg.StateDir, d.cfg.MemoryDir)
+func (d *Dreamer) Staged() ([]StagedRun, error) {
+	infos, err := journal.ListParked(d.cfg.StateDir, d.cfg.MemoryDir)
+	return stagedRunsOf(infos), err
 }
 
 // StagedDiff returns the changes and unified diff of a review run.
-func (d *Dreamer) StagedDiff(id string) ([]journal.Change, string, error) {
+func (d *Dreamer) StagedDiff(id string) ([]Change, string, error) {
 	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
 	if err != nil {
 		return nil, "", err
@@ -107,13 +152,13 @@ func (d *Dreamer) StagedDiff(id string) ([]journal.Change, string, error) {
 		return nil, "", err
 	}
 	diff, err := t.Diff()
-	return cs, diff, err
+	return changesOf(cs), diff, err
 }
 
 // Apply lands the staged changes of a review run, as a completed
 // consolidation recorded in the audit history.
-func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, string, error) {
-	var changes []journal.Change
+func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error) {
+	var changes []Change
 	var commit string
 	err := d.withLock(ctx, func() (bool, error) {
 		t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
@@ -130,7 +175,8 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]journal.Change, strin
 		if err := d.fenceLanding(ctx, true); err != nil {
 			return false, err
 		}
-		changes, err = t.Commit()
+		landed, err := t.Commit()
+		changes = changesOf(landed)
 		if err != nil {
 			if len(changes) > 0 {
 				// A file edited during the commit was kept as edited and

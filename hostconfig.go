@@ -88,7 +88,7 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 		return Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
 	}
 	if cfg.SessionRule == nil && (p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir)) {
-		cfg.SessionRule = l.Sessions
+		cfg.SessionRule = sessionRuleOf(l.Sessions)
 	}
 	// The layout's file list describes its own memory dir; nanobot's is
 	// relative to any workspace, so it guards every one.

@@ -23,7 +23,7 @@ func (d *Dreamer) guardLoss(rep *Report, out Outcome, before lossguard.Tree, sta
 	if err != nil {
 		return false, err
 	}
-	v := lossguard.Check(before, after, lossguard.Options{Strict: out.Strict, Records: out.Accounted, MaxLoss: d.cfg.Settings.MaxLoss})
+	v := lossguard.Check(before, after, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
 	if err := v.Err(); err != nil {
 		return false, err
 	}

@@ -3,7 +3,6 @@ package dream
 import (
 	"context"
 
-	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/offline"
 )
 
@@ -23,7 +22,7 @@ func (offlineEngine) Run(ctx context.Context, job Job) (Outcome, error) {
 	}
 	out := Outcome{FilesTouched: rep.FilesTouched, Strict: true}
 	for _, f := range rep.Fixes {
-		out.Accounted = append(out.Accounted, lossguard.Record{File: f.File, Start: f.Start, End: f.End})
+		out.Accounted = append(out.Accounted, Accounted{File: f.File, Start: f.Start, End: f.End})
 	}
 	return out, nil
 }

@@ -35,30 +35,37 @@ var errKilled = errors.New("killed by request")
 
 // Report is the outcome of one dream, as `dream run --json` prints it.
 type Report struct {
-	TaskID           string           `json:"task_id"`
-	Status           string           `json:"status"`
-	FilesTouched     []string         `json:"files_touched"`
-	Turns            int              `json:"turns"`
-	ToolCalls        int              `json:"tool_calls"`
-	Usage            llm.Usage        `json:"usage"`
-	Error            string           `json:"error,omitempty"`
-	Summary          string           `json:"summary,omitempty"`
-	Changes          []journal.Change `json:"changes"`
-	SessionsReviewed int              `json:"sessions_reviewed"`
-	AuditCommit      string           `json:"audit_commit,omitempty"`
-	SyncError        string           `json:"sync_error,omitempty"`
-	Review           bool             `json:"review,omitempty"`
+	TaskID           string    `json:"task_id"`
+	Status           string    `json:"status"`
+	FilesTouched     []string  `json:"files_touched"`
+	Turns            int       `json:"turns"`
+	ToolCalls        int       `json:"tool_calls"`
+	Usage            llm.Usage `json:"usage"`
+	Error            string    `json:"error,omitempty"`
+	Summary          string    `json:"summary,omitempty"`
+	Changes          []Change  `json:"changes"`
+	SessionsReviewed int       `json:"sessions_reviewed"`
+	AuditCommit      string    `json:"audit_commit,omitempty"`
+	SyncError        string    `json:"sync_error,omitempty"`
+	Review           bool      `json:"review,omitempty"`
 	// ParkReason says why a staged dream waits for review:
 	// ParkReviewRequested, or ParkLossGuard and what it would lose.
 	ParkReason string `json:"park_reason,omitempty"`
 	MemoryDir  string `json:"memory_dir"`
-	// Merged, ForReview and ReviewID: files the user edited during the
-	// dream; see journal.CommitResult.
+	// Merged are files the user edited during the dream whose edit and the
+	// dream's touched different lines: both landed. ForReview are files
+	// where they overlap: the user's version was kept and the dream's is
+	// staged for review as ReviewID (`dream diff`, `apply`, `discard`).
 	Merged     []string  `json:"merged,omitempty"`
 	ForReview  []string  `json:"for_review,omitempty"`
 	ReviewID   string    `json:"review_id,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	DurationMS int64     `json:"duration_ms"`
+
+	// Diff is the unified diff of Changes on a dry run, the only moment it
+	// can be read: the staging is dropped when Run returns. (A landed
+	// dream's diff is in its history, a staged one's in its staging.)
+	Diff string `json:"diff,omitempty"`
 }
 
 type runOptions struct {
@@ -102,7 +109,7 @@ type dreamRun struct {
 // every failure takes.
 func (d *Dreamer) run(ctx context.Context, o runOptions) (Report, error) {
 	r := &dreamRun{d: d, ctx: ctx, o: o, start: d.cfg.Now(), status: task.StatusFailed}
-	r.rep = Report{Status: StatusFailed, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, StartedAt: r.start, Review: o.review, FilesTouched: []string{}, Changes: []journal.Change{}}
+	r.rep = Report{Status: StatusFailed, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, StartedAt: r.start, Review: o.review, FilesTouched: []string{}, Changes: []Change{}}
 	if d.cfg.Runner == nil {
 		return r.rep, r.fail(ErrNoRunner)
 	}
@@ -322,7 +329,7 @@ func (r *dreamRun) verify() error {
 	if err := d.fence("before the commit"); err != nil {
 		return err
 	}
-	r.rep.Changes, r.rep.FilesTouched = r.changes, changedPaths(r.changes)
+	r.rep.Changes, r.rep.FilesTouched = changesOf(r.changes), changedPaths(r.changes)
 	return nil
 }
 
@@ -332,6 +339,11 @@ func (r *dreamRun) verify() error {
 func (r *dreamRun) land() error {
 	switch {
 	case r.o.dryRun:
+		diff, err := r.txn.Diff()
+		if err != nil {
+			return fmt.Errorf("dream: the diff of the dry run: %w", err)
+		}
+		r.rep.Diff = diff
 		r.finish(task.StatusCompleted, nil)
 		r.rep.Status = StatusDryRun
 		return nil // the staging is discarded and the lock rewound
@@ -377,14 +389,14 @@ func (r *dreamRun) commit() error {
 	r.rep.Merged, r.rep.ForReview, r.rep.ReviewID = res.Merged, res.ForReview, res.ReviewID
 	if err != nil {
 		if len(res.Applied) > 0 {
-			r.rep.Changes, r.rep.FilesTouched = res.Applied, changedPaths(res.Applied)
+			r.rep.Changes, r.rep.FilesTouched = changesOf(res.Applied), changedPaths(res.Applied)
 			if c, aerr := r.record("partial"); aerr == nil {
 				r.rep.AuditCommit = c
 			}
 		}
 		return fmt.Errorf("committing the dream: %w", err)
 	}
-	r.rep.Changes, r.rep.FilesTouched = res.Applied, changedPaths(res.Applied)
+	r.rep.Changes, r.rep.FilesTouched = changesOf(res.Applied), changedPaths(res.Applied)
 	commit, err := r.record(StatusCompleted)
 	if err != nil {
 		// The memory is committed; only the history entry is missing,
@@ -441,7 +453,7 @@ func (d *Dreamer) countSessions(ctx context.Context, since time.Time) (int, erro
 		return 0, nil
 	}
 	since = gate.SessionsSince(d.cfg.Now(), since)
-	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.cfg.SessionRule, d.currentSession())
+	return gate.CountSessions(ctx, d.cfg.SessionsDir, since, d.rule, d.currentSession())
 }
 
 func changedPaths(cs []journal.Change) []string {

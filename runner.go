@@ -78,8 +78,30 @@ type Outcome struct {
 	Summary      string
 	// Accounted names the bytes the runner changed on purpose (the offline
 	// engine's fix records), for the loss guard.
-	Accounted []lossguard.Record
+	Accounted []Accounted
 	// Strict asks the loss guard to fail the dream if any changed unit is
 	// not in Accounted: set by a runner that only makes recorded fixes.
 	Strict bool
+}
+
+// Accounted names bytes of a memory file, as it was before the dream, that
+// a runner changed on purpose (an offline fix): the loss guard does not
+// count them as lost.
+type Accounted struct {
+	// File is slash-separated, relative to the memory dir.
+	File string
+	// Start and End are byte offsets, End exclusive.
+	Start, End int
+}
+
+// lossRecords converts Accounted for the loss guard.
+func (o Outcome) lossRecords() []lossguard.Record {
+	if o.Accounted == nil {
+		return nil
+	}
+	out := make([]lossguard.Record, 0, len(o.Accounted))
+	for _, a := range o.Accounted {
+		out = append(out, lossguard.Record{File: a.File, Start: a.Start, End: a.End})
+	}
+	return out
 }

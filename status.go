@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
-	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
 )
@@ -43,9 +42,57 @@ type StatusReport struct {
 	Warnings             []string    `json:"warnings,omitempty"`
 
 	// LockBackend is the lock's backend and holder wherever it runs.
-	LockBackend lockbackend.Status `json:"lock_backend"`
+	LockBackend LockBackendStatus `json:"lock_backend"`
 	// Sync compares the memory's history with sync_remote; nil without one.
-	Sync *gitsync.State `json:"sync,omitempty"`
+	Sync *SyncState `json:"sync,omitempty"`
+}
+
+// LockBackendStatus is the consolidation lock seen through its backend:
+// the file alone, or etcd with the file beside it.
+type LockBackendStatus struct {
+	// Backend is "file" or "etcd".
+	Backend string `json:"backend"`
+	// Where is the lock file, or the etcd endpoints and key prefix.
+	Where string `json:"where"`
+	// Held says some live holder has the lock (here or on another machine).
+	Held bool `json:"held"`
+	// Host, PID and TaskID name the holder; empty or zero when unknown.
+	Host   string `json:"host,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
+	// Since is when the holder acquired, when known.
+	Since *time.Time `json:"since,omitempty"`
+	// LeaseRemaining is the holder's etcd lease time left: how soon another
+	// machine could take over if the holder stopped renewing it.
+	LeaseRemaining *time.Duration `json:"lease_remaining_ns,omitempty"`
+	// Reason is a one-line human account.
+	Reason string `json:"reason"`
+	// File is the local .consolidate-lock, taken with every backend.
+	File LockHolder `json:"file"`
+}
+
+// LockHolder is the local .consolidate-lock as a would-be acquirer sees it.
+type LockHolder struct {
+	// Exists says there is a lock file at all.
+	Exists bool `json:"exists"`
+	// PID is the holder named in the body; 0 when it is empty or garbage.
+	PID int `json:"pid"`
+	// MTime is the lock file's mtime, the last consolidation time.
+	MTime time.Time `json:"mtime"`
+	// Live says an acquirer would yield to this holder.
+	Live bool `json:"live"`
+	// Dream says the holder is a dream process.
+	Dream bool `json:"dream"`
+	// Reason is a human explanation, e.g. "live pid 123 (12m old)".
+	Reason string `json:"reason"`
+}
+
+// lockBackendStatusOf converts the backend's status at the API's boundary.
+func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
+	f := s.File
+	return LockBackendStatus{Backend: s.Backend, Where: s.Where, Held: s.Held, Host: s.Host, PID: s.PID, TaskID: s.TaskID,
+		Since: s.Since, LeaseRemaining: s.LeaseRemaining, Reason: s.Reason,
+		File: LockHolder{Exists: f.Exists, PID: f.PID, MTime: f.MTime, Live: f.Live, Dream: f.Dream, Reason: f.Reason}}
 }
 
 // Status evaluates every gate without starting a dream. It re-reads the lock
@@ -80,7 +127,7 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	if b, err := d.lock.Describe(ctx); err != nil {
 		s.Warnings = append(s.Warnings, err.Error())
 	} else {
-		s.LockBackend = b
+		s.LockBackend = lockBackendStatusOf(b)
 	}
 	s.Sync = d.syncStatus(ctx)
 

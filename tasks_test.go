@@ -52,7 +52,7 @@ func TestTaskAPI(t *testing.T) {
 		t.Errorf("kill unknown: %v", err)
 	}
 	abs, _ := filepath.Abs(mem)
-	if got, err := dream.MemoryDirOf(state, id); err != nil || got != abs {
+	if got, err := dream.MemoryDirOf(context.Background(), state, id); err != nil || got != abs {
 		t.Errorf("MemoryDirOf: %q %v", got, err)
 	}
 	// Once the task entry is pruned, the event log still knows.
@@ -60,10 +60,10 @@ func TestTaskAPI(t *testing.T) {
 	for _, p := range entries {
 		os.Remove(p)
 	}
-	if got, err := dream.MemoryDirOf(state, id); err != nil || got != abs {
+	if got, err := dream.MemoryDirOf(context.Background(), state, id); err != nil || got != abs {
 		t.Errorf("MemoryDirOf from telemetry: %q %v", got, err)
 	}
-	if _, err := dream.MemoryDirOf(state, "20990101"); !errors.Is(err, dream.ErrUnknownDream) {
+	if _, err := dream.MemoryDirOf(context.Background(), state, "20990101"); !errors.Is(err, dream.ErrUnknownDream) {
 		t.Errorf("MemoryDirOf unknown: %v", err)
 	}
 }
@@ -121,6 +121,9 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(mem, "prefs.md")); string(b) != prefs {
 		t.Fatalf("a dry run changed prefs.md:\n%s", b)
+	}
+	if !strings.Contains(rep.Diff, "+++ b/prefs.md") || !strings.Contains(rep.Diff, "\n-- 用 tab 缩进。") {
+		t.Fatalf("the dry run's diff does not show what it would change:\n%s", rep.Diff)
 	}
 	staged, err := d.Staged()
 	if err != nil || len(staged) != 0 {

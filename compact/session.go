@@ -3,9 +3,7 @@ package compact
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // A session file as nanobot's JsonlSessionStore writes it
@@ -300,36 +300,12 @@ func (s *Session) encode() []byte {
 	return b.Bytes()
 }
 
-// Save replaces the session file atomically and durably, with a temporary
-// name like nanobot's (".NAME.HEX.tmp").
+// Save replaces the session file atomically and durably (fsutil's atomic
+// write: its temporary name carries dream's prefix, so a crash's leftover is
+// recognised and cleaned like every other).
 func (s *Session) Save(path string) error {
-	var suffix [8]byte
-	if _, err := rand.Read(suffix[:]); err != nil {
-		return err
-	}
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+hex.EncodeToString(suffix[:])+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if err := fsutil.WriteFileAtomic(path, s.encode(), 0o600); err != nil {
 		return fmt.Errorf("compact: saving session: %w", err)
-	}
-	defer os.Remove(tmp)
-	if _, err := f.Write(s.encode()); err != nil {
-		f.Close()
-		return fmt.Errorf("compact: saving session: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("compact: saving session: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("compact: saving session: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("compact: saving session: %w", err)
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

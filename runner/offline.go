@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/internal/offline"
 )
@@ -67,9 +66,9 @@ func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDi
 	if err != nil {
 		return dream.Outcome{}, fmt.Errorf("offline engine: %w", err)
 	}
-	var accounted []lossguard.Record
+	var accounted []dream.Accounted
 	for _, f := range rep.Fixes {
-		accounted = append(accounted, lossguard.Record{File: f.File, Start: f.Start, End: f.End})
+		accounted = append(accounted, dream.Accounted{File: f.File, Start: f.Start, End: f.End})
 	}
 	for _, f := range rep.Fixes {
 		text := f.Kind + " " + f.File

@@ -26,6 +26,9 @@ type app struct {
 	env    func(string) (string, bool)
 	// cmd is the command's name, for messages that point at its help.
 	cmd string
+	// askedJSON: --json is among the arguments, even when the flags
+	// failed to parse before it, so that the error is JSON too.
+	askedJSON bool
 
 	// Filled by flags.
 	session string
@@ -38,6 +41,9 @@ type app struct {
 	projectFile string
 	// layout is the host layout locations resolved or detected, if any.
 	layout *host.Layout
+	// hintStateDir, when set, is the state dir the commands printed for a
+	// user to paste must name (see hint).
+	hintStateDir string
 }
 
 func (a *app) getenv(k string) string {

@@ -73,13 +73,13 @@ var (
 // normalize replaces the run-dependent parts of out.
 func (s *session) normalize(out string) string {
 	out = strings.ReplaceAll(out, s.w.root, "$ROOT")
-	out = strings.ReplaceAll(out, strconv.Itoa(os.Getpid()), "$PID")
 	out = reTaskID.ReplaceAllString(out, "$$ID")
+	out = reSHA.ReplaceAllString(out, "$$SHA")
 	out = reTime.ReplaceAllString(out, "$$TIME")
 	out = reStamp.ReplaceAllString(out, "$$STAMP")
 	out = reAge.ReplaceAllString(out, "($$AGE ago)")
-	out = reSHA.ReplaceAllString(out, "$$SHA")
 	out = reSeconds.ReplaceAllString(out, "in $$SECONDSs")
+	out = regexp.MustCompile(`(pid |"pid": )`+strconv.Itoa(os.Getpid())+`\b`).ReplaceAllString(out, "${1}$$PID")
 	if h, err := os.Hostname(); err == nil && h != "" {
 		out = strings.ReplaceAll(out, " on "+h, " on $HOST")
 	}
@@ -290,6 +290,7 @@ func TestMessageJSONError(t *testing.T) {
 		exit int
 	}{
 		{[]string{"stauts", "--json"}, codeUsage, exitUsage},
+		{[]string{"status", "--memroy-dir", w.mem, "--json"}, codeUsage, exitUsage},
 		{[]string{"status", "--json", "--min-hours", "abc", "--memory-dir", w.mem}, codeUsage, exitUsage},
 		{[]string{"status", "--json", "--state-dir", w.state}, codeUsage, exitUsage},
 		{[]string{"show", "no-such-dream", "--json", "--memory-dir", w.mem, "--state-dir", w.state}, codeFailed, exitFailed},

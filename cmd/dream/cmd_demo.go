@@ -11,12 +11,16 @@ import (
 	"github.com/dreamkit/dream/provider"
 )
 
+// cmdDemo dreams over the bundled example. The example and its state dir
+// stay afterwards (unless --keep=false): the commands the demo prints, such
+// as "undo it: dream undo ID --state-dir …", must still work when the
+// user pastes them, so the demo says where it lives and how to remove it.
 func cmdDemo(a *app, args []string) error {
-	var keep bool
+	keep := true
 	var dir string
 	if _, err := a.standardCommand("demo", args, func(fs *flag.FlagSet) {
-		fs.BoolVar(&keep, "keep", false, "keep the temp dir afterwards to look around")
-		fs.StringVar(&dir, "dir", "", "materialise the example in this `DIR` instead of a new temp dir")
+		fs.BoolVar(&keep, "keep", true, "keep the demo dir and its history afterwards, so the printed commands work (--keep=false removes it)")
+		fs.StringVar(&dir, "dir", "", "materialise the example in this `DIR` (empty or new) instead of a new temp dir")
 	}); err != nil {
 		return err
 	}
@@ -30,6 +34,9 @@ func cmdDemo(a *app, args []string) error {
 			defer os.RemoveAll(tmp)
 		}
 	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	layout, err := demo.Materialize(dir, time.Now())
 	if err != nil {
 		return fmt.Errorf("preparing the demo: %w", err)
@@ -39,6 +46,9 @@ func cmdDemo(a *app, args []string) error {
 	s.StateDir = filepath.Join(dir, "state")
 	s.Host = ""
 	a.loaded.Settings = s
+	// The demo's history lives in its own state dir, which no later
+	// command finds by itself: every command it prints names it.
+	a.hintStateDir = s.StateDir
 
 	choice, err := provider.Choose(s, a.getenv)
 	if err != nil {
@@ -67,13 +77,15 @@ func cmdDemo(a *app, args []string) error {
 	view.done()
 	if a.jsonOut {
 		a.printJSON(rep)
+		a.note("%s", demoWhere(dir, keep))
 		if err != nil {
 			return reported(exitFailed, err)
 		}
 		return nil
 	}
-	printReport(w, rep)
+	printReport(w, rep, a.hint)
 	if err != nil {
+		fmt.Fprintln(w, demoWhere(dir, keep))
 		return reported(exitFailed, err)
 	}
 	if rep.TaskID != "" && len(rep.Changes) > 0 {
@@ -86,10 +98,19 @@ func cmdDemo(a *app, args []string) error {
 	fmt.Fprintln(w, "Point dream at your own agent:")
 	fmt.Fprintln(w, "  dream status --host claude            # Claude Code's memory for the repo in the current directory")
 	fmt.Fprintln(w, "  dream run --host claude --review      # a dream whose changes wait for dream diff / apply")
-	fmt.Fprintln(w, "  dream run --memory-dir DIR --sessions-dir DIR --repo DIR")
 	fmt.Fprintln(w, "  dream maybe --host claude             # from an idle or stop hook: dreams only when every gate opens")
-	if keep {
-		fmt.Fprintf(w, "\nthe demo stays in %s (state dir: %s)\n", dir, s.StateDir)
-	}
+	fmt.Fprintln(w, "  dream help run                        # --memory-dir, --sessions-dir and --repo for a folder of notes of your own")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, demoWhere(dir, keep))
 	return nil
+}
+
+// demoWhere says where the demo stays and how to remove it, or that it is
+// already gone and the commands printed for it no longer apply.
+func demoWhere(dir string, keep bool) string {
+	if !keep {
+		return fmt.Sprintf("the demo in %s was removed (--keep=false): the dream show and dream undo commands above no longer apply", dir)
+	}
+	return fmt.Sprintf("the demo stays in %s, its history in %s, so the commands above work; remove it with: rm -rf %s",
+		dir, filepath.Join(dir, "state"), shellQuote(dir))
 }

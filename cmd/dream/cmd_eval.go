@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/dreamkit/dream"
@@ -18,14 +17,27 @@ import (
 func cmdEval(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
-		fs.StringVar(&dir, "dir", filepath.Join("testdata", "eval"), "the scenarios `DIR`")
+		fs.StringVar(&dir, "dir", "", "score the scenarios in this `DIR` instead of the corpus built into dream (testdata/eval of a checkout)")
 	}); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usagef("no scenarios at %s: run from a dream checkout or pass --dir", dir)
+	corpus := dir
+	if dir == "" {
+		// The corpus travels in the binary, so an installed dream scores
+		// the same scenarios as a checkout's tests do.
+		tmp, err := os.MkdirTemp("", "dream-eval-corpus-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if err := eval.ExtractCorpus(tmp); err != nil {
+			return err
+		}
+		corpus = tmp
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usagef("no scenarios at %s: pass a directory of scenarios (one dir each, with a scenario.toml), or no --dir for the built-in corpus", dir)
 	}
-	scenarios, err := eval.LoadAll(dir)
+	scenarios, err := eval.LoadAll(corpus)
 	if err != nil {
 		return err
 	}
@@ -38,7 +50,11 @@ func cmdEval(a *app, args []string) error {
 		if choice.Provider != nil {
 			engine = choice.Name + " " + choice.Model
 		}
-		fmt.Fprintf(a.stderr, "dream eval: %d scenario(s) with the %s\n", len(scenarios), engine)
+		from := "the corpus built into dream"
+		if dir != "" {
+			from = dir
+		}
+		fmt.Fprintf(a.stderr, "dream eval: %d scenario(s) from %s with the %s\n", len(scenarios), from, engine)
 	}
 	s := a.loaded.Settings
 	dreamFn := func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (llm.Usage, error) {
@@ -73,6 +89,7 @@ func cmdEval(a *app, args []string) error {
 		a.printJSON(scores)
 	} else {
 		fmt.Fprint(a.stdout, eval.Table(scores))
+		fmt.Fprintf(a.stdout, "\ncolumns (fixed/total where there is a slash):\n%s", eval.Legend)
 	}
 	for _, sc := range scores {
 		if sc.Err != "" || sc.ProbesRetained < sc.ProbesTotal || sc.Regressions > 0 || !sc.OutsideUntouched {

@@ -66,14 +66,14 @@ func cmdShow(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("show takes one dream id (see dream log)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	e, err := d.Show(a.ctx, pos[0])
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(e)
@@ -99,7 +99,7 @@ func cmdUndo(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("undo takes one dream id (see dream log)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}
@@ -109,7 +109,7 @@ func cmdUndo(a *app, args []string) error {
 		return &undoConflictError{id: pos[0], err: err}
 	}
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(e)

@@ -15,7 +15,6 @@ import (
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/lock"
 )
 
 // hookStdinWait is how long `dream hook` waits for the agent's JSON before
@@ -240,14 +239,9 @@ func (a *app) planHook(p hookPayload) (*hookJob, string) {
 	if info, err := os.Stat(j.memory); err != nil || !info.IsDir() {
 		return nil, "memory directory " + j.memory + " does not exist yet"
 	}
-	// The time gate, as the funnel decides it: one lstat of the lock.
-	last, err := lock.New(j.memory, "").LastConsolidatedAt()
-	if err != nil {
-		return nil, err.Error()
-	}
-	now := time.Now()
-	minHours := time.Duration(s.MinHours * float64(time.Hour))
-	if !last.IsZero() && !last.After(now.Add(time.Minute)) && now.Sub(last) < minHours {
+	// The time gate, as the funnel decides it (fastgate.go): closed only
+	// when `dream maybe` would say so, with no dead dream to recover.
+	if _, closed := timeGateClosed(s, j.memory, time.Now()); closed {
 		return nil, ""
 	}
 	return j, ""

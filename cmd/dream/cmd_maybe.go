@@ -8,6 +8,9 @@ func cmdMaybe(a *app, args []string) error {
 	if _, err := a.standardCommand("maybe", args, nil); err != nil {
 		return err
 	}
+	if a.maybeFastPath() {
+		return nil
+	}
 	d, view, err := a.dreamerWithProvider()
 	if err != nil {
 		return err

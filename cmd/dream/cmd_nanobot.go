@@ -70,7 +70,7 @@ func runNanobot(a *app, review bool) error {
 		}
 		return nil
 	}
-	printReport(a.stdout, rep.Report)
+	printReport(a.stdout, rep.Report, a.hint)
 	if rep.Status == dream.StatusCompleted {
 		fmt.Fprintf(a.stdout, "history: %d entries consumed, dream cursor %d", rep.HistoryEntriesConsumed, rep.DreamCursor)
 		if rep.NanobotCommit != "" {

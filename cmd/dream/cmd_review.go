@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/dreamkit/dream"
@@ -13,7 +14,12 @@ func cmdDiff(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	d, err := a.memoryDreamer()
+	var d *dream.Dreamer
+	if len(pos) == 0 {
+		d, err = a.memoryDreamer()
+	} else {
+		d, err = a.memoryDreamerFor(pos[0])
+	}
 	if err != nil {
 		return err
 	}
@@ -37,18 +43,24 @@ func cmdDiff(a *app, args []string) error {
 	}
 	changes, diff, err := d.StagedDiff(pos[0])
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "diff": diff})
 		return nil
 	}
-	for _, c := range changes {
-		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", c.Kind, c.Path, c.Added, c.Removed)
-	}
-	fmt.Fprintln(a.stdout)
+	printChanges(a.stdout, changes)
 	writeDiff(a.stdout, diff, isTerminal(a.stdout))
 	return nil
+}
+
+// printChanges lists the files a dream changes, then a blank line before
+// the diff: `dream diff ID` and `dream run --dry-run` print alike.
+func printChanges(w io.Writer, changes []dream.Change) {
+	for _, c := range changes {
+		fmt.Fprintf(w, "  %-8s %s +%d -%d\n", c.Kind, c.Path, c.Added, c.Removed)
+	}
+	fmt.Fprintln(w)
 }
 
 func cmdApply(a *app, args []string) error {
@@ -59,7 +71,7 @@ func cmdApply(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("apply takes one staged dream id (see dream diff)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}
@@ -70,13 +82,13 @@ func cmdApply(a *app, args []string) error {
 		return a.alreadyApplied(applied)
 	}
 	if err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
 		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "audit_commit": commit})
 		return nil
 	}
-	fmt.Fprintf(a.stdout, "applied %s: %d file(s) changed; undo with: dream undo %s\n", pos[0], len(changes), pos[0])
+	fmt.Fprintf(a.stdout, "applied %s: %d file(s) changed; undo with: %s\n", pos[0], len(changes), a.hint("undo", pos[0]))
 	return nil
 }
 
@@ -88,13 +100,13 @@ func cmdDiscard(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("discard takes one staged dream id (see dream diff)")
 	}
-	d, err := a.memoryDreamer()
+	d, err := a.memoryDreamerFor(pos[0])
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	if err := d.Discard(pos[0]); err != nil {
-		return err
+		return a.idError(pos[0], err)
 	}
 	fmt.Fprintf(a.stdout, "discarded the staged changes of %s; the memory is unchanged\n", pos[0])
 	return nil
@@ -116,6 +128,6 @@ func (a *app) alreadyApplied(e *dream.AlreadyAppliedError) error {
 	if !e.At.IsZero() {
 		when = " at " + e.At.Local().Format("2006-01-02 15:04")
 	}
-	fmt.Fprintf(a.stdout, "%s was already applied%s (audit commit %s): nothing to do; see it with: dream show %s · undo it with: dream undo %s\n", e.ID, when, short(e.Commit), e.ID, e.ID)
+	fmt.Fprintf(a.stdout, "%s was already applied%s (audit commit %s): nothing to do; see it with: %s · undo it with: %s\n", e.ID, when, short(e.Commit), a.hint("show", e.ID), a.hint("undo", e.ID))
 	return nil
 }

@@ -270,8 +270,17 @@ func TestHookEndToEnd(t *testing.T) {
 			if !strings.Contains(string(log), "dream started in the background") {
 				t.Errorf("hook.log does not record the start:\n%s", log)
 			}
-			if r := w.dream("tasks", "--json", "--host", tc.agent); r.code != 0 || !strings.Contains(r.stdout, `"completed"`) {
-				t.Errorf("no completed task after the background dream: %s", r)
+			// The lock completes just before the task entry is finished:
+			// give the dream a moment to write it.
+			for {
+				r := w.dream("tasks", "--json", "--host", tc.agent)
+				if r.code == 0 && strings.Contains(r.stdout, `"completed"`) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no completed task after the background dream: %s", r)
+				}
+				time.Sleep(100 * time.Millisecond)
 			}
 			if errs := host.CheckFormats(w.layout); len(errs) > 0 {
 				t.Errorf("after the background dream the agent cannot load: %v", errs)

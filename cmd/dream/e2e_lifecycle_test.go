@@ -236,7 +236,8 @@ func TestPinnedFactDroppedRollsBack(t *testing.T) {
 func TestDemoRunsOffline(t *testing.T) {
 	w := newWorld(t)
 	start := time.Now()
-	r := w.dream(nil, "demo")
+	r := w.dream([]string{"TMPDIR=" + t.TempDir()}, "demo") // the demo stays: in the test's temp dir
+
 	if r.code != 0 {
 		t.Fatalf("demo:\n%s", r)
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -123,8 +124,11 @@ var errInterrupted = errors.New("interrupted")
 
 // message is err as one line for the user, said once: errors from the
 // library begin with "dream: ", and the CLI prints that prefix itself.
-func message(err error) string {
-	s := err.Error()
+func message(err error) string { return oneMessage(err.Error()) }
+
+// oneMessage is message for an error already turned into text (a report's
+// error field).
+func oneMessage(s string) string {
 	for strings.HasPrefix(s, "dream: ") {
 		s = strings.TrimPrefix(s, "dream: ")
 	}
@@ -141,10 +145,11 @@ func (a *app) exit(err error) int {
 	e := classify(err)
 	var rep reportedError
 	shown := errors.As(err, &rep)
-	if !shown || a.jsonOut {
+	jsonOut := a.jsonOut || a.askedJSON
+	if !shown || jsonOut {
 		fmt.Fprintf(a.stderr, "dream: %s\n", e.Message)
 	}
-	if a.jsonOut && !shown {
+	if jsonOut && !shown {
 		writeJSON(a.stdout, a.stderr, struct {
 			Error cliError `json:"error"`
 		}{e})
@@ -187,7 +192,10 @@ func lockHeldHint(h *dream.LockHeldError, now time.Time) string {
 	if !h.Since.IsZero() && now.After(h.Since) {
 		fmt.Fprintf(&b, " (%s ago)", now.Sub(h.Since).Round(time.Second))
 	}
+	local, _ := os.Hostname()
 	switch {
+	case h.Host != "" && h.Host != local:
+		fmt.Fprintf(&b, "; the dream runs on %s: wait for it to finish there (or for its lease to run out, if it died)", h.Host)
 	case h.TaskID != "":
 		fmt.Fprintf(&b, "; wait for it to finish, or stop it with: dream kill %s", h.TaskID)
 	default:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,26 @@ func TestExitPrintsOnce(t *testing.T) {
 	}
 	if code, out, errText = run(true, reported(exitFailed, errors.New("timed out"))); code != exitFailed || out != "" || errText != "dream: timed out\n" {
 		t.Errorf("reported json: %d %q %q", code, out, errText)
+	}
+}
+
+// TestLockHeldHint: the hint fits the holder: a local dream can be killed,
+// another machine's waited for, an unknown holder explained.
+func TestLockHeldHint(t *testing.T) {
+	now := time.Date(2026, 12, 1, 10, 12, 30, 0, time.UTC)
+	since := now.Add(-12*time.Minute - 30*time.Second)
+	local, _ := os.Hostname()
+	for _, tt := range []struct {
+		h    dream.LockHeldError
+		want string
+	}{
+		{dream.LockHeldError{PID: 42, Host: local, TaskID: "t1", Since: since}, "(12m30s ago); wait for it to finish, or stop it with: dream kill t1"},
+		{dream.LockHeldError{PID: 42, TaskID: "t1", Since: since}, "dream kill t1"},
+		{dream.LockHeldError{PID: 42, Host: "elsewhere-" + local, TaskID: "t1", Since: since}, "the dream runs on elsewhere-"},
+		{dream.LockHeldError{PID: 42}, "another dream or agent is consolidating this memory"},
+	} {
+		if got := lockHeldHint(&tt.h, now); !strings.Contains(got, tt.want) {
+			t.Errorf("hint for %+v = %q, want %q", tt.h, got, tt.want)
+		}
 	}
 }

@@ -35,7 +35,7 @@ func (a *app) dispatch(args []string) error {
 		_ = cmdHelp(a, nil)
 		return reported(exitUsage, usagef("no command given"))
 	}
-	a.jsonOut = wantsJSON(args[1:])
+	a.askedJSON = wantsJSON(args[1:])
 	name := args[0]
 	cmd, ok := commandByName(name)
 	if !ok {

@@ -112,28 +112,35 @@ func humanCount(n int64) string {
 	return fmt.Sprint(n)
 }
 
-// printReport prints a finished dream for a person.
-func printReport(w io.Writer, r dream.Report) {
+// printReport prints a finished dream for a person; hint spells the
+// commands it suggests (app.hint), so they work when pasted.
+func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) {
 	u := r.Usage
 	fmt.Fprintf(w, "dream %s: %s in %.1fs · %d turn(s) · %d tool call(s) · tokens in %s out %s cache read %s created %s\n",
 		r.TaskID, r.Status, float64(r.DurationMS)/1000, r.Turns, r.ToolCalls,
 		humanCount(u.InputTokens), humanCount(u.OutputTokens), humanCount(u.CacheReadInputTokens), humanCount(u.CacheCreationInputTokens))
 	if r.Error != "" {
-		fmt.Fprintf(w, "error: %s\n", r.Error)
+		fmt.Fprintf(w, "error: %s\n", oneMessage(r.Error))
 		if r.Status != dream.StatusCompleted {
 			fmt.Fprintln(w, "the memory is unchanged and the lock was rolled back")
 		}
 	}
 	switch {
 	case r.Status == dream.StatusStaged:
-		fmt.Fprintf(w, "staged %d change(s) for review: dream diff %s · dream apply %s · dream discard %s\n", len(r.Changes), r.TaskID, r.TaskID, r.TaskID)
+		fmt.Fprintf(w, "staged %d change(s) for review: %s · %s · %s\n", len(r.Changes), hint("diff", r.TaskID), hint("apply", r.TaskID), hint("discard", r.TaskID))
 	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0:
 		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), strings.Join(r.FilesTouched, ", "))
-		fmt.Fprintf(w, "see the diff: dream show %s · undo it: dream undo %s\n", r.TaskID, r.TaskID)
+		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))
+	case r.Status == dream.StatusDryRun && len(r.Changes) == 0:
+		fmt.Fprintln(w, "dry run: nothing needs changing")
+	case r.Status == dream.StatusDryRun:
+		fmt.Fprintf(w, "dry run: a dream now would change %d file(s); nothing was written and the time gate did not move\n", len(r.Changes))
+		printChanges(w, r.Changes)
+		writeDiff(w, r.Diff, isTerminal(w))
 	case r.Status == dream.StatusCompleted:
 		fmt.Fprintln(w, "nothing needed changing")
 	}
-	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged) {
+	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun) {
 		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
 	}
 }

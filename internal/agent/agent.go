@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
 
 // Defaults applied when the corresponding Config field is zero.
 const (
-	DefaultMaxTurns        = 25
-	DefaultMaxTokens       = 400_000
+	DefaultMaxTurns        = settings.DefaultMaxTurns
+	DefaultMaxTokens       = settings.DefaultMaxTokens
 	DefaultMaxRefusedTurns = 5
 	// DefaultToolTimeout bounds one tool call. The tools stream and cap
 	// their output, so a healthy call takes milliseconds to seconds even

@@ -155,6 +155,9 @@ func (h *History) init(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := h.noteMemoryDir(); err != nil {
+		return err
+	}
 	info := filepath.Join(h.gitDir, "info")
 	if err := os.MkdirAll(info, 0o700); err != nil {
 		return err

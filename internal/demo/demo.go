@@ -12,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"time"
+
+	"github.com/dreamkit/dream/internal/memory"
 )
 
 //go:embed testdata/example
@@ -87,7 +89,7 @@ func setTimes(l Layout, now time.Time) error {
 			return err
 		}
 	}
-	lock := filepath.Join(l.MemoryDir, ".consolidate-lock")
+	lock := filepath.Join(l.MemoryDir, memory.LockFile)
 	if err := os.WriteFile(lock, nil, 0o644); err != nil {
 		return err
 	}

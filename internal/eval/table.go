@@ -67,3 +67,16 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// Legend explains each column of Table, one per line, for people reading
+// the table rather than the JSON.
+const Legend = `  defects      planted defects the dream fixed / planted in the scenario
+  mechanical   of those, the ones the offline engine must fix: fixed / expected
+  probes       facts the dream must keep that are still in memory / probes
+  guards held  properties true before the dream (a decoy left alone, no secret in memory) still true / guards
+  regressions  guards the dream broke (any is a failure)
+  index ok     the index fits the agent's load budget afterwards (lines and bytes)
+  outside ok   nothing outside the memory dir changed (the repository, the transcripts)
+  tokens       model tokens the dream spent (0 with the offline engine)
+  error        why a scenario could not be scored
+`

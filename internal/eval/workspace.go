@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/dreamkit/dream/internal/memory"
 )
 
 // Workspace is a scenario's scratch copy that a dream works on.
@@ -85,7 +87,7 @@ func readTree(root string, skipLock bool) (map[string]string, error) {
 			}
 			return err
 		}
-		if !e.Type().IsRegular() || skipLock && e.Name() == ".consolidate-lock" {
+		if !e.Type().IsRegular() || skipLock && e.Name() == memory.LockFile {
 			return nil
 		}
 		rel, err := filepath.Rel(root, p)

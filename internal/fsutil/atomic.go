@@ -60,12 +60,48 @@ func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode)
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
+	if err := replace(root, rel, data, perm, true); err != nil {
+		return err
+	}
+	return SyncDirIn(root, dir)
+}
+
+// WriteFileAtomicNoSync replaces path with data as atomically as
+// WriteFileAtomic (a reader sees the old file or the new one), but durably
+// only against a crash of the process, not of the machine: it neither
+// fsyncs nor creates parents. It is for files the next write supersedes or
+// a later step makes durable (progress entries, cursors, a dream's staging
+// copy), where a sync per file costs more than the file is worth.
+func WriteFileAtomicNoSync(path string, data []byte, perm os.FileMode) error {
+	return replace(osDir{}, path, data, perm, false)
+}
+
+// dirOps is what replace needs of a directory tree: an *os.Root, or the
+// plain file system (osDir).
+type dirOps interface {
+	OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+}
+
+type osDir struct{}
+
+func (osDir) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+func (osDir) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
+func (osDir) Remove(name string) error             { return os.Remove(name) }
+
+// replace is the one atomic write: a temporary file named with TempPrefix
+// beside the target (so that recovery recognises a stray one), written,
+// given perm, fsynced when sync, then renamed over the target.
+func replace(d dirOps, rel string, data []byte, perm os.FileMode, sync bool) error {
 	var suffix [8]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
 	}
-	tmp := filepath.Join(dir, TempPrefix+hex.EncodeToString(suffix[:]))
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	tmp := filepath.Join(filepath.Dir(rel), TempPrefix+hex.EncodeToString(suffix[:]))
+	f, err := d.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
 	}
@@ -73,7 +109,7 @@ func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode)
 	defer func() {
 		if !ok {
 			f.Close()
-			root.Remove(tmp)
+			d.Remove(tmp)
 		}
 	}()
 	if _, err := f.Write(data); err != nil {
@@ -82,17 +118,19 @@ func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode)
 	if err := f.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("syncing %s: %w", rel, err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("syncing %s: %w", rel, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
 	}
-	if err := root.Rename(tmp, rel); err != nil {
+	if err := d.Rename(tmp, rel); err != nil {
 		return fmt.Errorf("replacing %s: %w", rel, err)
 	}
 	ok = true
-	return SyncDirIn(root, dir)
+	return nil
 }
 
 // SyncDirIn is SyncDir for a directory relative to root.
@@ -143,4 +181,20 @@ func ExpandHome(p, home string) string {
 		return filepath.Join(home, rest)
 	}
 	return p
+}
+
+// ValidName reports whether name is safe as one path element that dream
+// creates itself (a task's or a transaction's id): 1 to maxLen bytes of
+// ASCII letters, digits, '-', '_' and '.', not starting with '.' (so never
+// "." or "..", and never hidden like dream's temporary files).
+func ValidName(name string, maxLen int) bool {
+	if name == "" || len(name) > maxLen || name[0] == '.' {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

@@ -116,3 +116,49 @@ func TestExpandHome(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFileAtomicNoSync: the unsynced variant replaces the file with
+// the mode asked for, leaves no temporary file, and fails (leaving the old
+// content) when the target's directory is missing rather than creating it.
+func TestWriteFileAtomicNoSync(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f.md")
+	for _, c := range []struct {
+		data string
+		perm os.FileMode
+	}{{"# one\n", 0o644}, {"# two\n- 中文\n", 0o600}} {
+		if err := WriteFileAtomicNoSync(p, []byte(c.data), c.perm); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		fi, _ := os.Stat(p)
+		if err != nil || string(b) != c.data || fi.Mode().Perm() != c.perm {
+			t.Fatalf("after writing %q: content %q mode %v, %v", c.data, b, fi.Mode().Perm(), err)
+		}
+	}
+	if err := WriteFileAtomicNoSync(filepath.Join(dir, "missing", "g.md"), []byte("x"), 0o644); err == nil {
+		t.Error("writing into a missing directory succeeded")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("dir holds %d entries, want just f.md: %v", len(ents), ents)
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"20261201-120000-3f9a", true}, {"20261201-120000-3f9a-review", true}, {"a.b_c-D9", true},
+		{"", false}, {".", false}, {"..", false}, {".hidden", false}, {"a/b", false}, {`a\b`, false},
+		{"a b", false}, {"é", false}, {"梦", false}, {"x\x00", false}, {strings.Repeat("x", 65), false},
+	} {
+		if got := ValidName(tc.name, 64); got != tc.ok {
+			t.Errorf("ValidName(%q, 64) = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+	if !ValidName(strings.Repeat("x", 128), 128) || ValidName(strings.Repeat("x", 129), 128) {
+		t.Error("the length bound is not maxLen")
+	}
+}

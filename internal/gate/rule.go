@@ -17,6 +17,10 @@ import (
 // The zero Rule (or a nil *Rule) is the generic one: every *.jsonl at any
 // depth outside directories named "subagents", the current session matched
 // as ID.jsonl, *_ID.jsonl or *-ID.jsonl.
+//
+// The scan calls a Rule's functions from several goroutines at once (it
+// lists directories and stats the files of a big one in parallel), so they
+// must be safe for concurrent use.
 type Rule struct {
 	// Match reports whether the regular file name, depth directories below
 	// the sessions root (0: directly in it), is a session, and returns the
@@ -94,13 +98,14 @@ func (r *Rule) shadowed(dir, name string) bool {
 	return err == nil && info.Mode().IsRegular()
 }
 
-// keep asks Rule.Keep about the file at path. A file that cannot be read
-// does not count: undercounting only postpones a dream.
-func (r *Rule) keep(path string) bool {
+// keep asks Rule.Keep about the file name in dir. A file that cannot be
+// read does not count: undercounting only postpones a dream. The path is
+// only built when there is a Keep to ask.
+func (r *Rule) keep(dir, name string) bool {
 	if r == nil || r.Keep == nil {
 		return true
 	}
-	line, ok := FirstLine(path)
+	line, ok := FirstLine(filepath.Join(dir, name))
 	if !ok {
 		return false
 	}

@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -20,10 +23,6 @@ const transcriptExt = ".jsonl"
 // (<project>/<session>/subagents/agent-*.jsonl). They are not sessions the
 // user had: counting them would let one busy session open the gate alone.
 const subagentsDir = "subagents"
-
-// readBatch is how many directory entries are read per getdents round. It
-// bounds memory on a huge flat directory while keeping system calls few.
-const readBatch = 1024
 
 // CountSessionsTouchedSince counts *.jsonl transcripts under dir modified
 // strictly after since, excluding the current session (a file named ID.jsonl,
@@ -114,42 +113,90 @@ func (s scanner) scanPath(path string) ([]string, int) {
 // scanDir counts the matching transcripts directly in d and returns the paths
 // of the subdirectories still to visit with the count. Directories are closed
 // before their children are opened, so a deep tree never holds more than one
-// descriptor per worker.
+// descriptor per worker (the stat goroutines of countCandidates share it).
+//
+// The listing's own file types decide what is a directory and what a file,
+// so directories are never stat'ed; only the names the rule accepts are
+// (the mtime is the one thing a listing cannot give).
 func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
 	depth := depthOf(s.root, d.Name())
-	for {
-		entries, err := d.ReadDir(readBatch)
-		for _, e := range entries {
-			name := e.Name()
-			switch t := e.Type(); {
-			case t.IsDir():
-				if s.rule.descend(depth, name) {
-					subdirs = append(subdirs, filepath.Join(d.Name(), name))
-				}
-			case t.IsRegular():
-				id, ok := s.rule.match(depth, name)
-				if !ok || s.rule.same(id, s.exclude) || s.rule.shadowed(d.Name(), name) {
-					continue
-				}
-				var after bool
-				if s.fast {
-					after = statAfter(d, name, s.since)
-				} else {
-					after = infoAfter(e, s.since)
-				}
-				if after && s.rule.keep(filepath.Join(d.Name(), name)) {
-					n++
+	var candidates []string
+	// An error ends this directory with what was read so far: undercounting
+	// only postpones a dream.
+	_ = listDir(d, func(name string, t entryType) {
+		if t == typeUnknown {
+			t = lstatType(d, name)
+		}
+		switch t {
+		case typeDir:
+			if s.rule.descend(depth, name) {
+				subdirs = append(subdirs, filepath.Join(d.Name(), name))
+			}
+		case typeRegular:
+			id, ok := s.rule.match(depth, name)
+			if ok && !s.rule.same(id, s.exclude) {
+				candidates = append(candidates, name)
+				if len(candidates) == flushCandidates {
+					n += s.countCandidates(d, candidates)
+					candidates = candidates[:0]
 				}
 			}
-			// Symlinks, sockets, devices: never followed, never counted.
 		}
-		// io.EOF ends the listing; any other error ends this directory with
-		// what was read so far. ReadDir(n > 0) never returns no entries and
-		// no error, but an empty batch must not spin.
-		if err != nil || len(entries) == 0 {
-			return subdirs, n
+		// Symlinks, sockets, devices: never followed, never counted.
+	})
+	return subdirs, n + s.countCandidates(d, candidates)
+}
+
+// flushCandidates bounds how many names of one directory are held before
+// they are stat'ed, so that a huge flat directory costs bounded memory; it
+// is large enough to split across the cores.
+const flushCandidates = 8192
+
+// statChunk is the fewest candidates worth a goroutine of their own: below
+// it the goroutine costs more than the stats it would take over.
+const statChunk = 512
+
+// countCandidates counts the candidates in d that were modified after the
+// cutoff and that the rule keeps. A big directory (Claude Code keeps every
+// session of a project side by side) is split across the cores: each stat is
+// a short, CPU-bound system call, so they run in parallel, which find(1),
+// one stat at a time, cannot do.
+func (s scanner) countCandidates(d *os.File, names []string) int {
+	par := min(runtime.GOMAXPROCS(0), len(names)/statChunk)
+	if par <= 1 {
+		return s.countSome(d, names)
+	}
+	per := (len(names) + par - 1) / par
+	var total atomic.Int64
+	var wg sync.WaitGroup
+	for lo := per; lo < len(names); lo += per {
+		part := names[lo:min(lo+per, len(names))]
+		wg.Go(func() { total.Add(int64(s.countSome(d, part))) })
+	}
+	n := s.countSome(d, names[:per])
+	wg.Wait()
+	return n + int(total.Load())
+}
+
+// countSome is countCandidates on one goroutine.
+func (s scanner) countSome(d *os.File, names []string) int {
+	n := 0
+	var buf []byte // statAfter's scratch
+	for _, name := range names {
+		if s.rule.shadowed(d.Name(), name) {
+			continue
+		}
+		var after bool
+		if s.fast {
+			after = statAfter(d, name, s.since, &buf)
+		} else {
+			after = lstatAfter(filepath.Join(d.Name(), name), s.since)
+		}
+		if after && s.rule.keep(d.Name(), name) {
+			n++
 		}
 	}
+	return n
 }
 
 // isTranscript reports whether name is a session transcript other than the
@@ -162,12 +209,46 @@ func isTranscript(name, exclude string) bool {
 	return ok && !generic.same(id, exclude)
 }
 
-// infoAfter is the portable mtime check: DirEntry.Info is an lstat, so a
-// file replaced by a symlink after listing is judged by the link itself.
-func infoAfter(e fs.DirEntry, since time.Time) bool {
-	info, err := e.Info()
+// lstatAfter is the portable mtime check, an lstat by path: a file replaced
+// by a symlink after listing is judged by the link itself, and a link never
+// counts.
+func lstatAfter(path string, since time.Time) bool {
+	info, err := os.Lstat(path)
 	if err != nil || !info.Mode().IsRegular() {
 		return false
 	}
 	return info.ModTime().After(since)
+}
+
+// entryType is a directory entry's type as its listing reports it.
+type entryType uint8
+
+const (
+	typeOther entryType = iota // symlink, socket, device, FIFO: never counted
+	typeDir
+	typeRegular
+	// typeUnknown: the filesystem did not say (d_type DT_UNKNOWN); the scan
+	// asks lstatType.
+	typeUnknown
+)
+
+// typeOfMode is the entryType of an lstat'ed mode.
+func typeOfMode(m fs.FileMode) entryType {
+	switch {
+	case m.IsDir():
+		return typeDir
+	case m.IsRegular():
+		return typeRegular
+	}
+	return typeOther
+}
+
+// lstatType is the type of name in d when the listing did not say. What
+// cannot be stat'ed any more is other: it is skipped.
+func lstatType(d *os.File, name string) entryType {
+	info, err := os.Lstat(filepath.Join(d.Name(), name))
+	if err != nil {
+		return typeOther
+	}
+	return typeOfMode(info.Mode())
 }

@@ -50,3 +50,30 @@ func BenchmarkCountSessions10k(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCountSessionsFlat10k times one scan of 10,000 transcripts in one
+// directory (Claude Code keeps a project's sessions side by side), the tree
+// bench/process_start.sh compares with find(1).
+func BenchmarkCountSessionsFlat10k(b *testing.B) {
+	files := make([]file, 0, 10_000)
+	for i := 0; i < 10_000; i++ {
+		age := time.Hour
+		if i%10 == 0 {
+			age = -time.Hour
+		}
+		files = append(files, file{fmt.Sprintf("s%05d.jsonl", i), age})
+	}
+	root := buildTree(b, files)
+	for _, workers := range []int{1, scanWorkers} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			s := scanner{since: since, fast: fastStatAvailable}
+			b.ReportAllocs()
+			for b.Loop() {
+				n, err := countSessions(context.Background(), root, s, workers)
+				if err != nil || n != 9_000 {
+					b.Fatalf("got %d, %v; want 9000, nil", n, err)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package history
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -31,25 +32,35 @@ func Truncate(s string, maxChars int) string {
 // neither back-references nor look-ahead, so the paired-tag rule is one
 // pattern per tag and the "malformed opening tag" rule captures the next
 // character instead of looking at it.
-var (
-	thinkTags        = []string{"thinking", "thought", "think"} // longest first
-	thinkBlocks      []*regexp.Regexp
-	thinkUnclosed    = regexp.MustCompile(`^\s*<(?:thinking|thought|think)>[\s\S]*$`)
-	selfClosingLead  = regexp.MustCompile(`^\s*<thinking/>\s*`)
-	selfClosingTrail = regexp.MustCompile(`\s*<thinking/>\s*$`)
-	malformedOpen    = regexp.MustCompile(`<(?:thinking|thought|think)([^A-Za-z0-9_\-:>/]|$)`)
-	orphanCloseLead  = regexp.MustCompile(`^\s*</(?:thinking|thought|think)>\s*`)
-	orphanCloseTrail = regexp.MustCompile(`\s*</(?:thinking|thought|think)>\s*$`)
-	channelLead      = regexp.MustCompile(`^\s*<\|?channel\|?>\s*`)
-	partialTrail     = regexp.MustCompile(`(?:</?(?:thinking|thinkin|thinki|thought|though|thoug|think|thou|thin|tho|thi|th|t)>?|<\|?(?:c|ch|cha|chan|chann|channe|channel)(?:\|?>?)?)$`)
-	lonelyOpen       = regexp.MustCompile(`^\s*<\|?$`)
-)
+var thinkTags = []string{"thinking", "thought", "think"} // longest first
 
-func init() {
-	for _, t := range thinkTags {
-		thinkBlocks = append(thinkBlocks, regexp.MustCompile(`<`+t+`>[\s\S]*?</`+t+`>`))
-	}
+// thinkPatterns are compiled on first use (sync.OnceValue), not at package
+// init: every `dream` process links this package, and only one that stores
+// a history entry needs them.
+type thinkPatterns struct {
+	blocks                                           []*regexp.Regexp
+	unclosed, selfClosingLead, selfClosingTrail      *regexp.Regexp
+	malformedOpen, orphanCloseLead, orphanCloseTrail *regexp.Regexp
+	channelLead, partialTrail, lonelyOpen            *regexp.Regexp
 }
+
+var thinkRE = sync.OnceValue(func() *thinkPatterns {
+	p := &thinkPatterns{
+		unclosed:         regexp.MustCompile(`^\s*<(?:thinking|thought|think)>[\s\S]*$`),
+		selfClosingLead:  regexp.MustCompile(`^\s*<thinking/>\s*`),
+		selfClosingTrail: regexp.MustCompile(`\s*<thinking/>\s*$`),
+		malformedOpen:    regexp.MustCompile(`<(?:thinking|thought|think)([^A-Za-z0-9_\-:>/]|$)`),
+		orphanCloseLead:  regexp.MustCompile(`^\s*</(?:thinking|thought|think)>\s*`),
+		orphanCloseTrail: regexp.MustCompile(`\s*</(?:thinking|thought|think)>\s*$`),
+		channelLead:      regexp.MustCompile(`^\s*<\|?channel\|?>\s*`),
+		partialTrail:     regexp.MustCompile(`(?:</?(?:thinking|thinkin|thinki|thought|though|thoug|think|thou|thin|tho|thi|th|t)>?|<\|?(?:c|ch|cha|chan|chann|channe|channel)(?:\|?>?)?)$`),
+		lonelyOpen:       regexp.MustCompile(`^\s*<\|?$`),
+	}
+	for _, t := range thinkTags {
+		p.blocks = append(p.blocks, regexp.MustCompile(`<`+t+`>[\s\S]*?</`+t+`>`))
+	}
+	return p
+})
 
 // StripThink removes leaked reasoning before an entry is stored, as
 // nanobot's strip_think does: whole <think>/<thinking>/<thought> blocks, an
@@ -58,18 +69,19 @@ func init() {
 // tokens survives), orphan closing tags, Harmony-style <|channel|> markers
 // and control tags cut by a stream chunk.
 func StripThink(text string) string {
-	for _, re := range thinkBlocks {
-		text = re.ReplaceAllString(text, "")
+	re := thinkRE()
+	for _, b := range re.blocks {
+		text = b.ReplaceAllString(text, "")
 	}
-	text = thinkUnclosed.ReplaceAllString(text, "")
-	text = selfClosingLead.ReplaceAllString(text, "")
-	text = selfClosingTrail.ReplaceAllString(text, "")
-	text = malformedOpen.ReplaceAllString(text, "$1")
-	text = orphanCloseLead.ReplaceAllString(text, "")
-	text = orphanCloseTrail.ReplaceAllString(text, "")
-	text = channelLead.ReplaceAllString(text, "")
-	text = partialTrail.ReplaceAllString(text, "")
-	text = lonelyOpen.ReplaceAllString(text, "")
+	text = re.unclosed.ReplaceAllString(text, "")
+	text = re.selfClosingLead.ReplaceAllString(text, "")
+	text = re.selfClosingTrail.ReplaceAllString(text, "")
+	text = re.malformedOpen.ReplaceAllString(text, "$1")
+	text = re.orphanCloseLead.ReplaceAllString(text, "")
+	text = re.orphanCloseTrail.ReplaceAllString(text, "")
+	text = re.channelLead.ReplaceAllString(text, "")
+	text = re.partialTrail.ReplaceAllString(text, "")
+	text = re.lonelyOpen.ReplaceAllString(text, "")
 	return strings.TrimSpace(text)
 }
 

@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/fsutil"
 )
@@ -291,42 +290,12 @@ func extendIndex(path string, logF *os.File, size int64, stride int) error {
 	return err
 }
 
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory and a rename; durable syncs the file and the directory.
+// writeFileAtomic replaces path with data (fsutil's atomic write, with
+// dream's temporary-file prefix, which the journal skips and its recovery
+// cleans); durable syncs the file and the directory.
 func writeFileAtomic(path string, data []byte, durable bool) error {
-	dir := filepath.Dir(path)
-	// dream's temporary-file prefix: the journal skips such files and its
-	// recovery removes those a crash left behind.
-	tmp, err := os.CreateTemp(dir, fsutil.TempPrefix+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
 	if durable {
-		if err := tmp.Sync(); err != nil {
-			return err
-		}
+		return fsutil.WriteFileAtomic(path, data, 0o600)
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	if durable {
-		return syncDir(dir)
-	}
-	return nil
+	return fsutil.WriteFileAtomicNoSync(path, data, 0o600)
 }
-
-func syncDir(dir string) error { return fsutil.SyncDir(dir) }

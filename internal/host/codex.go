@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -58,7 +57,9 @@ func resolveCodex(_, home string, env func(string) (string, bool)) (Layout, erro
 }
 
 // rolloutName is a Codex rollout file name; the id is the thread UUID.
-var rolloutName = regexp.MustCompile(`^rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
+// Compiled on first use, like codexCWD: package init runs in every `dream`
+// process, hook or not.
+var rolloutName = lazyRegexp(`^rollout-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$`)
 
 // codexInteractive are the session sources Codex treats as interactive
 // (codex-rs/rollout INTERACTIVE_SESSION_SOURCES: cli, vscode, and the
@@ -79,7 +80,7 @@ func codexSessionRule() *gate.Rule {
 	}
 	return &gate.Rule{
 		Match: func(depth int, name string) (string, bool) {
-			m := rolloutName.FindStringSubmatch(name)
+			m := rolloutName().FindStringSubmatch(name)
 			if depth != 3 || m == nil {
 				return "", false
 			}
@@ -152,7 +153,7 @@ func parseSessionMeta(line []byte) (sessionMeta, bool) {
 
 // codexCWD is the cwd=<path> annotation MEMORY.md blocks carry for each
 // rollout they summarise.
-var codexCWD = regexp.MustCompile(`cwd=([^,)\s]+)`)
+var codexCWD = lazyRegexp(`cwd=([^,)\s]+)`)
 
 // codexRepos lists the working directories the memory describes: those
 // MEMORY.md's rollout annotations name, sorted. Rollouts themselves are not
@@ -163,7 +164,7 @@ func codexRepos(memoryDir string) []string {
 		return nil
 	}
 	seen := map[string]bool{}
-	for _, m := range codexCWD.FindAllStringSubmatch(string(data), -1) {
+	for _, m := range codexCWD().FindAllStringSubmatch(string(data), -1) {
 		if p := filepath.Clean(m[1]); filepath.IsAbs(p) {
 			seen[p] = true
 		}

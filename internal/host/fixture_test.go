@@ -1,4 +1,4 @@
-package host
+package host_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/offline"
 )
 
@@ -42,9 +43,9 @@ type fixtureWorld struct {
 // directory named PROJECT becomes the agent's project id for the temp
 // repository, @REPO@ and @HOME@ in file contents become its paths, session
 // files are dated after fixtureSince except the ones expect.json calls old.
-func loadFixture(t *testing.T, host string) fixtureWorld {
+func loadFixture(t *testing.T, hostName string) fixtureWorld {
 	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "hosts", host)
+	src := filepath.Join("..", "..", "testdata", "hosts", hostName)
 	var w fixtureWorld
 	data, err := os.ReadFile(filepath.Join(src, "expect.json"))
 	if err != nil {
@@ -59,7 +60,7 @@ func loadFixture(t *testing.T, host string) fixtureWorld {
 	if err := os.MkdirAll(filepath.Join(w.repo, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	project := map[string]string{"claude": sanitizeProjectName(w.repo), "codebot": codebotProjectID(w.repo)}[host]
+	project := map[string]string{"claude": host.SanitizeProjectName(w.repo), "codebot": host.CodebotProjectID(w.repo)}[hostName]
 	rename := func(rel string) string {
 		return strings.ReplaceAll(rel, "PROJECT", project)
 	}
@@ -119,7 +120,7 @@ func TestFixtureHosts(t *testing.T) {
 	for _, name := range []string{"claude", "codex", "gemini", "nanobot", "codebot"} {
 		t.Run(name, func(t *testing.T) {
 			w := loadFixture(t, name)
-			l, err := Resolve(name, w.repo, w.home, w.env())
+			l, err := host.Resolve(name, w.repo, w.home, w.env())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,11 +161,11 @@ func TestFixtureHosts(t *testing.T) {
 					t.Errorf("writable set holds %s", p)
 				}
 			}
-			if errs := CheckFormats(l); len(errs) > 0 {
+			if errs := host.CheckFormats(l); len(errs) > 0 {
 				t.Fatalf("fixture does not load before the dream: %v", errs)
 			}
 			before := snapshot(t, w.home)
-			if _, err := offline.Run(ctx, offline.Options{MemoryDir: l.MemoryDir, RepoDir: w.repo, Now: fixtureSince.Add(2 * time.Hour)}); err != nil {
+			if _, err := offline.Run(ctx, offline.Options{MemoryDir: l.MemoryDir, RepoDir: w.repo, Now: fixtureSince.Add(2 * time.Hour), Layout: offline.LayoutFromHost(l)}); err != nil {
 				t.Fatal(err)
 			}
 			after := snapshot(t, w.home)
@@ -185,7 +186,7 @@ func TestFixtureHosts(t *testing.T) {
 				landed = append(landed, filepath.ToSlash(rel))
 			}
 			t.Logf("%s: the offline dream changed %v; refused by the layout: %v", name, landed, refused)
-			for _, e := range CheckFormats(l) {
+			for _, e := range host.CheckFormats(l) {
 				t.Errorf("after an offline dream: %v", e)
 			}
 			if len(landed)+len(refused) == 0 {

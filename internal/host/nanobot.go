@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/fsutil"
@@ -14,7 +13,7 @@ import (
 )
 
 // workspaceIDPattern is the shape of nanobot's workspace identity marker.
-var workspaceIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var workspaceIDPattern = lazyRegexp(`^[0-9a-f]{32}$`)
 
 // resolveNanobot: nanobot's home is $NANOBOT_HOME (default ~/.nanobot;
 // nanobot/config/paths.py get_nanobot_home), its config <home>/config.json,
@@ -78,7 +77,7 @@ func nanobotSessions(base, home, workspace string) (string, string) {
 	if data, err := os.ReadFile(filepath.Join(workspace, ".nanobot", "workspace-id")); err == nil {
 		id := strings.TrimSpace(string(data))
 		dir := filepath.Join(base, "sessions", id)
-		if workspaceIDPattern.MatchString(id) && isDir(dir) {
+		if workspaceIDPattern().MatchString(id) && isDir(dir) {
 			return dir, "in the workspace's namespace " + id + " (from .nanobot/workspace-id)"
 		}
 	}

@@ -140,15 +140,12 @@ func absDir(dir string) (string, error) {
 	return filepath.Clean(abs), nil
 }
 
-// validID accepts ids that are safe as a single path element.
+// validID accepts ids that are safe as a single path element
+// (fsutil.ValidName, the task registry's rule), at most 128 bytes: a
+// review's id adds "-review" to its dream's.
 func validID(id string) error {
-	if id == "" || len(id) > 128 || id == "." || id == ".." {
-		return fmt.Errorf("invalid transaction id %q", id)
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return fmt.Errorf("invalid transaction id %q: only letters, digits, '-', '_' and '.' are allowed", id)
-		}
+	if !fsutil.ValidName(id, 128) {
+		return fmt.Errorf("invalid transaction id %q: only letters, digits, '-', '_' and '.' are allowed, not first", id)
 	}
 	return nil
 }

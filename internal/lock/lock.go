@@ -52,6 +52,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/dreamkit/dream/internal/proc"
 )
 
 // FileName is the lock file's name inside the memory directory.
@@ -65,9 +67,9 @@ const StaleAfter = time.Hour
 // treated as clock skew rather than a fresh acquisition.
 const FutureSkew = time.Minute
 
-// MaxPID is the largest PID accepted in a lock body: Linux's pid_max ceiling
-// (2^22). Anything larger is garbage, not a process.
-const MaxPID = 1 << 22
+// MaxPID is the largest PID accepted in a lock body (proc.MaxPID): anything
+// larger is garbage, not a process.
+const MaxPID = proc.MaxPID
 
 // maxBody is how many bytes of the lock body are ever read: a PID is at most
 // a few digits, and a huge file must not be slurped into memory.

@@ -3,21 +3,14 @@
 package lock
 
 import (
-	"errors"
 	"syscall"
+
+	"github.com/dreamkit/dream/internal/proc"
 )
 
 // readFlags makes reading the lock file refuse a symlink and never block on
 // a FIFO planted at its path.
 const readFlags = syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 
-// processAlive reports whether pid names a running process: kill(pid, 0)
-// succeeds, or fails with EPERM (alive but owned by another user). PIDs <= 0
-// are never alive: kill would address a process group or every process.
-func processAlive(pid int) bool {
-	if pid <= 0 || pid > MaxPID {
-		return false
-	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// processAlive is proc.Alive, the one liveness check dream has.
+func processAlive(pid int) bool { return proc.Alive(pid) }

@@ -102,7 +102,7 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.
 // named, the one dream id worked on, or the server's own. A named one must
 // be the server's or one the state dir has dreamt before: a model must not
 // point a dream at an arbitrary directory.
-func (s *Server) resolveMemoryDir(named, id string) (string, error) {
+func (s *Server) resolveMemoryDir(ctx context.Context, named, id string) (string, error) {
 	base := s.opts.Base.MemoryDir
 	if named != "" {
 		if !filepath.IsAbs(named) {
@@ -124,7 +124,7 @@ func (s *Server) resolveMemoryDir(named, id string) (string, error) {
 		return "", fmt.Errorf("memory_dir %s is neither this server's memory dir (%s) nor one dream has worked on; start `dream mcp` with --memory-dir or --host for it", named, orNone(base))
 	}
 	if id != "" {
-		mem, err := dream.MemoryDirOf(s.opts.Base.StateDir, id)
+		mem, err := dream.MemoryDirOf(ctx, s.opts.Base.StateDir, id)
 		if err == nil {
 			return mem, nil
 		}

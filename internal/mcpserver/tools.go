@@ -212,7 +212,7 @@ func text(format string, args ...any) *mcp.CallToolResult {
 }
 
 func (s *Server) status(ctx context.Context, _ *mcp.CallToolRequest, in StatusInput) (*mcp.CallToolResult, StatusOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, "")
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, "")
 	if err != nil {
 		return nil, StatusOutput{}, err
 	}
@@ -251,7 +251,7 @@ func (s *Server) refreshAfter(mem string) {
 }
 
 func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, "")
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, "")
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
@@ -310,7 +310,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 }
 
 func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiffOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, in.ID)
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, DiffOutput{}, err
 	}
@@ -332,7 +332,7 @@ func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (
 }
 
 func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, ApplyOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, in.ID)
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, ApplyOutput{}, err
 	}
@@ -363,8 +363,8 @@ func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) 
 		ApplyOutput{ID: in.ID, MemoryDir: mem, Changes: changes(cs), AuditCommit: commit}, nil
 }
 
-func (s *Server) discard(_ context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiscardOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, in.ID)
+func (s *Server) discard(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiscardOutput, error) {
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, DiscardOutput{}, err
 	}
@@ -427,7 +427,7 @@ func (s *Server) kill(ctx context.Context, _ *mcp.CallToolRequest, in KillInput)
 }
 
 func (s *Server) log(ctx context.Context, _ *mcp.CallToolRequest, in LogInput) (*mcp.CallToolResult, LogOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, "")
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, "")
 	if err != nil {
 		return nil, LogOutput{}, err
 	}
@@ -456,7 +456,7 @@ func (s *Server) log(ctx context.Context, _ *mcp.CallToolRequest, in LogInput) (
 }
 
 func (s *Server) show(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, ShowOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, in.ID)
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, ShowOutput{}, err
 	}
@@ -473,7 +473,7 @@ func (s *Server) show(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (
 }
 
 func (s *Server) undo(ctx context.Context, _ *mcp.CallToolRequest, in UndoInput) (*mcp.CallToolResult, ShowOutput, error) {
-	mem, err := s.resolveMemoryDir(in.MemoryDir, in.ID)
+	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, ShowOutput{}, err
 	}

@@ -9,13 +9,15 @@
 // Only I/O failures are errors.
 package memory
 
+import "github.com/dreamkit/dream/internal/lock"
+
 // Limits an agent applies when it loads MEMORY.md into every turn. Past them
 // the index is truncated by the host, so whatever lies beyond is forgotten.
 const (
 	// IndexFile is the name of the index at the root of a memory directory.
 	IndexFile = "MEMORY.md"
 	// LockFile is the consolidation lock; it is not memory and never parsed.
-	LockFile = ".consolidate-lock"
+	LockFile = lock.FileName
 	// MaxIndexLines is the number of index lines an agent loads.
 	MaxIndexLines = 200
 	// MaxIndexBytes is the size of index an agent loads. Hosts differ on

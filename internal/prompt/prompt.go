@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -19,12 +20,15 @@ import (
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
-// templates is parsed once; it is never modified after init, so sharing it is
-// safe.
-var templates = template.Must(template.New("").
-	Option("missingkey=error").
-	Funcs(template.FuncMap{"pinned": pinnedItem}).
-	ParseFS(templateFS, "templates/*.tmpl"))
+// templates is parsed once, on first use rather than at package init (the
+// hook path links this package and never renders a prompt); it is never
+// modified after, so sharing it is safe.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").
+		Option("missingkey=error").
+		Funcs(template.FuncMap{"pinned": pinnedItem}).
+		ParseFS(templateFS, "templates/*.tmpl"))
+})
 
 // SystemData locates the memory. It must stay identical between dreams on the
 // same memory dir: no timestamps, no ids, or the prompt cache is lost.
@@ -82,7 +86,7 @@ func Task(d TaskData) (string, error) {
 
 func render(name string, data any) (string, error) {
 	var b strings.Builder
-	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+	if err := templates().ExecuteTemplate(&b, name, data); err != nil {
 		return "", fmt.Errorf("prompt: rendering %s: %w", name, err)
 	}
 	return b.String(), nil

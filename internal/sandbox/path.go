@@ -6,12 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/lock"
 )
 
 // LockFileName is the consolidation lock at the top of the memory directory.
 // It is shared with the agents dream works beside, so a dream must never
 // write it through its tools: that would corrupt the lock protocol.
-const LockFileName = ".consolidate-lock"
+const LockFileName = lock.FileName
 
 // ErrOutside reports a path that leaves the directories a tool may touch.
 var ErrOutside = errors.New("path outside the allowed directories")

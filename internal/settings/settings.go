@@ -61,6 +61,15 @@ type Settings struct {
 	Distributed
 }
 
+// The default budgets of one dream. They live here alone: the agent falls
+// back to them for a zero budget, and the key table's text defaults are
+// tested against Defaults.
+const (
+	DefaultMaxTurns  = 25
+	DefaultMaxTokens = 400_000
+	DefaultTimeout   = 10 * time.Minute
+)
+
 // Defaults returns the built-in configuration. env looks up an environment
 // variable (os.LookupEnv in production) and home is the user's home
 // directory; both are parameters so that tests need no real environment.
@@ -69,9 +78,9 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		Enabled:     true,
 		MinHours:    24,
 		MinSessions: 5,
-		MaxTurns:    25,
-		MaxTokens:   400_000,
-		Timeout:     10 * time.Minute,
+		MaxTurns:    DefaultMaxTurns,
+		MaxTokens:   DefaultMaxTokens,
+		Timeout:     DefaultTimeout,
 		MaxLoss:     0.2,
 		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
 		Distributed: DefaultDistributed(),

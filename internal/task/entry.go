@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -99,16 +100,11 @@ func NewID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// validID accepts ids that are safe as file names: letters, digits, '-',
-// '_' and '.', not starting with '.', at most 64 bytes.
+// validID accepts ids that are safe as file names (fsutil.ValidName), at
+// most 64 bytes.
 func validID(id string) error {
-	if id == "" || len(id) > 64 || id[0] == '.' {
+	if !fsutil.ValidName(id, 64) {
 		return fmt.Errorf("invalid task id %q", id)
-	}
-	for _, c := range id {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			return fmt.Errorf("invalid task id %q", id)
-		}
 	}
 	return nil
 }

@@ -170,21 +170,8 @@ func (r *Registry) writeFast(e Entry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(r.dir, fsutil.TempPrefix+"task-*")
-	if err != nil {
+	if err := fsutil.WriteFileAtomicNoSync(r.entryPath(e.ID), b, 0o600); err != nil {
 		return fmt.Errorf("writing task %s: %w", e.ID, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(b)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, r.entryPath(e.ID))
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing task %s: %w", e.ID, werr)
 	}
 	return nil
 }

@@ -37,7 +37,7 @@ func (t *editTool) Description() string {
 		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10)
 }
 
-func (t *editTool) Schema() json.RawMessage { return editSpec.schema }
+func (t *editTool) Schema() json.RawMessage { return editSpec().schema }
 
 type editCall struct {
 	rel        string
@@ -47,7 +47,7 @@ type editCall struct {
 
 func (t *editTool) parse(input json.RawMessage) (*editCall, error) {
 	var in editInput
-	if err := decode("edit", input, &in, editSpec); err != nil {
+	if err := decode("edit", input, &in, editSpec()); err != nil {
 		return nil, err
 	}
 	if *in.OldString == "" {

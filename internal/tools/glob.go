@@ -36,7 +36,7 @@ func (t *globTool) Description() string {
 		"Returns absolute paths, most recently modified first, at most %d (the rest are counted).", t.s.limits.GlobMax)
 }
 
-func (t *globTool) Schema() json.RawMessage { return globSpec.schema }
+func (t *globTool) Schema() json.RawMessage { return globSpec().schema }
 
 type globCall struct {
 	pattern string
@@ -46,7 +46,7 @@ type globCall struct {
 
 func (t *globTool) parse(input json.RawMessage) (*globCall, error) {
 	var in globInput
-	if err := decode("glob", input, &in, globSpec); err != nil {
+	if err := decode("glob", input, &in, globSpec()); err != nil {
 		return nil, err
 	}
 	if in.Pattern == "" {

@@ -54,7 +54,7 @@ func (t *grepTool) Description() string {
 		l.GrepMaxMatches, l.GrepMaxLineChars)
 }
 
-func (t *grepTool) Schema() json.RawMessage { return grepSpec.schema }
+func (t *grepTool) Schema() json.RawMessage { return grepSpec().schema }
 
 // grepCall is a parsed, checked call.
 type grepCall struct {
@@ -67,7 +67,7 @@ type grepCall struct {
 
 func (t *grepTool) parse(input json.RawMessage) (*grepCall, error) {
 	c := &grepCall{}
-	if err := decode("grep", input, &c.in, grepSpec); err != nil {
+	if err := decode("grep", input, &c.in, grepSpec()); err != nil {
 		return nil, err
 	}
 	m, err := newMatcher(c.in.Pattern)

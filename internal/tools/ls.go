@@ -28,14 +28,14 @@ func (t *lsTool) Description() string {
 		"At most %d entries are shown; use glob to find files deeper down.", t.s.limits.LsMax)
 }
 
-func (t *lsTool) Schema() json.RawMessage { return lsSpec.schema }
+func (t *lsTool) Schema() json.RawMessage { return lsSpec().schema }
 
 func (t *lsTool) parse(input json.RawMessage) (sandbox.NamedRoot, string, error) {
 	var in lsInput
 	if len(input) == 0 || string(input) == "null" {
 		input = json.RawMessage(`{}`)
 	}
-	if err := decode("ls", input, &in, lsSpec); err != nil {
+	if err := decode("ls", input, &in, lsSpec()); err != nil {
 		return sandbox.NamedRoot{}, "", err
 	}
 	p := in.Path

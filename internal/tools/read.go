@@ -45,11 +45,11 @@ func (t *readTool) Description() string {
 		l.ReadMaxLines, l.ReadMaxLineChars, l.ReadMaxBytes>>10)
 }
 
-func (t *readTool) Schema() json.RawMessage { return readSpec.schema }
+func (t *readTool) Schema() json.RawMessage { return readSpec().schema }
 
 // parse decodes and checks the input and resolves the path.
 func (t *readTool) parse(input json.RawMessage) (in readInput, root sandbox.NamedRoot, rel string, err error) {
-	if err = decode("read", input, &in, readSpec); err != nil {
+	if err = decode("read", input, &in, readSpec()); err != nil {
 		return in, root, "", err
 	}
 	root, rel, err = t.s.ro.Resolve(in.FilePath)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // inputSpec is what a tool's input struct declares about its fields, read
@@ -46,14 +47,18 @@ type fieldSpec struct {
 	dflt     json.RawMessage
 }
 
-// mustSpec reads the spec of input struct T. A malformed tag is a bug in
-// this package, found by any test, so it panics at package initialisation.
-func mustSpec[T any]() *inputSpec {
-	s, err := specOf(reflect.TypeFor[T]())
-	if err != nil {
-		panic(err)
-	}
-	return s
+// mustSpec reads the spec of input struct T on first use (package init runs
+// in every `dream` process, and only a dream with a model needs the tools).
+// A malformed tag is a bug in this package, found by any test that asks for
+// a tool's schema, so it panics.
+func mustSpec[T any]() func() *inputSpec {
+	return sync.OnceValue(func() *inputSpec {
+		s, err := specOf(reflect.TypeFor[T]())
+		if err != nil {
+			panic(err)
+		}
+		return s
+	})
 }
 
 func specOf(t reflect.Type) (*inputSpec, error) {

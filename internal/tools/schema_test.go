@@ -310,7 +310,7 @@ func TestSchemasGolden(t *testing.T) {
 }
 
 func TestGrepModesAreTheEnum(t *testing.T) {
-	for _, fs := range grepSpec.fields {
+	for _, fs := range grepSpec().fields {
 		if fs.name == "output_mode" {
 			if want := []string{grepContent, grepFiles, grepCount}; !slices.Equal(fs.enum, want) {
 				t.Fatalf("output_mode enum %v, modes %v", fs.enum, want)
@@ -380,7 +380,7 @@ func BenchmarkDecode(b *testing.B) {
 	b.Run("spec", func(b *testing.B) {
 		for b.Loop() {
 			var in grepInput
-			if err := decode("grep", input, &in, grepSpec); err != nil {
+			if err := decode("grep", input, &in, grepSpec()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -389,5 +389,5 @@ func BenchmarkDecode(b *testing.B) {
 
 func TestDecodeWithTheWrongSpec(t *testing.T) {
 	var in globInput
-	wantErr(t, decode("glob", json.RawMessage(`{"pattern":"x"}`), &in, readSpec), "spec of")
+	wantErr(t, decode("glob", json.RawMessage(`{"pattern":"x"}`), &in, readSpec()), "spec of")
 }

@@ -35,11 +35,11 @@ func (t *writeTool) Description() string {
 		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix)
 }
 
-func (t *writeTool) Schema() json.RawMessage { return writeSpec.schema }
+func (t *writeTool) Schema() json.RawMessage { return writeSpec().schema }
 
 func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, err error) {
 	var in writeInput
-	if err := decode("write", input, &in, writeSpec); err != nil {
+	if err := decode("write", input, &in, writeSpec()); err != nil {
 		return "", nil, err
 	}
 	if *in.Content == "" {

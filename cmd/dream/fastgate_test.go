@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
+)
+
+// TestTimeGateClosedAgreesWithMaybe holds the hook path's shortcut to the
+// funnel it stands in for: wherever timeGateClosed says closed, a Dreamer
+// built on the same directories stops at the time gate with the same words;
+// where a dead dream or a left-over journal would be recovered (which
+// reopens the gate), the shortcut stands aside.
+func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
+	// The real clock: the lock judges a holder live against it.
+	now := time.Now()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Skip("no true(1) to make a dead pid:", err)
+	}
+	tests := []struct {
+		name   string
+		setup  func(t *testing.T, mem, state string)
+		enable bool
+		want   bool // timeGateClosed's answer
+	}{
+		{"consolidated an hour ago", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-time.Hour)) }, true, true},
+		{"empty body, 23.9h ago", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-23*time.Hour-54*time.Minute)) }, true, true},
+		{"a day ago: open", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-25*time.Hour)) }, true, false},
+		{"never consolidated", func(t *testing.T, mem, _ string) {}, true, false},
+		{"mtime in the future: clock skew opens", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(2*time.Hour)) }, true, false},
+		{"held by a dead dream", func(t *testing.T, mem, _ string) {
+			writeLock(t, mem, strconv.Itoa(dead.Process.Pid), now.Add(-time.Minute))
+		}, true, false},
+		{"held by this live process", func(t *testing.T, mem, _ string) {
+			writeLock(t, mem, strconv.Itoa(os.Getpid()), now.Add(-time.Minute))
+		}, true, true},
+		{"a journal left over", func(t *testing.T, mem, state string) {
+			writeLock(t, mem, "", now.Add(-time.Hour))
+			key, err := journal.MemKey(mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(state, "journal", key)
+			if err := os.MkdirAll(filepath.Join(dir, "d-interrupted"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}, true, false},
+		{"disabled", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-time.Hour)) }, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mem, state := t.TempDir(), t.TempDir()
+			tc.setup(t, mem, state)
+			s := dream.DefaultSettings()
+			s.StateDir, s.Enabled = state, tc.enable
+			detail, closed := timeGateClosed(s, mem, now)
+			if closed != tc.want {
+				t.Fatalf("timeGateClosed = %v (%q), want %v", closed, detail, tc.want)
+			}
+			if !closed {
+				return
+			}
+			d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Now: func() time.Time { return now }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			res, err := d.MaybeRun(context.Background())
+			if err != nil || res.Gate != dream.GateTime || res.Detail != detail {
+				t.Errorf("MaybeRun = %+v, %v; the shortcut said the time gate is closed: %q", res, err, detail)
+			}
+		})
+	}
+}
+
+// writeLock writes the consolidation lock with body and dates it.
+func writeLock(t *testing.T, mem, body string, mtime time.Time) {
+	t.Helper()
+	p := filepath.Join(mem, lock.FileName)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRelaxGCRestoresWhatItFound: overlapping relaxGC calls (an embedding
+// or tests calling Main concurrently) leave the collector as the first one
+// found it once the last one returns, whatever order they end in.
+func TestRelaxGCRestoresWhatItFound(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(137))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 40))
+	a := relaxGC()
+	b := relaxGC()
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("inside relaxGC the GC percent is %d, want -1 (off)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != shortLivedHeap {
+		t.Errorf("inside relaxGC the memory limit is %d, want %d", got, shortLivedHeap)
+	}
+	a() // the first out is not the last
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("with one caller left the GC percent is %d, want -1", got)
+	}
+	b()
+	if got := debug.SetGCPercent(137); got != 137 {
+		t.Errorf("after the last caller the GC percent is %d, want 137", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
+		t.Errorf("after the last caller the memory limit is %d, want %d", got, int64(1<<40))
+	}
+}
