@@ -25,7 +25,8 @@ import (
 // work in it (a repeated unit, a relative date), the index, the overflow
 // file and a file that needs a pointer are always parsed, so every fix is
 // made from the file itself; the cache only supplies the leads' hashes,
-// shingles and mentions of files with nothing to fix.
+// shingles and mentions (of those files too), and spares the parse of
+// files with nothing to fix.
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
@@ -161,14 +162,14 @@ func (s *state) saveCache() {
 	w = appendStr(w, s.opts.Layout.fingerprint())
 	n := 0
 	for _, f := range s.files {
-		if f.sum != nil && !f.resident && f.exists {
+		if f.sum != nil && f.exists {
 			n++
 		}
 	}
 	w = binary.AppendUvarint(w, uint64(n))
 	bw.Write(w)
 	for _, f := range s.files {
-		if f.sum == nil || f.resident || !f.exists {
+		if f.sum == nil || !f.exists {
 			continue
 		}
 		w = appendEntry(w[:0], f.rel, f.hash, f.sum)

@@ -174,7 +174,12 @@ func (s *state) scanFile(f *file) error {
 		}
 	}
 	f.src, f.doc = data, memory.ParseDoc(data)
-	f.sum = s.summarize(f)
+	// A file parsed for its fixes (the index, the overflow file, one that
+	// needs a pointer) still takes its leads' summary from the cache when
+	// its bytes are the same: the summary depends on nothing else.
+	if f.sum = s.cache.lookup(f.rel, f.hash); f.sum == nil {
+		f.sum = s.summarize(f)
+	}
 	s.fixDuplicatesIn(f)
 	s.fixDatesIn(f)
 	f.sum.Dirty = f.dirty
@@ -247,9 +252,9 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 		}
 		touched = append(touched, f.rel)
 		f.kept = nil
-		if s.opts.CacheFile != "" && !f.resident {
+		if s.opts.CacheFile != "" {
 			f.hash = sha256.Sum256(out)
-			f.sum = s.probe(f.rel, out)
+			f.sum = s.probe(f, out)
 		} else {
 			f.sum = nil
 		}
@@ -260,8 +265,8 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 
 // probe analyses bytes the run wrote, for the cache: their summary, and
 // whether they still hold work a pass would look at.
-func (s *state) probe(rel string, data []byte) *fileSum {
-	g := &file{rel: rel, src: data, doc: memory.ParseDoc(data), exists: true, probe: true}
+func (s *state) probe(f *file, data []byte) *fileSum {
+	g := &file{rel: f.rel, src: data, doc: memory.ParseDoc(data), exists: true, index: f.index, probe: true}
 	sum := s.summarize(g)
 	s.fixDuplicatesIn(g)
 	s.fixDatesIn(g)

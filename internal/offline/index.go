@@ -216,9 +216,16 @@ func (s *state) addPointers(ptrs []string) {
 		b.WriteString(p)
 		b.WriteString(nl)
 	}
+	// An index whose last line has no line ending gets one before the
+	// pointers: that line changes too, so the record names it (the loss
+	// guard checks that every changed unit is named).
+	from := at
+	if at == len(ix.src) && len(ix.src) > 0 && !bytes.HasSuffix(ix.src, []byte("\n")) {
+		from = ix.doc.LineStart(at - 1)
+	}
 	record := func() {
 		for _, p := range ptrs {
-			s.fix(ix, KindUnindexedTopic, at, at, fmt.Sprintf("added index pointer %q", p))
+			s.fix(ix, KindUnindexedTopic, from, at, fmt.Sprintf("added index pointer %q", p))
 		}
 	}
 	// Several pointers at one place are one insertion, in order.
