@@ -20,10 +20,11 @@ import (
 // TestEmbeddedCorpusIsCurrent (run `go generate ./internal/eval` after
 // editing a scenario).
 //
-// An archive rather than an embed.FS of the directory: go:embed refuses file
-// names a module zip cannot hold, and the corpus has one on purpose (the
-// decoy-odd-file-names scenario's "Map<K,V> notes (draft)#2.md"), and an
-// embed.FS cannot reach a directory above its package.
+// An archive rather than an embed.FS of the directory: an embed.FS cannot
+// reach a directory above its package, and the corpus lives at the module
+// root beside the other test data. Its odd names (the decoy-odd-file-names
+// scenario's "Map[K,V] notes (draft)#2.md") stay within what a module zip
+// may hold, so that `go install` of a release works.
 //
 //go:generate go test -run TestEmbeddedCorpusIsCurrent -update .
 //go:embed corpus.tar.gz

@@ -89,7 +89,7 @@ func TestExtractedCorpusLoads(t *testing.T) {
 				got[i].Name, len(got[i].Expects), len(got[i].Probes), want[i].Name, len(want[i].Expects), len(want[i].Probes))
 		}
 	}
-	odd := filepath.Join(dst, "decoy-odd-file-names", "memory", "Map<K,V> notes (draft)#2.md")
+	odd := filepath.Join(dst, "decoy-odd-file-names", "memory", "Map[K,V] notes (draft)#2.md")
 	if _, err := os.Stat(odd); err != nil {
 		t.Errorf("the odd file name did not survive the archive: %v", err)
 	}
