@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
 )
 
@@ -75,15 +76,8 @@ func (d *Dreamer) guardEdits(txn *journal.Txn, start *memoryStart) ([]string, er
 // linked staging an unwritten staged file is the original's inode, and a
 // write through it would change the user's memory.
 func writeStaged(path string, data []byte) error {
-	tmp := path + ".dream-restore"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	// The staging is made durable by the journal's commit, so no fsync here.
+	return fsutil.WriteFileAtomicNoSync(path, data, 0o644)
 }
 
 // readOptional reads path; nil, nil when it does not exist.

@@ -179,7 +179,7 @@ func (a *app) doctor(ctx context.Context) []check {
 		case err != nil:
 			add("lock", statusFail, err.Error(), "dream status (it recovers a dead dream's lock)")
 		case !h.Exists:
-			add("lock", statusOK, "no .consolidate-lock yet: never consolidated", "")
+			add("lock", statusOK, "no "+lock.FileName+" yet: never consolidated", "")
 		case h.Live:
 			add("lock", statusOK, "held: "+h.Reason, "")
 		case h.PID != 0:

@@ -14,6 +14,7 @@ import (
 	"github.com/dreamkit/dream/internal/hookinstall"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/journal/linediff"
+	"github.com/dreamkit/dream/internal/lock"
 )
 
 // initOptions are `dream init`'s own flags.
@@ -239,7 +240,7 @@ func (a *app) initInstructions(agent string) error {
 		fmt.Fprintf(w, "  dream maybe --host nanobot       # or from cron, e.g. hourly\n\n")
 		fmt.Fprintf(w, "dream edits only SOUL.md, USER.md and memory/MEMORY.md in %s; history.jsonl, the cursors and nanobot's .git are left to nanobot.\n", l.MemoryDir)
 	case "codebot":
-		fmt.Fprintf(w, "codebot dreams by itself from its idle hook and takes the same %s, so dream and it never overlap.\n", filepath.Join(l.MemoryDir, ".consolidate-lock"))
+		fmt.Fprintf(w, "codebot dreams by itself from its idle hook and takes the same %s, so dream and it never overlap.\n", filepath.Join(l.MemoryDir, lock.FileName))
 		fmt.Fprintf(w, "To use dream instead (audit history, undo, review), run it beside codebot:\n\n")
 		fmt.Fprintf(w, "  dream maybe --host codebot       # from cron or `dream daemon add %s`\n", l.SessionsDir)
 	}

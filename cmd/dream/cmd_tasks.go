@@ -7,18 +7,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/dreamkit/dream/internal/task"
+	"github.com/dreamkit/dream"
 )
 
 func cmdTasks(a *app, args []string) error {
 	if _, err := a.standardCommand("tasks", args, nil); err != nil {
 		return err
 	}
-	reg, err := task.Open(a.loaded.Settings.StateDir)
-	if err != nil {
-		return err
-	}
-	all, err := reg.List()
+	all, err := dream.Tasks(a.loaded.Settings.StateDir)
 	if err != nil {
 		return err
 	}
@@ -26,7 +22,7 @@ func cmdTasks(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var entries []task.Entry
+	var entries []dream.Task
 	for _, e := range all {
 		if inScope(scope, e.MemoryDir) {
 			entries = append(entries, e)
@@ -34,7 +30,7 @@ func cmdTasks(a *app, args []string) error {
 	}
 	if a.jsonOut {
 		if entries == nil {
-			entries = []task.Entry{}
+			entries = []dream.Task{}
 		}
 		a.printJSON(entries)
 		return nil
@@ -52,7 +48,7 @@ func cmdTasks(a *app, args []string) error {
 	}
 	tw.Flush()
 	for _, e := range entries {
-		if e.Status == task.StatusRunning {
+		if e.Status == dream.TaskRunning {
 			fmt.Fprintf(a.stdout, "\n%s running for %s; recent turns:\n", e.ID, time.Since(e.StartedAt).Round(time.Second))
 			for _, t := range e.Turns {
 				fmt.Fprintf(a.stdout, "  - %s\n", oneLine(t, 120))
@@ -70,54 +66,42 @@ func cmdKill(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("kill takes one task id (see dream tasks)")
 	}
-	reg, err := task.Open(a.loaded.Settings.StateDir)
-	if err != nil {
-		return err
-	}
 	// An id is enough; the location flags, when given, only make sure it
 	// is a dream of that memory.
 	scope, err := a.memoryScope()
 	if err != nil {
 		return err
 	}
-	if cur, err := reg.Get(pos[0]); err == nil && !inScope(scope, cur.MemoryDir) {
+	state := a.loaded.Settings.StateDir
+	if cur, err := dream.GetTask(state, pos[0]); err == nil && !inScope(scope, cur.MemoryDir) {
 		return usagef("%s is a dream of %s, not of %s (dream tasks lists them)", cur.ID, cur.MemoryDir, scope)
 	}
-	e, err := reg.Kill(pos[0])
-	if errors.Is(err, task.ErrFinished) {
+	// Wait for the dream to acknowledge, so the user knows it rolled back.
+	e, err := dream.KillTask(a.ctx, state, pos[0], 10*time.Second)
+	switch {
+	case errors.Is(err, dream.ErrTaskFinished):
 		if a.jsonOut {
 			a.printJSON(e)
 			return nil
 		}
 		fmt.Fprintf(a.stdout, "%s already %s; nothing to kill\n", e.ID, e.Status)
 		return nil
-	}
-	if errors.Is(err, task.ErrNotFound) {
-		return fmt.Errorf("no dream %q among the running and recent ones in %s (dream tasks lists them)", pos[0], a.loaded.Settings.StateDir)
-	}
-	if err != nil {
+	case errors.Is(err, dream.ErrTaskNotFound):
+		return fmt.Errorf("no dream %q among the running and recent ones in %s (dream tasks lists them)", pos[0], state)
+	case a.ctx.Err() != nil:
+		return fmt.Errorf("kill %s: %w while waiting for it to stop (see dream tasks)", e.ID, errInterrupted)
+	case err != nil:
 		return err
 	}
-	// Wait for the dream to acknowledge, so the user knows it rolled back.
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		cur, err := reg.Get(e.ID)
-		if err == nil && cur.Status != task.StatusRunning {
-			switch {
-			case a.jsonOut:
-				a.printJSON(cur)
-			case cur.Status == task.StatusKilled:
-				fmt.Fprintf(a.stdout, "%s killed; the memory is unchanged\n", cur.ID)
-			default:
-				fmt.Fprintf(a.stdout, "%s finished as %s before the kill landed (see dream log)\n", cur.ID, cur.Status)
-			}
-			return nil
-		}
-		select {
-		case <-a.ctx.Done():
-			return fmt.Errorf("kill %s: %w while waiting for it to stop (see dream tasks)", e.ID, errInterrupted)
-		case <-time.After(100 * time.Millisecond):
-		}
+	switch {
+	case e.Status == dream.TaskRunning:
+		return fmt.Errorf("asked %s to stop; it has not finished yet (see dream tasks)", e.ID)
+	case a.jsonOut:
+		a.printJSON(e)
+	case e.Status == dream.TaskKilled:
+		fmt.Fprintf(a.stdout, "%s killed; the memory is unchanged\n", e.ID)
+	default:
+		fmt.Fprintf(a.stdout, "%s finished as %s before the kill landed (see dream log)\n", e.ID, e.Status)
 	}
-	return fmt.Errorf("asked %s to stop; it has not finished yet (see dream tasks)", e.ID)
+	return nil
 }

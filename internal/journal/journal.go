@@ -28,16 +28,18 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/dreamkit/dream/internal/fsutil"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/lock"
 )
 
 // LockName is the consolidation lock file in the memory dir. It belongs to
 // the lock protocol, not to the memory: it is never staged, committed,
 // audited or restored.
-const LockName = ".consolidate-lock"
+const LockName = lock.FileName
 
 // TempPrefix starts the name of every temporary file dream creates inside the
 // memory dir, so an interrupted commit's leftovers are recognisable and
