@@ -188,6 +188,14 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error
 		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply"})
 		return true, err
 	})
+	// An applied review lands a dream as a run does: nanobot's flow
+	// finishes it the same way (its git store commit, the compaction),
+	// once the lock is released.
+	if f := d.cfg.nanobot; f != nil && err == nil && len(changes) > 0 {
+		if ferr := f.finish(ctx, d.cfg.MemoryDir); ferr != nil {
+			d.cfg.Logf("dream: %v", ferr)
+		}
+	}
 	return changes, commit, err
 }
 
