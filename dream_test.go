@@ -634,3 +634,23 @@ func TestDefaultStateDir(t *testing.T) {
 		t.Errorf("New wrote into the working directory: %v", ents)
 	}
 }
+
+// TestReviewSettingStagesAutomaticDreams: review = true (the user's, or a
+// project file tightening it) stages every dream, also those the funnel
+// starts (dream maybe, the hook's child, the daemon, MaybeStart); before,
+// only `dream run` and MCP read it, and automatic dreams landed.
+func TestReviewSettingStagesAutomaticDreams(t *testing.T) {
+	f := newFixture(t)
+	f.addSessions(t, 6, f.clock.Now(), "s")
+	d := f.dreamer(t, func(c *Config) { c.Settings.Review = true })
+	res, err := d.MaybeRun(context.Background())
+	if err != nil || res.Report == nil {
+		t.Fatalf("MaybeRun: %+v %v", res, err)
+	}
+	if res.Report.Status != StatusStaged {
+		t.Fatalf("with review = true the funnel's dream is %s, want %s", res.Report.Status, StatusStaged)
+	}
+	if _, err := os.Stat(filepath.Join(f.mem, "dreamt.md")); err == nil {
+		t.Fatal("the dream landed in the memory dir although review = true")
+	}
+}

@@ -103,6 +103,10 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 		if err := setAuditScope(cfg.StateDir, mem, nanobotAuditScope(l)); err != nil {
 			return Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
 		}
+	} else if err := setAuditScope(cfg.StateDir, mem, nil); err != nil {
+		// Another agent's layout names this dir: its history records every
+		// memory file again, whatever an earlier nanobot run narrowed.
+		return Config{}, fmt.Errorf("dream: the audit scope: %w", err)
 	}
 	return cfg, nil
 }

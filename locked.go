@@ -55,7 +55,11 @@ func (d *Dreamer) locked(ctx context.Context, o stepOptions, step stepFunc) (err
 	complete := false
 	defer func() {
 		if !held.Done() {
-			if relErr := held.Release(complete && err == nil); relErr != nil {
+			// A step that changed the memory says so with complete even
+			// when a later part of it failed (Apply landed the files but
+			// could not record them): the consolidation happened, so the
+			// time gate must not reopen for it.
+			if relErr := held.Release(complete); relErr != nil {
 				relErr = fmt.Errorf("dream: releasing the consolidation lock: %w", relErr)
 				if o.releaseErr {
 					err = errors.Join(err, relErr)

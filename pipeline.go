@@ -107,6 +107,9 @@ type dreamRun struct {
 // complete). A stage that fails returns its error; fail is the one path
 // every failure takes.
 func (d *Dreamer) run(ctx context.Context, o runOptions) (Report, error) {
+	// The user's review setting stages every dream, whichever front end
+	// started it (run, maybe, the hook's child, the daemon, MaybeStart).
+	o.review = o.review || d.cfg.Settings.Review
 	r := &dreamRun{d: d, ctx: ctx, o: o, start: d.cfg.Now(), status: task.StatusFailed}
 	r.rep = Report{Status: StatusFailed, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, StartedAt: r.start, Review: o.review, FilesTouched: []string{}, Changes: []Change{}}
 	if d.cfg.Runner == nil {
@@ -176,8 +179,10 @@ func (r *dreamRun) prepare() error {
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
 		return fmt.Errorf("recording hand edits: %w", err)
 	}
-	if err := d.syncPull(ctx, hist); err != nil {
-		return err
+	if !r.o.dryRun { // a dry run changes nothing, the remote's history included
+		if err := d.syncPull(ctx, hist); err != nil {
+			return err
+		}
 	}
 	if err := d.fence("before staging"); err != nil {
 		return err
@@ -441,6 +446,8 @@ func (r *dreamRun) finish(status task.Status, cause error) {
 func (d *Dreamer) lastFromDisk() time.Time {
 	t, err := d.lock.LastConsolidatedAt()
 	if err != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
 		return d.lastAt
 	}
 	return t

@@ -106,7 +106,7 @@ func cmdUndo(a *app, args []string) error {
 	defer d.Close()
 	e, err := d.Undo(a.ctx, pos[0], force)
 	if errors.Is(err, dream.ErrUndoConflict) {
-		return &undoConflictError{id: pos[0], err: err}
+		return &undoConflictError{id: pos[0], err: err, force: a.hint("undo", pos[0], "--force")}
 	}
 	if err != nil {
 		return a.idError(pos[0], err)

@@ -15,6 +15,7 @@ import (
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/settings"
 )
 
 // hookStdinWait is how long `dream hook` waits for the agent's JSON before
@@ -69,7 +70,11 @@ func cmdHook(a *app, args []string) (err error) {
 		return nil
 	}
 	stateDir := quiet.loaded.Settings.StateDir
-	if f := openHookLog(stateDir); f != nil {
+	logDir := stateDir
+	if logDir == "" { // the arguments did not parse: log where the defaults say
+		logDir = settings.Defaults(a.env, a.home()).StateDir
+	}
+	if f := openHookLog(logDir); f != nil {
 		defer f.Close()
 		logw = f
 	}
@@ -84,7 +89,7 @@ func cmdHook(a *app, args []string) (err error) {
 		}
 		return nil
 	}
-	pid, err := spawnDetached(job.argv(stateDir), logw)
+	pid, err := spawnDetached(append(job.argv(stateDir), passOn(fs, raw)...), logw)
 	if err != nil {
 		logf("%s: could not start the dream: %v", job.host, err)
 		return nil
@@ -194,6 +199,25 @@ func (j *hookJob) argv(stateDir string) []string {
 		args = append(args, "--state-dir", stateDir)
 	}
 	return args
+}
+
+// passOn is the settings flags the hook was given that its detached
+// `dream maybe` must see too (gates, model, lock, sync): the hook decided
+// its cheap gates with them, and maybe decides again. The locations are
+// already in the job's own arguments.
+func passOn(fs *flag.FlagSet, raw map[string]*string) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		if _, setting := raw[f.Name]; !setting {
+			return
+		}
+		switch f.Name {
+		case "memory-dir", "sessions-dir", "repo", "host", "state-dir":
+			return
+		}
+		out = append(out, "--"+f.Name, f.Value.String())
+	})
+	return out
 }
 
 // planHook locates the project from the payload and decides the cheap

@@ -82,7 +82,13 @@ const (
 
 // classify maps err to its exit code and its JSON form. It is the one place
 // that decides which failure is which.
-func classify(err error) cliError {
+// classify maps err to its code, exit code and message. hint spells a
+// command to paste (app.hint: quoted, with the state dir it needs); nil
+// spells it plainly.
+func classify(err error, hint func(args ...string) string) cliError {
+	if hint == nil {
+		hint = plainHint
+	}
 	e := cliError{Code: codeFailed, ExitCode: exitFailed, Message: message(err)}
 	var u errUsage
 	var held *dream.LockHeldError
@@ -98,7 +104,7 @@ func classify(err error) cliError {
 			since := held.Since.UTC()
 			e.Holder.Since = &since
 		}
-		e.Message += lockHeldHint(held, time.Now())
+		e.Message += lockHeldHint(held, time.Now(), hint)
 	case errors.Is(err, dream.ErrLockHeld):
 		e.Code, e.ExitCode = codeLockHeld, exitHeld
 	case errors.As(err, &conflict):
@@ -142,7 +148,7 @@ func (a *app) exit(err error) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	e := classify(err)
+	e := classify(err, a.hint)
 	var rep reportedError
 	shown := errors.As(err, &rep)
 	jsonOut := a.jsonOut || a.askedJSON
@@ -187,7 +193,10 @@ func wantsJSON(args []string) bool {
 
 // lockHeldHint is what the user can do about a held lock: how long it has
 // been held, and how to wait for or stop the holder.
-func lockHeldHint(h *dream.LockHeldError, now time.Time) string {
+func lockHeldHint(h *dream.LockHeldError, now time.Time, hint func(args ...string) string) string {
+	if hint == nil {
+		hint = plainHint
+	}
 	var b strings.Builder
 	if !h.Since.IsZero() && now.After(h.Since) {
 		fmt.Fprintf(&b, " (%s ago)", now.Sub(h.Since).Round(time.Second))
@@ -197,7 +206,7 @@ func lockHeldHint(h *dream.LockHeldError, now time.Time) string {
 	case h.Host != "" && h.Host != local:
 		fmt.Fprintf(&b, "; the dream runs on %s: wait for it to finish there (or for its lease to run out, if it died)", h.Host)
 	case h.TaskID != "":
-		fmt.Fprintf(&b, "; wait for it to finish, or stop it with: dream kill %s", h.TaskID)
+		fmt.Fprintf(&b, "; wait for it to finish, or stop it with: %s", hint("kill", h.TaskID))
 	default:
 		b.WriteString("; another dream or agent is consolidating this memory: wait for it to finish (dream status shows the holder; one that died is recovered at the next look)")
 	}
@@ -209,6 +218,8 @@ func lockHeldHint(h *dream.LockHeldError, now time.Time) string {
 type undoConflictError struct {
 	id  string
 	err error
+	// force is the command that forces the undo, as app.hint spells it.
+	force string
 }
 
 func (e *undoConflictError) Error() string {
@@ -221,7 +232,20 @@ func (e *undoConflictError) Error() string {
 	if _, after, ok := strings.Cut(detail, dream.ErrUndoConflict.Error()+": "); ok {
 		detail = after
 	}
-	return fmt.Sprintf("cannot undo %s: the memory changed since that dream: %s; `dream undo %s --force` restores these files to their content before the dream, dropping the later changes to them (they stay in the history: dream log)", e.id, detail, e.id)
+	force := e.force
+	if force == "" {
+		force = plainHint("undo", e.id, "--force")
+	}
+	return fmt.Sprintf("cannot undo %s: the memory changed since that dream: %s; `%s` restores these files to their content before the dream, dropping the later changes to them (they stay in the history: dream log)", e.id, detail, force)
 }
 
 func (e *undoConflictError) Unwrap() error { return e.err }
+
+// plainHint spells a command without the flags app.hint adds.
+func plainHint(args ...string) string {
+	words := append([]string{"dream"}, args...)
+	for i, w := range words {
+		words[i] = shellQuote(w)
+	}
+	return strings.Join(words, " ")
+}

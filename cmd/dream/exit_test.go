@@ -39,7 +39,7 @@ func TestClassify(t *testing.T) {
 		{"interrupted", fmt.Errorf("kill: %w", errInterrupted), exitFailed, codeInterrupted},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := classify(tt.err)
+			got := classify(tt.err, nil)
 			if got.ExitCode != tt.exit || got.Code != tt.code {
 				t.Fatalf("classify(%v) = exit %d code %q, want %d %q", tt.err, got.ExitCode, got.Code, tt.exit, tt.code)
 			}
@@ -48,7 +48,7 @@ func TestClassify(t *testing.T) {
 			}
 		})
 	}
-	if h := classify(held).Holder; h.PID != 42 || h.Host != "build-01" || !h.Since.Equal(since) || h.TaskID != "t1" {
+	if h := classify(held, nil).Holder; h.PID != 42 || h.Host != "build-01" || !h.Since.Equal(since) || h.TaskID != "t1" {
 		t.Errorf("holder %+v", h)
 	}
 }
@@ -99,7 +99,7 @@ func TestLockHeldHint(t *testing.T) {
 		{dream.LockHeldError{PID: 42, Host: "elsewhere-" + local, TaskID: "t1", Since: since}, "the dream runs on elsewhere-"},
 		{dream.LockHeldError{PID: 42}, "another dream or agent is consolidating this memory"},
 	} {
-		if got := lockHeldHint(&tt.h, now); !strings.Contains(got, tt.want) {
+		if got := lockHeldHint(&tt.h, now, nil); !strings.Contains(got, tt.want) {
 			t.Errorf("hint for %+v = %q, want %q", tt.h, got, tt.want)
 		}
 	}

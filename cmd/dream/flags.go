@@ -71,7 +71,11 @@ func commandFlags(name string) []flagGroup {
 	case "status":
 		return []flagGroup{groupLocation, groupSession, groupHook, groupGates, groupLock, groupSync}
 	case "hook":
-		return []flagGroup{groupLocation, groupSession, groupGates}
+		// Every flag `dream maybe` takes: a hook line names what its
+		// detached maybe needs (--provider, --lock, --timeout ...), and the
+		// hook passes them on; a flag it refused would silently stop every
+		// dream, since a hook always exits 0.
+		return []flagGroup{groupLocation, groupSession, groupModel, groupGates, groupLock, groupSync}
 	case "tasks", "kill", "stats", "log", "show", "diff", "discard":
 		return []flagGroup{groupLocation}
 	case "undo", "apply":

@@ -31,11 +31,12 @@ var isolation = []string{
 	"-c", "core.fsmonitor=false",
 	"-c", "core.excludesFile=" + os.DevNull,
 	"-c", "core.attributesFile=" + os.DevNull,
-	// A hard-linked staging view changes every memory file's ctime
-	// (links are counted in the inode); without this every file would look
-	// changed to git's stat check after each dream and be hashed again.
-	// Size, mtime and inode still tell an edit.
-	"-c", "core.trustctime=false",
+	// core.trustctime stays on, although a hard-linked staging view changes
+	// every memory file's ctime (links are counted in the inode) and git then
+	// hashes each file once more after a dream: the ctime is the one stat
+	// field a user's tools cannot put back (cp -p, rsync -t, touch -r keep
+	// size and mtime), and a same-size edit missed here would be recorded as
+	// the next dream's and undone with it.
 	"-c", "commit.gpgSign=false",
 	"-c", "gc.auto=0",
 	// A file over this size is stored whole and diffed as binary: a pasted

@@ -123,6 +123,12 @@ func readScope(stateDir, memoryDir string) ([]string, error) {
 }
 
 // inScope reports whether the history records rel.
+// InScope reports whether the history records rel (slash-separated,
+// relative to the memory dir). A sync pull lands only paths in scope, so a
+// narrowed scope's dropped files are never deleted from, or written to, a
+// peer's memory dir.
+func (h *History) InScope(rel string) bool { return h.inScope(rel) }
+
 func (h *History) inScope(rel string) bool {
 	if len(h.scope) == 0 {
 		return true

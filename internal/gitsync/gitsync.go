@@ -387,6 +387,12 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 	}
 	defer root.Close()
 	for _, e := range entries {
+		if !r.hist.InScope(e.path) {
+			// Out of this memory's scope (a nanobot workspace records only
+			// its memory files): another history's record of it must not
+			// delete or overwrite the user's file here.
+			continue
+		}
 		rel := filepath.FromSlash(e.path)
 		if e.status == 'D' {
 			if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {

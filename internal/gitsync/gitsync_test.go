@@ -294,3 +294,43 @@ func FuzzParseRaw(f *testing.F) {
 		}
 	})
 }
+
+// TestPullLeavesOutOfScopeFilesAlone: when a memory's scope is narrowed (a
+// nanobot workspace records only its memory files), the next record drops
+// the files it no longer covers, and that drop reads as a deletion in the
+// history. A peer pulling it must not delete its own copies: a pull lands
+// only paths in the puller's scope.
+func TestPullLeavesOutOfScopeFilesAlone(t *testing.T) {
+	remote := bareRemote(t)
+	files := map[string]string{"sessions/telegram_8812.jsonl": "{\"role\":\"user\",\"content\":\"把灯光策略改为 7 点开启\"}\n"}
+	for k, v := range memoryFiles {
+		files[k] = v
+	}
+	a := newMachine(t, remote, files)
+	mustPush(t, a)
+	b := newMachine(t, remote, nil)
+	mustPull(t, b)
+	scope := []string{"MEMORY.md", "build.md", "prefs.md"}
+	for _, m := range []*machine{a, b} {
+		if err := audit.SetScope(m.state, m.mem, scope); err != nil {
+			t.Fatal(err)
+		}
+		h, err := audit.Open(ctx, m.state, m.mem)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.hist = h
+		if m.repo, err = New(h, remote, "dream/test-memory", m.state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.record(t) // drops the session from b's history: a deletion in the log
+	mustPush(t, b)
+	mustPull(t, a)
+	if got := read(t, filepath.Join(a.mem, "sessions", "telegram_8812.jsonl")); got != files["sessions/telegram_8812.jsonl"] {
+		t.Fatalf("the pull deleted or changed an out-of-scope file: %q", got)
+	}
+	if got := read(t, filepath.Join(b.mem, "sessions", "telegram_8812.jsonl")); got == "" {
+		t.Fatalf("narrowing the scope deleted the file on b itself")
+	}
+}

@@ -92,7 +92,7 @@ type state struct {
 // taken from the cache when its bytes hash the same and it holds no work),
 // its own fixes are decided (exact duplicates, relative dates) and its
 // summary kept; only the index and the overflow file stay whole.
-func scan(ctx context.Context, o Options) (*state, error) {
+func scan(ctx context.Context, o Options) (st *state, err error) {
 	if err := memory.CheckSymlinks(o.MemoryDir); err != nil {
 		return nil, err
 	}
@@ -105,6 +105,11 @@ func scan(ctx context.Context, o Options) (*state, error) {
 		return nil, err
 	}
 	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}, reader: r, roles: o.Layout.roles()}
+	defer func() {
+		if err != nil {
+			s.close() // the caller only closes a state it got
+		}
+	}()
 	s.cache = loadCache(o.CacheFile, o.Layout.fingerprint(), o.RepoDir != "")
 	rels := l.Topics
 	if l.Index {
