@@ -244,10 +244,7 @@ func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base
 	p := dream.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
 	if a.layout != nil {
 		p.Host = a.layout.Host
-	} else if p.Host == "" && (a.isNanobot() || dream.IsNanobotWorkspace(mem)) {
-		// A nanobot workspace is dreamt, applied and undone as one however
-		// it was named (`dream apply ID` finds it from the id alone), so
-		// that its guard, audit scope and git-store commit always apply.
+	} else if p.Host == "" && a.isNanobot() {
 		p.Host = dream.HostNanobot
 	}
 	session := a.session

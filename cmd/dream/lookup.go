@@ -44,9 +44,14 @@ func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 	switch {
 	case err == nil:
 		s := a.loaded.Settings
-		// The id's memory, not the configured one; its host, if any, was
-		// the dream's business: showing, undoing and applying need none.
+		// The id's memory, not the configured one. Its host, if any, was
+		// the dream's business (showing and undoing need none), except
+		// nanobot's: a workspace is applied and undone as one, so that its
+		// guard, audit scope and git-store commit still apply.
 		s.MemoryDir, s.Host = mem, ""
+		if dream.IsNanobotWorkspace(mem) {
+			s.Host = dream.HostNanobot
+		}
 		a.loaded.Settings = s
 		a.layout = nil
 		return a.memoryDreamer()

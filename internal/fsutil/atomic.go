@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,14 +57,7 @@ func SyncDir(dir string) error {
 // sync) goes through root, so a symlink cannot redirect the write outside
 // it.
 func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(rel)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", dir, err)
-	}
-	if err := replace(root, rel, data, perm, true); err != nil {
-		return err
-	}
-	return SyncDirIn(root, dir)
+	return WriteAtomicInFrom(root, rel, perm, writeAll(data))
 }
 
 // WriteFileAtomicNoSync replaces path with data as atomically as
@@ -73,7 +67,7 @@ func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode)
 // a later step makes durable (progress entries, cursors, a dream's staging
 // copy), where a sync per file costs more than the file is worth.
 func WriteFileAtomicNoSync(path string, data []byte, perm os.FileMode) error {
-	return replace(osDir{}, path, data, perm, false)
+	return replace(osDir{}, path, writeAll(data), perm, false)
 }
 
 // dirOps is what replace needs of a directory tree: an *os.Root, or the
@@ -92,10 +86,18 @@ func (osDir) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
 func (osDir) Rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
 func (osDir) Remove(name string) error             { return os.Remove(name) }
 
+// writeAll is the fill of a write whose content is in memory.
+func writeAll(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+}
+
 // replace is the one atomic write: a temporary file named with TempPrefix
-// beside the target (so that recovery recognises a stray one), written,
-// given perm, fsynced when sync, then renamed over the target.
-func replace(d dirOps, rel string, data []byte, perm os.FileMode, sync bool) error {
+// beside the target (so that recovery recognises a stray one), filled by
+// fill, given perm, fsynced when sync, then renamed over the target.
+func replace(d dirOps, rel string, fill func(io.Writer) error, perm os.FileMode, sync bool) error {
 	var suffix [8]byte
 	if _, err := rand.Read(suffix[:]); err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
@@ -112,7 +114,7 @@ func replace(d dirOps, rel string, data []byte, perm os.FileMode, sync bool) err
 			d.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f); err != nil {
 		return fmt.Errorf("writing %s: %w", rel, err)
 	}
 	if err := f.Chmod(perm); err != nil {

@@ -179,13 +179,13 @@ func (s *Server) hostOf(mem string) string {
 	if dream.IsNanobotWorkspace(mem) {
 		return dream.HostNanobot
 	}
+	target, err := os.Stat(mem)
+	if err != nil {
+		return ""
+	}
 	same := func(dir string) bool {
-		if dir == "" {
-			return false
-		}
-		a, errA := os.Stat(dir)
-		b, errB := os.Stat(mem)
-		return errA == nil && errB == nil && os.SameFile(a, b)
+		fi, err := os.Stat(dir)
+		return dir != "" && err == nil && os.SameFile(fi, target)
 	}
 	for _, name := range dream.HostNames() {
 		if p, err := dream.ResolveProject(name, "", s.opts.Home, s.opts.Env); err == nil && p.Host != "dir" && filepath.IsAbs(p.MemoryDir) && same(p.MemoryDir) {
