@@ -80,6 +80,9 @@ func (t *Txn) Freeze() { t.frozen = true }
 
 // scan walks staging once and finds the changes.
 func (t *Txn) scan() ([]recChange, error) {
+	if t.rec.Sparse {
+		return t.scanSparse()
+	}
 	var out []recChange
 	seen := make(map[string]bool, len(t.rec.Base))
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
@@ -123,6 +126,12 @@ func (t *Txn) scan() ([]recChange, error) {
 			out = append(out, recChange{Change: Change{Path: p, Kind: Deleted}, Mode: base.Mode})
 		}
 	}
+	return t.finishScan(out)
+}
+
+// finishScan drops the kept paths, sorts the changes and counts their
+// lines.
+func (t *Txn) finishScan(out []recChange) ([]recChange, error) {
 	if len(t.rec.Kept) > 0 {
 		out = slices.DeleteFunc(out, func(c recChange) bool { return slices.Contains(t.rec.Kept, c.Path) })
 	}

@@ -45,6 +45,8 @@ func helperMain(mode string) int {
 	switch mode {
 	case "dream":
 		err = helperDream(state, mem)
+	case "sparsedream":
+		err = helperSparseDream(state, mem)
 	case "recover":
 		_, err = Recover(state, mem)
 	default:

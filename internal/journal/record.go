@@ -23,6 +23,9 @@ type record struct {
 	Staged map[string]fingerprint `json:"staged,omitempty"`
 	// Linked: unchanged files are staged as hard links to the originals.
 	Linked bool `json:"linked,omitempty"`
+	// Sparse: staging holds only the files the runner wrote, and Base only
+	// their originals (see sparse.go).
+	Sparse bool `json:"sparse,omitempty"`
 	// Kept are paths left out of the transaction (Txn.Keep): whatever
 	// staging holds for them, the commit leaves the memory's file alone.
 	Kept []string `json:"kept,omitempty"`

@@ -21,6 +21,12 @@ type Txn struct {
 	// holds its changes.
 	frozen bool
 	cached *[]recChange
+	// A sparse transaction's in-process knowledge (see sparse.go): the
+	// clock at Begin, how to read a file's version at the start, and the
+	// staged paths found to have had no original.
+	clock  sparseClock
+	start  func(rel string) ([]byte, bool, error)
+	absent map[string]bool
 }
 
 // journalRoot is where the transactions of one memory dir live.
@@ -49,6 +55,16 @@ type Options struct {
 	// engine do — since an in-place write would go through the link into
 	// the memory itself.
 	LinkUnchanged bool
+	// Sparse starts staging empty: the runner reads the memory dir itself
+	// and writes into staging, whole, only the files it changes, and never
+	// deletes one (see sparse.go). Begin then costs the same for 30 files
+	// or 30,000, and so do Changes and Commit for a one-file change.
+	Sparse bool
+	// Start, for a sparse staging, returns a file's content as it was just
+	// before the dream began (ok false: it had none), to prove unchanged a
+	// written file's original that was touched around Begin. Without it
+	// such a file counts as edited during the dream.
+	Start func(rel string) (data []byte, ok bool, err error)
 }
 
 // Begin starts a transaction: it copies the memory dir into a fresh staging
@@ -82,7 +98,7 @@ func BeginWith(stateDir, memoryDir, id string, o Options) (*Txn, error) {
 		}
 		return nil, fmt.Errorf("journal: begin %s: %w", id, err)
 	}
-	t.rec = record{ID: id, MemoryDir: mem, PID: os.Getpid(), State: StateStaging, CreatedAt: time.Now().UTC()}
+	t.rec = record{ID: id, MemoryDir: mem, PID: os.Getpid(), State: StateStaging, CreatedAt: time.Now().UTC(), Sparse: o.Sparse}
 	// The record exists before any copy, so a crash mid-copy is seen as an
 	// unfinished staging and discarded.
 	if err := writeRecord(t.txnDir, t.rec); err != nil {
@@ -92,6 +108,14 @@ func BeginWith(stateDir, memoryDir, id string, o Options) (*Txn, error) {
 	if err := os.Mkdir(t.Dir(), 0o700); err != nil {
 		os.RemoveAll(t.txnDir)
 		return nil, fmt.Errorf("journal: begin %s: %w", id, err)
+	}
+	if o.Sparse {
+		// Nothing to stage: the record says sparse, and a crash from here
+		// on finds a staging to discard.
+		t.rec.Base, t.start, t.absent = map[string]fingerprint{}, o.Start, map[string]bool{}
+		t.clock = t.readClock()
+		crashPoint("begin:done")
+		return t, nil
 	}
 	base, staged, err := stageTree(mem, t.Dir(), o.LinkUnchanged)
 	if err != nil {
@@ -143,6 +167,13 @@ func (t *Txn) Park() error { return t.ParkFor("") }
 func (t *Txn) ParkFor(reason string) error {
 	if t.closed {
 		return fmt.Errorf("journal: park %s: %w", t.rec.ID, ErrClosed)
+	}
+	if t.rec.Sparse {
+		// The bases of the written files must be settled while this
+		// process still knows the clock of Begin; they are recorded.
+		if _, err := t.changes(); err != nil {
+			return fmt.Errorf("journal: park: %w", err)
+		}
 	}
 	rec := t.rec
 	rec.State = StateParked

@@ -1,0 +1,211 @@
+package journal
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Sparse staging: a dream costs what it changes.
+//
+// A sparse transaction's staging dir starts empty. The runner reads the
+// memory dir itself (read-only) and writes into staging, whole, only the
+// files it changes; it never deletes. Begin therefore neither copies, links
+// nor stats a single memory file, and Changes, Freeze and Commit walk only
+// staging: each staged file is compared with its original and is a new
+// file, a change, or identical (dropped).
+//
+// What the dream started from is still checked, as for a full staging, but
+// only for the files written, and without a snapshot of every file at
+// Begin: the first time a staged file is looked at, its original's change
+// time (ctime, which no user-space call can set back) is compared with the
+// memory file system's own clock read at Begin. A file whose ctime is older
+// than that was not touched since the dream began, so its stat now is its
+// stat then and becomes its base fingerprint, and from there the commit's
+// conflict check, the merge of a file the user edited and the crash
+// recovery work exactly as for a full staging. A file changed around or
+// after Begin has its content compared with Options.Start (for dream, the
+// audit history's HEAD, recorded just before the dream began); if that does
+// not prove it unchanged, its base is unknown and the commit treats it as
+// edited by someone else: merged on Start's version, or parked for review,
+// never overwritten. The clock is read only in the process that began the
+// transaction, and a wall clock set back since Begin widens the margin by as
+// much, so an edit can never look older than the dream.
+
+// sparseClock is the memory file system's clock at Begin; known only in
+// the process that began the transaction.
+type sparseClock struct {
+	began   time.Time // time.Now at Begin, with its monotonic reading
+	ctimeNs int64     // ctime of a file written at Begin on the memory's file system; 0 when unknown
+}
+
+// clockSlack is how close to Begin a change time must be to be checked by
+// content rather than trusted: file timestamps come from a coarse clock (a
+// tick of a few milliseconds), so a change just after Begin can carry a time
+// a tick earlier than the file written at Begin.
+const clockSlack = 50 * time.Millisecond
+
+// olderThanBegin reports whether a change time proves the file was last
+// changed before the transaction began.
+func (c sparseClock) olderThanBegin(ctimeNs int64) bool {
+	if c.ctimeNs == 0 || c.began.IsZero() || ctimeNs == 0 {
+		return false
+	}
+	slack := clockSlack
+	// A wall clock set back since Begin (a step, not NTP's slewing) makes
+	// later edits carry earlier times; widen the margin by the step.
+	mono := time.Since(c.began)
+	wall := time.Now().Round(0).Sub(c.began.Round(0))
+	if back := mono - wall; back > 0 {
+		slack += back
+	}
+	return ctimeNs < c.ctimeNs-int64(slack)
+}
+
+// readClock reads the memory file system's clock right after Begin wrote
+// the record: the record's own ctime when the state dir shares the memory's
+// file system, else the ctime of a probe file created (and removed) in the
+// memory dir, so that a memory on a network file system is compared with
+// its server's clock, not ours.
+func (t *Txn) readClock() sparseClock {
+	c := sparseClock{began: time.Now()}
+	rec, err := os.Lstat(filepath.Join(t.txnDir, recordName))
+	mem, merr := os.Stat(t.memDir)
+	if err == nil && merr == nil {
+		d1, ok1 := device(rec)
+		d2, ok2 := device(mem)
+		if _, ct, ok := identity(rec); ok && ok1 && ok2 && d1 == d2 {
+			c.ctimeNs = ct
+			return c
+		}
+	}
+	f, err := os.CreateTemp(t.memDir, TempPrefix+"clock-")
+	if err != nil {
+		return c // no clock: every written file is compared by content
+	}
+	info, err := f.Stat()
+	f.Close()
+	os.Remove(f.Name())
+	if err == nil {
+		if _, ct, ok := identity(info); ok {
+			c.ctimeNs = ct
+		}
+	}
+	return c
+}
+
+// Sparse reports whether the transaction's staging holds only what the
+// runner wrote (Options.Sparse): the memory's other files are read from
+// the memory dir itself.
+func (t *Txn) Sparse() bool { return t.rec.Sparse }
+
+// unknownBase is the base of a file that existed when the dream began but
+// whose version then cannot be proved: the commit treats it as edited.
+func unknownBase(mode fs.FileMode) fingerprint { return fingerprint{Mode: mode.Perm()} }
+
+// resolveBase finds what rel's original was when the dream began: its
+// fingerprint and whether it existed (see the comment at the top).
+func (t *Txn) resolveBase(rel string) (fingerprint, bool, error) {
+	abs := filepath.Join(t.memDir, filepath.FromSlash(rel))
+	info, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		// Absent now; absent at the start too, unless the history had it:
+		// then someone removed it during the dream, and the dream's
+		// version must not silently bring it back.
+		if t.start != nil {
+			if _, ok, err := t.start(rel); err != nil {
+				return fingerprint{}, false, err
+			} else if ok {
+				return unknownBase(0o644), true, nil
+			}
+		}
+		return fingerprint{}, false, nil
+	case err != nil:
+		return fingerprint{}, false, err
+	case !info.Mode().IsRegular():
+		return unknownBase(0o644), true, nil // a symlink or a dir: never written through
+	}
+	now := statPrint(info)
+	if t.clock.olderThanBegin(now.CtimeNs) {
+		return now, true, nil
+	}
+	if t.start == nil {
+		return unknownBase(info.Mode()), true, nil
+	}
+	data, ok, err := t.start(rel)
+	if err != nil {
+		return fingerprint{}, false, err
+	}
+	if !ok {
+		return unknownBase(info.Mode()), true, nil // created around the start: a conflict, not an addition
+	}
+	fp, err := fingerprintFile(abs)
+	if err != nil {
+		return fingerprint{}, false, err
+	}
+	sum := sha256.Sum256(data)
+	again, err := os.Lstat(abs)
+	if err != nil || fp.Size != int64(len(data)) || fp.SHA256 != hex.EncodeToString(sum[:]) || !statPrint(again).sameStat(now) {
+		return unknownBase(info.Mode()), true, nil
+	}
+	now.SHA256 = fp.SHA256
+	return now, true, nil
+}
+
+// scanSparse finds a sparse transaction's changes: each staged file is new
+// (no original when the dream began), changed, or identical to its
+// original and dropped. Nothing outside staging is walked, and nothing is
+// ever deleted: a sparse runner writes what it changes and no more.
+func (t *Txn) scanSparse() ([]recChange, error) {
+	if t.rec.Base == nil {
+		t.rec.Base = map[string]fingerprint{}
+	}
+	if t.absent == nil {
+		t.absent = map[string]bool{}
+	}
+	var out []recChange
+	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
+		if validRel(rel) != nil {
+			return nil // not a memory path (walkFiles already skips dream's own names)
+		}
+		base, existed := t.rec.Base[rel]
+		if !existed && !t.absent[rel] {
+			var err error
+			if base, existed, err = t.resolveBase(rel); err != nil {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			if existed {
+				t.rec.Base[rel] = base
+			} else {
+				t.absent[rel] = true
+			}
+		}
+		now, err := fingerprintFile(abs)
+		if err != nil {
+			return err
+		}
+		if !existed {
+			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
+			return nil
+		}
+		if base.SHA256 == "" && base.Ino != 0 {
+			base = t.baseHash(rel, base)
+		}
+		if base.SHA256 != "" && now.Size == base.Size && now.SHA256 == base.SHA256 {
+			return nil
+		}
+		out = append(out, recChange{Change: Change{Path: rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("journal: changes: %w", err)
+	}
+	return t.finishScan(out)
+}
