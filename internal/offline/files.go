@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -86,6 +87,8 @@ type state struct {
 	ignore []string
 	// kept is the total of file.kept.
 	kept int
+	// out is Options.WriteDir, opened on the first write.
+	out *os.Root
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -252,7 +255,7 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 		if !changed {
 			continue
 		}
-		if err := writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
+		if err := s.writeFile(f.rel, out, f.mode); err != nil {
 			return nil, err
 		}
 		touched = append(touched, f.rel)
@@ -266,6 +269,26 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 	}
 	sort.Strings(touched)
 	return touched, nil
+}
+
+// writeFile replaces rel with data: in the memory dir, or, with
+// Options.WriteDir, at the same place under the write dir, through an
+// os.Root so that no link inside the write dir can send it elsewhere.
+func (s *state) writeFile(rel string, data []byte, perm fs.FileMode) error {
+	if s.opts.WriteDir == "" {
+		return writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel)), data, perm)
+	}
+	if s.out == nil {
+		if err := os.MkdirAll(s.opts.WriteDir, 0o755); err != nil {
+			return fmt.Errorf("write dir: %w", err)
+		}
+		r, err := os.OpenRoot(s.opts.WriteDir)
+		if err != nil {
+			return fmt.Errorf("write dir: %w", err)
+		}
+		s.out = r
+	}
+	return writeAtomicIn(s.out, filepath.FromSlash(rel), data, perm)
 }
 
 // probe analyses bytes the run wrote, for the cache: their summary, and
@@ -288,6 +311,9 @@ func (s *state) addFile(f *file) {
 func (s *state) close() {
 	if s.reader != nil {
 		s.reader.Close()
+	}
+	if s.out != nil {
+		s.out.Close()
 	}
 }
 

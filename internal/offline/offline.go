@@ -120,8 +120,9 @@ func LayoutFor(name string) Layout {
 
 // Options configure Run.
 type Options struct {
-	// MemoryDir is edited in place: the caller passes a staging copy, which
-	// it makes durable itself (files are replaced atomically, not synced).
+	// MemoryDir is edited in place, unless WriteDir is set: the caller
+	// passes a staging copy, which it makes durable itself (files are
+	// replaced atomically, not synced).
 	MemoryDir string
 	// RepoDir is the code the memory describes; only leads read it.
 	RepoDir string
@@ -140,10 +141,19 @@ type Options struct {
 	// CachePath), so that a dream after a small change parses only the
 	// files that changed. It belongs in the state dir, never in the memory.
 	CacheFile string
+	// WriteDir, when set, receives the files the run changes instead of
+	// MemoryDir, which is then only read: each changed file is written
+	// whole, atomically, at its path relative to MemoryDir (parents
+	// created inside WriteDir, never through a link out of it). Files the
+	// run does not change do not appear there, and nothing is ever
+	// deleted: WriteDir laid over MemoryDir is what an in-place run leaves.
+	// It lets a caller stage only what a dream writes instead of copying
+	// the whole memory first.
+	WriteDir string
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
-// changed, each replaced atomically. The output depends only on the input files and
+// changed (into o.WriteDir when set), each replaced atomically. The output depends only on the input files and
 // the provenance, so the same input yields the same bytes, and a second run
 // over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {
