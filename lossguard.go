@@ -102,7 +102,7 @@ func (d *Dreamer) guardLoss(rep *Report, out Outcome, before *memoryStart, stage
 			}
 		}
 	}
-	unchanged := lossguard.WalkTree(stagedDir, func(rel string) bool { return changed[rel] })
+	unchanged := lossguard.WalkTree(before.unchangedDir(stagedDir), func(rel string) bool { return changed[rel] })
 	v, err := lossguard.CheckChanged(was, now, unchanged, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
 	if err != nil {
 		return false, err

@@ -211,7 +211,7 @@ func (r *dreamRun) prepare() error {
 // with: the memory as it is now and the facts that must survive.
 func (r *dreamRun) stage() error {
 	d := r.d
-	txn, err := d.beginStaging(r.rep.TaskID)
+	txn, err := d.beginStaging(r.ctx, r.rep.TaskID, r.hist)
 	if err != nil {
 		return fmt.Errorf("staging the memory dir: %w", err)
 	}
@@ -257,6 +257,7 @@ func (r *dreamRun) execute() error {
 	out, err := d.cfg.Runner.Run(runCtx, Job{
 		TaskID:           r.rep.TaskID,
 		MemoryDir:        r.txn.Dir(),
+		BaseDir:          d.baseDirOf(r.txn),
 		MemoryDisplayDir: d.cfg.MemoryDir,
 		RepoDir:          d.cfg.RepoDir,
 		SessionsDir:      d.cfg.SessionsDir,
@@ -304,7 +305,7 @@ func (r *dreamRun) verify() error {
 	d := r.d
 	// With nothing pinned there is nothing to look for: no need to read the
 	// whole staged memory again.
-	if missing, err := missingPinned(r.pinned, r.txn.Dir()); err != nil || len(missing) > 0 {
+	if missing, err := missingPinnedIn(r.pinned, r.txn); err != nil || len(missing) > 0 {
 		if err == nil {
 			err = fmt.Errorf("the dream dropped %d pinned fact(s), rolled back: %s", len(missing), quoteList(missing))
 		}

@@ -26,8 +26,13 @@ func (f RunnerFunc) Run(ctx context.Context, job Job) (Outcome, error) { return 
 type Job struct {
 	// TaskID identifies the dream in the task registry and the audit log.
 	TaskID string
-	// MemoryDir is the staging copy the runner reads and writes.
+	// MemoryDir is the staging the runner writes (and, unless BaseDir is
+	// set, reads): a full view of the memory, or, for a SparseWriter, an
+	// empty dir that receives only the files the runner changes.
 	MemoryDir string
+	// BaseDir is set only for a SparseWriter: the user's memory dir, as the
+	// dream found it, to be read and never written (see SparseWriter).
+	BaseDir string
 	// MemoryDisplayDir is the user's real memory dir: the path a model is
 	// shown, so that prompts stay identical from one dream to the next.
 	MemoryDisplayDir string

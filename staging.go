@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"sort"
 
 	"github.com/dreamkit/dream/internal/audit"
@@ -24,8 +23,12 @@ type FileReplacer interface {
 }
 
 // beginStaging starts the dream's transaction with the cheapest staging
-// the runner allows.
-func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {
+// the runner allows: sparse (SparseWriter), linked (FileReplacer) or a
+// copy.
+func (d *Dreamer) beginStaging(ctx context.Context, id string, hist *audit.History) (*journal.Txn, error) {
+	if d.sparse() {
+		return journal.BeginWith(d.cfg.StateDir, d.cfg.MemoryDir, id, journal.Options{Sparse: true, Start: startOf(ctx, hist)})
+	}
 	r, ok := d.cfg.Runner.(FileReplacer)
 	return journal.BeginWith(d.cfg.StateDir, d.cfg.MemoryDir, id, journal.Options{LinkUnchanged: ok && r.ReplacesFiles()})
 }
@@ -40,16 +43,7 @@ func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptio
 	return journal.CommitOptions{BeforeApply: func(merged []string) error {
 		_, err := hist.RecordHandEditsOf(ctx, merged)
 		return err
-	}, Base: func(path string) ([]byte, bool, error) {
-		data, err := hist.HeadFile(ctx, path)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		return data, true, nil
-	}}
+	}, Base: startOf(ctx, hist)}
 }
 
 // recoverJournal is journal.Recover plus the audit record of every commit it
