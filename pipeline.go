@@ -12,7 +12,6 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
-	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm"
@@ -219,7 +218,7 @@ func (r *dreamRun) stage() error {
 	if r.before, err = d.memoryBefore(r.ctx, txn, r.hist); err != nil {
 		return fmt.Errorf("reading the memory before the dream: %w", err)
 	}
-	if r.pinned, err = offline.PinnedFacts(d.cfg.MemoryDir, d.cfg.Settings.Pinned); err != nil {
+	if r.pinned, err = d.pinnedBefore(txn); err != nil {
 		return fmt.Errorf("reading pinned facts: %w", err)
 	}
 	return nil
@@ -305,7 +304,12 @@ func (r *dreamRun) verify() error {
 	d := r.d
 	// With nothing pinned there is nothing to look for: no need to read the
 	// whole staged memory again.
-	if missing, err := missingPinnedIn(r.pinned, r.txn); err != nil || len(missing) > 0 {
+	r.txn.Freeze() // the runner has returned: the checks and the commit share one look at staging
+	pinned, err := r.pinnedAfter()
+	if err != nil {
+		return fmt.Errorf("reading pinned facts: %w", err)
+	}
+	if missing, err := missingPinnedIn(pinned, r.txn); err != nil || len(missing) > 0 {
 		if err == nil {
 			err = fmt.Errorf("the dream dropped %d pinned fact(s), rolled back: %s", len(missing), quoteList(missing))
 		}

@@ -43,7 +43,10 @@ type Job struct {
 	// SessionsReviewed is the number of transcripts touched since the last
 	// consolidation, for the prompt and the task entry.
 	SessionsReviewed int
-	// Pinned are facts that must survive the dream verbatim.
+	// Pinned are facts that must survive the dream verbatim. For a
+	// SparseWriter only the configured ones: the facts pinned by a marker
+	// in a file are checked after the run for the files it changed, so
+	// that no dream reads the whole memory to find them.
 	Pinned []string
 	// Progress receives the run's events; never nil.
 	Progress func(Progress)

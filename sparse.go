@@ -82,6 +82,61 @@ func (s *memoryStart) unchangedDir(stagedDir string) string {
 	return stagedDir
 }
 
+// pinnedBefore returns the facts a dream must keep that are known before
+// it runs (Job.Pinned): those pinned in the memory and the configured ones.
+// For a sparse staging, reading every file for pin markers would make each
+// dream cost the memory's size, so only the configured facts are known
+// then (the staging is still empty, so PinnedFacts reads nothing); the
+// facts pinned in the files the dream changed are added after the run by
+// pinnedAfter. A fact pinned in a file the dream did not write stays, as
+// that file does.
+func (d *Dreamer) pinnedBefore(txn *journal.Txn) ([]string, error) {
+	dir := d.cfg.MemoryDir
+	if txn.Sparse() {
+		dir = txn.Dir()
+	}
+	return offline.PinnedFacts(dir, d.cfg.Settings.Pinned)
+}
+
+// pinnedAfter is the facts a finished dream must still hold: for a sparse
+// staging, pinned adds those pinned in the start versions of the files it
+// changed (read as the guards read them, see memoryStart), copied aside for
+// PinnedFacts; otherwise pinned as it is.
+func (r *dreamRun) pinnedAfter() ([]string, error) {
+	if !r.txn.Sparse() {
+		return r.pinned, nil
+	}
+	changes, err := r.txn.Changes()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(r.txn.Dir()), "pinned-start-")
+	if err != nil {
+		return nil, fmt.Errorf("pinned facts: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	for _, c := range changes {
+		if c.Kind == journal.Added {
+			continue
+		}
+		b, err := r.before.file(c.Path)
+		if err != nil {
+			return nil, fmt.Errorf("pinned facts: %w", err)
+		}
+		if b == nil {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(c.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, fmt.Errorf("pinned facts: %w", err)
+		}
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			return nil, fmt.Errorf("pinned facts: %w", err)
+		}
+	}
+	return offline.PinnedFacts(dir, r.pinned)
+}
+
 // missingPinnedIn is missingPinned over the memory as the dream leaves it.
 // A sparse staging holds only what the dream wrote, so a fact not found
 // there is then looked for in a view of the whole memory: the dream's files
