@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runJSON runs the engine with leads over dir and returns the report as
@@ -177,6 +178,106 @@ func cachedFiles(t *testing.T, dir, cache string) int {
 	n := 0
 	for _, f := range s.files {
 		if f.cached {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCacheStatNeverChangesAResult: the stats that spare reading a file
+// are never taken for its bytes when they changed. Over random memories
+// whose cache holds trusted stats, every way of changing a file that a
+// stat might hide (an edit of the same size with its mtime put back, a
+// same-size replacement by rename with the old mtime, a touch, an append)
+// gives a run that reports and writes exactly what a run without a cache
+// does, and the files nobody touched are not read at all.
+func TestCacheStatNeverChangesAResult(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 5))
+			base := t.TempDir()
+			if err := randomTree(rng, base); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(base, "near.md"), []byte("- the deploy runs from main after a review by two people\n- ship it\n"), 0o644)
+			os.WriteFile(filepath.Join(base, "near2.md"), []byte("- the deploy runs from main after a review by three people\n"), 0o644)
+			os.WriteFile(filepath.Join(base, "quiet.md"), []byte("# Quiet\n\n- The release train leaves on Thursdays.\n- Owner: Ana Souza\n"), 0o644)
+			cache := filepath.Join(t.TempDir(), "state", "offline.cache")
+			withCache, without := t.TempDir(), t.TempDir()
+			copyTree(t, base, withCache)
+			copyTree(t, base, without)
+			check := func(step string) {
+				t.Helper()
+				if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+					t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
+				}
+				sameTree(t, withCache, without)
+			}
+			check("first")
+			// Past the racy window, a run records stats it may trust.
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("second")
+			if n := unreadFiles(t, withCache, cache); n < 3 {
+				t.Fatalf("only %d files vouched for by their stat", n)
+			}
+			both := func(fn func(dir string)) {
+				fn(withCache)
+				fn(without)
+			}
+			// An edit of the same size, its mtime put back.
+			both(func(d string) {
+				p := filepath.Join(d, "quiet.md")
+				info, _ := os.Stat(p)
+				os.WriteFile(p, []byte("# Quiet\n\n- The release train leaves on Thursdays.\n- The release train leaves on Thursdays.\n"[:info.Size()]), 0o644)
+				os.Chtimes(p, info.ModTime(), info.ModTime())
+			})
+			check("same-size edit, mtime restored")
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settle")
+			// A same-size replacement by rename, with the old mtime.
+			both(func(d string) {
+				p := filepath.Join(d, "near2.md")
+				info, _ := os.Stat(p)
+				tmp := filepath.Join(d, ".swap")
+				os.WriteFile(tmp, []byte("- the deploy runs from main after a review by three people\n"[:info.Size()-6]+"Yest.\n"), 0o644)
+				os.Chtimes(tmp, info.ModTime(), info.ModTime())
+				if err := os.Rename(tmp, p); err != nil {
+					t.Fatal(err)
+				}
+			})
+			check("replaced by rename")
+			// A touch: the bytes are the same, the entry still serves.
+			both(func(d string) {
+				later := time.Now().Add(time.Hour)
+				os.Chtimes(filepath.Join(d, "near.md"), later, later)
+			})
+			check("touched")
+			// An append.
+			both(func(d string) {
+				f, err := os.OpenFile(filepath.Join(d, "near.md"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString("- Yesterday the train left late.\n- ship it\n")
+				f.Close()
+			})
+			check("appended")
+		})
+	}
+}
+
+// unreadFiles is how many files a scan of dir takes from the cache on
+// their stat alone.
+func unreadFiles(t *testing.T, dir, cache string) int {
+	t.Helper()
+	s, err := scan(context.Background(), Options{MemoryDir: dir, Now: testNow, Layout: LayoutFor(""), CacheFile: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	n := 0
+	for _, f := range s.files {
+		if f.unread {
 			n++
 		}
 	}
