@@ -34,7 +34,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 2
+const cacheVersion = 3
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -52,6 +52,8 @@ type cacheEntry struct {
 	hash [32]byte
 	st   fileStat
 	sum  *fileSum
+	// idx is the index's own summary, for the index's entry.
+	idx *indexSum
 }
 
 type cacheData struct{ entries map[string]cacheEntry }
@@ -134,6 +136,9 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			}
 		}
 		sum.Shingles = slices.Clip(sum.Shingles)
+		if flags&8 != 0 {
+			e.idx = decodeIndexSum(r)
+		}
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -190,7 +195,11 @@ func (s *state) saveCache() {
 		if f.sum == nil || !f.exists {
 			continue
 		}
-		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum)
+		var idx *indexSum
+		if f.index {
+			idx = f.idx
+		}
+		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
 	err = bw.Flush()
@@ -206,7 +215,7 @@ func (s *state) saveCache() {
 }
 
 // appendEntry encodes one file's analysis.
-func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum) []byte {
+func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum, idx *indexSum) []byte {
 	w = appendStr(w, rel)
 	w = append(w, hash[:]...)
 	flags := uint64(0)
@@ -218,6 +227,9 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum)
 	}
 	if st.valid() {
 		flags |= 4
+	}
+	if idx != nil {
+		flags |= 8
 	}
 	w = binary.AppendUvarint(w, flags)
 	if st.valid() {
@@ -240,6 +252,9 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum)
 			w = binary.LittleEndian.AppendUint64(w, sh)
 		}
 	}
+	if idx != nil {
+		w = appendIndexSum(w, idx)
+	}
 	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
 	for _, m := range sum.Mentions {
 		w = binary.AppendUvarint(w, uint64(m.Line))
@@ -247,6 +262,62 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum)
 		w = appendStr(w, m.Kind)
 	}
 	return w
+}
+
+func appendIndexSum(w []byte, x *indexSum) []byte {
+	w = appendStrs(w, x.Mentions)
+	w = appendStrs(w, x.Comments)
+	w = binary.AppendUvarint(w, uint64(len(x.Links)))
+	for _, l := range x.Links {
+		w = appendStr(w, l.Dest)
+		w = binary.AppendUvarint(w, uint64(l.Line))
+	}
+	flags := uint64(0)
+	if x.BudgetKnown {
+		flags |= 1
+	}
+	if x.BudgetMoves {
+		flags |= 2
+	}
+	w = binary.AppendUvarint(w, flags)
+	return appendStrs(w, x.BudgetNotes)
+}
+
+func decodeIndexSum(r *reader) *indexSum {
+	x := &indexSum{Mentions: r.strs(), Comments: r.strs()}
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return x
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		x.Links = append(x.Links, linkSum{Dest: r.str(), Line: int32(r.uint())})
+	}
+	flags := r.uint()
+	x.BudgetKnown, x.BudgetMoves = flags&1 != 0, flags&2 != 0
+	x.BudgetNotes = r.strs()
+	return x
+}
+
+func appendStrs(w []byte, ss []string) []byte {
+	w = binary.AppendUvarint(w, uint64(len(ss)))
+	for _, s := range ss {
+		w = appendStr(w, s)
+	}
+	return w
+}
+
+func (r *reader) strs() []string {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return nil
+	}
+	var out []string
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		out = append(out, r.str())
+	}
+	return out
 }
 
 func appendStr(w []byte, s string) []byte {

@@ -39,6 +39,9 @@ type file struct {
 	st fileStat
 	// sum is the file's analysis for the leads.
 	sum *fileSum
+	// idx is the index's summary (the index only), from the cache or its
+	// parse; nil once the index is written.
+	idx *indexSum
 	// pointer is the index pointer to add for it, when it is unindexed.
 	pointer string
 	// dupFixes, dateFixes and leads are this file's records, gathered in
@@ -182,12 +185,13 @@ func (s *state) needsPointer(f *file) bool {
 
 func (s *state) scanFile(f *file) error {
 	pointer := s.needsPointer(f)
-	if !f.resident && !pointer && s.root != nil {
+	if (!f.resident || f.index) && !pointer && s.root != nil {
 		// A file whose stat is the one recorded with its entry is not
 		// read: its bytes are those the entry was made from.
 		if info, err := s.root.Lstat(filepath.FromSlash(f.rel)); err == nil && info.Mode().IsRegular() {
 			if st, ok := statOf(info); ok {
-				if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty {
+				if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty && (!f.index || e.idx != nil) {
+					f.idx = e.idx
 					f.mode, f.hash, f.st, f.sum, f.cached, f.unread = info.Mode().Perm(), e.hash, e.st, e.sum, true, true
 					return nil
 				}
@@ -287,7 +291,7 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		touched = append(touched, f.rel)
-		f.kept = nil
+		f.kept, f.idx = nil, nil
 		f.st = fileStat{} // just written: the next run reads it (trustedStat)
 		if s.opts.CacheFile != "" {
 			f.hash = sha256.Sum256(out)
