@@ -15,9 +15,13 @@ import (
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
 // that a dream after a one-line edit parses one file, not thirty thousand.
-// It is keyed by path and validated by the SHA-256 of the file's bytes,
-// which the scan reads anyway: an entry whose file changed in any way,
-// however its size, mtime or inode look, is not used. The whole cache
+// It is keyed by path and validated by the file's stat (fileStat: device,
+// inode, size, mtime and ctime) recorded with the SHA-256 of its bytes: a
+// file whose stat is the recorded one is not read at all; any other is
+// read, and its entry is used only if the bytes hash the same. A stat is
+// recorded only when the file's last change was old enough to be told
+// apart from a later one (racyWindow), so a stale entry can cost a read,
+// never a result. The whole cache
 // carries a checksum and the layout it was made under; a cache that does
 // not verify is ignored, never trusted, and rewritten at the end of the run.
 //
@@ -30,7 +34,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 1
+const cacheVersion = 3
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -46,7 +50,10 @@ func CachePath(stateDir, memoryDir string) string {
 
 type cacheEntry struct {
 	hash [32]byte
+	st   fileStat
 	sum  *fileSum
+	// idx is the index's own summary, for the index's entry.
+	idx *indexSum
 }
 
 type cacheData struct{ entries map[string]cacheEntry }
@@ -60,6 +67,16 @@ func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
 		return e.sum
 	}
 	return nil
+}
+
+// byStat returns the entry of rel if the file's stat now is the one
+// recorded with it (so its bytes are those hashed), without reading it.
+func (c *cacheData) byStat(rel string, st fileStat) (cacheEntry, bool) {
+	if c == nil || !st.valid() {
+		return cacheEntry{}, false
+	}
+	e, ok := c.entries[rel]
+	return e, ok && e.st == st
 }
 
 // loadCache reads the cache at path; any problem (none yet, another
@@ -96,6 +113,9 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		copy(e.hash[:], r.bytes(32))
 		flags := r.uint()
 		sum := &fileSum{Dirty: flags&1 != 0, HasMentions: flags&2 != 0}
+		if flags&4 != 0 {
+			e.st = fileStat{Dev: r.uint(), Ino: r.uint(), Size: int64(r.uint()), Mtime: int64(r.uint()), Ctime: int64(r.uint())}
+		}
 		nu := r.uint()
 		if nu > uint64(len(r.b)) {
 			return nil, errCache
@@ -116,6 +136,9 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			}
 		}
 		sum.Shingles = slices.Clip(sum.Shingles)
+		if flags&8 != 0 {
+			e.idx = decodeIndexSum(r)
+		}
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -172,7 +195,11 @@ func (s *state) saveCache() {
 		if f.sum == nil || !f.exists {
 			continue
 		}
-		w = appendEntry(w[:0], f.rel, f.hash, f.sum)
+		var idx *indexSum
+		if f.index {
+			idx = f.idx
+		}
+		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
 	err = bw.Flush()
@@ -188,7 +215,7 @@ func (s *state) saveCache() {
 }
 
 // appendEntry encodes one file's analysis.
-func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
+func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum, idx *indexSum) []byte {
 	w = appendStr(w, rel)
 	w = append(w, hash[:]...)
 	flags := uint64(0)
@@ -198,7 +225,18 @@ func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
 	if sum.HasMentions {
 		flags |= 2
 	}
+	if st.valid() {
+		flags |= 4
+	}
+	if idx != nil {
+		flags |= 8
+	}
 	w = binary.AppendUvarint(w, flags)
+	if st.valid() {
+		for _, v := range []uint64{st.Dev, st.Ino, uint64(st.Size), uint64(st.Mtime), uint64(st.Ctime)} {
+			w = binary.AppendUvarint(w, v)
+		}
+	}
 	w = binary.AppendUvarint(w, uint64(len(sum.Units)))
 	for _, u := range sum.Units {
 		w = binary.AppendUvarint(w, uint64(u.Unit))
@@ -214,6 +252,9 @@ func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
 			w = binary.LittleEndian.AppendUint64(w, sh)
 		}
 	}
+	if idx != nil {
+		w = appendIndexSum(w, idx)
+	}
 	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
 	for _, m := range sum.Mentions {
 		w = binary.AppendUvarint(w, uint64(m.Line))
@@ -221,6 +262,62 @@ func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
 		w = appendStr(w, m.Kind)
 	}
 	return w
+}
+
+func appendIndexSum(w []byte, x *indexSum) []byte {
+	w = appendStrs(w, x.Mentions)
+	w = appendStrs(w, x.Comments)
+	w = binary.AppendUvarint(w, uint64(len(x.Links)))
+	for _, l := range x.Links {
+		w = appendStr(w, l.Dest)
+		w = binary.AppendUvarint(w, uint64(l.Line))
+	}
+	flags := uint64(0)
+	if x.BudgetKnown {
+		flags |= 1
+	}
+	if x.BudgetMoves {
+		flags |= 2
+	}
+	w = binary.AppendUvarint(w, flags)
+	return appendStrs(w, x.BudgetNotes)
+}
+
+func decodeIndexSum(r *reader) *indexSum {
+	x := &indexSum{Mentions: r.strs(), Comments: r.strs()}
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return x
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		x.Links = append(x.Links, linkSum{Dest: r.str(), Line: int32(r.uint())})
+	}
+	flags := r.uint()
+	x.BudgetKnown, x.BudgetMoves = flags&1 != 0, flags&2 != 0
+	x.BudgetNotes = r.strs()
+	return x
+}
+
+func appendStrs(w []byte, ss []string) []byte {
+	w = binary.AppendUvarint(w, uint64(len(ss)))
+	for _, s := range ss {
+		w = appendStr(w, s)
+	}
+	return w
+}
+
+func (r *reader) strs() []string {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return nil
+	}
+	var out []string
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		out = append(out, r.str())
+	}
+	return out
 }
 
 func appendStr(w []byte, s string) []byte {

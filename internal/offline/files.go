@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -33,8 +34,14 @@ type file struct {
 	resident bool
 	// hash is the SHA-256 of the bytes read, checked again before writing.
 	hash [32]byte
+	// st is the file's stat when those bytes were read, if trusted
+	// (trustedStat), for the cache.
+	st fileStat
 	// sum is the file's analysis for the leads.
 	sum *fileSum
+	// idx is the index's summary (the index only), from the cache or its
+	// parse; nil once the index is written.
+	idx *indexSum
 	// pointer is the index pointer to add for it, when it is unindexed.
 	pointer string
 	// dupFixes, dateFixes and leads are this file's records, gathered in
@@ -46,8 +53,9 @@ type file struct {
 	// no provenance looked up and nothing recorded.
 	probe bool
 	dirty bool
-	// cached is set when the analysis came from the cache, unparsed.
-	cached bool
+	// cached is set when the analysis came from the cache, unparsed;
+	// unread when its stat alone vouched for it.
+	cached, unread bool
 	// kept are the bytes of a file with fixes, kept for writing it.
 	kept []byte
 	// norms memoises normalize per unit while the file is parsed.
@@ -89,6 +97,8 @@ type state struct {
 	kept int
 	// out is Options.WriteDir, opened on the first write.
 	out *os.Root
+	// root is the memory dir, for the stats that spare reads.
+	root *os.Root
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -108,6 +118,12 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 		return nil, err
 	}
 	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}, reader: r, roles: o.Layout.roles()}
+	if o.CacheFile != "" {
+		if s.root, err = os.OpenRoot(l.Root); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("memory dir: %w", err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			s.close() // the caller only closes a state it got
@@ -168,13 +184,29 @@ func (s *state) needsPointer(f *file) bool {
 }
 
 func (s *state) scanFile(f *file) error {
+	pointer := s.needsPointer(f)
+	if (!f.resident || f.index) && !pointer && s.root != nil {
+		// A file whose stat is the one recorded with its entry is not
+		// read: its bytes are those the entry was made from.
+		if info, err := s.root.Lstat(filepath.FromSlash(f.rel)); err == nil && info.Mode().IsRegular() {
+			if st, ok := statOf(info); ok {
+				if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty && (!f.index || e.idx != nil) {
+					f.idx = e.idx
+					f.mode, f.hash, f.st, f.sum, f.cached, f.unread = info.Mode().Perm(), e.hash, e.st, e.sum, true, true
+					return nil
+				}
+			}
+		}
+	}
 	data, info, err := s.reader.ReadFile(f.rel)
 	if err != nil {
 		return err
 	}
 	f.mode = info.Mode().Perm()
 	f.hash = sha256.Sum256(data)
-	pointer := s.needsPointer(f)
+	if s.root != nil {
+		f.st = trustedStat(info, time.Now())
+	}
 	if !f.resident && !pointer {
 		if c := s.cache.lookup(f.rel, f.hash); c != nil && !c.Dirty {
 			f.sum, f.cached = c, true
@@ -259,7 +291,8 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		touched = append(touched, f.rel)
-		f.kept = nil
+		f.kept, f.idx = nil, nil
+		f.st = fileStat{} // just written: the next run reads it (trustedStat)
 		if s.opts.CacheFile != "" {
 			f.hash = sha256.Sum256(out)
 			f.sum = s.probe(f, out)
@@ -314,6 +347,9 @@ func (s *state) close() {
 	}
 	if s.out != nil {
 		s.out.Close()
+	}
+	if s.root != nil {
+		s.root.Close()
 	}
 }
 

@@ -212,17 +212,13 @@ func (s *state) danglingPointers() []Ref {
 		return nil
 	}
 	var out []Ref
-	for _, l := range s.index.doc.Links {
+	for _, l := range s.indexSummary().Links {
 		rel, ok := memory.LocalTarget(l.Dest)
 		if !ok || s.exists(rel) {
 			continue
 		}
-		line := 0
-		if len(s.index.src) > 0 {
-			line = s.index.doc.LineOf(min(l.Span.Start, len(s.index.src)-1))
-		}
 		if len(out) < maxLeads {
-			out = append(out, Ref{File: s.index.rel, Line: line, Text: l.Dest})
+			out = append(out, Ref{File: s.index.rel, Line: int(l.Line), Text: l.Dest})
 		}
 	}
 	return out

@@ -70,6 +70,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 	// small. The slices, in order, are the whole array sorted by hash.
 	var post []posting
 	part := make([]posting, 0, total/postingParts+1)
+	var spare []posting
 	for p := uint64(0); p < postingParts; p++ {
 		part = part[:0]
 		for i, set := range sets {
@@ -79,15 +80,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 				}
 			}
 		}
-		slices.SortFunc(part, func(a, b posting) int {
-			switch {
-			case a.sh < b.sh:
-				return -1
-			case a.sh > b.sh:
-				return 1
-			}
-			return int(a.id) - int(b.id)
-		})
+		part, spare = sortPostings(part, spare)
 		for lo := 0; lo < len(part); {
 			hi := lo + 1
 			for hi < len(part) && part[hi].sh == part[lo].sh {
@@ -99,7 +92,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 			lo = hi
 		}
 	}
-	part = nil
+	part, spare = nil, nil
 	runOf := make([]int32, len(post)) // where each posting's run starts
 	for k := range post {
 		if k > 0 && post[k].sh == post[k-1].sh {
@@ -223,4 +216,51 @@ func jaccard(a, b []uint64) float64 {
 		return 0
 	}
 	return float64(inter) / float64(union)
+}
+
+// sortPostings sorts part by shingle, then unit: a stable radix sort on the
+// shingle (the units were appended in order, so equal shingles keep them
+// in order), 16 bits a pass, which costs a few linear passes where a
+// comparison sort of millions of postings costs seconds. Small parts are
+// sorted by comparison. It returns the sorted slice and the other buffer,
+// for reuse.
+func sortPostings(part, spare []posting) (sorted, other []posting) {
+	if len(part) < 4096 {
+		slices.SortFunc(part, func(a, b posting) int {
+			switch {
+			case a.sh < b.sh:
+				return -1
+			case a.sh > b.sh:
+				return 1
+			}
+			return int(a.id) - int(b.id)
+		})
+		return part, spare
+	}
+	if cap(spare) < len(part) {
+		spare = make([]posting, len(part))
+	}
+	src, dst := part, spare[:len(part)]
+	var count [1 << 16]int
+	for shift := uint(0); shift < 64; shift += 16 {
+		clear(count[:])
+		for _, p := range src {
+			count[(p.sh>>shift)&0xffff]++
+		}
+		if count[(src[0].sh>>shift)&0xffff] == len(src) {
+			continue // every posting has this digit: the pass would change nothing
+		}
+		pos := 0
+		for d, c := range count {
+			count[d] = pos
+			pos += c
+		}
+		for _, p := range src {
+			d := (p.sh >> shift) & 0xffff
+			dst[count[d]] = p
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
 }

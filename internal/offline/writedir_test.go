@@ -46,6 +46,14 @@ func randomTree(rng *rand.Rand, dir string) error {
 			fmt.Fprintf(&b, "- note %d: the staging cluster %d is shared with payments\n", i, i)
 		}
 		return os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(b.String()), 0o644)
+	case 2:
+		// Over budget with pointers alone: nothing may move, a note says so.
+		var b strings.Builder
+		b.WriteString("# Memory\n\n<!-- archive/ is not indexed on purpose -->\n\n- [Topic 0](t0.md) — first\n")
+		for i := 0; i < 230; i++ {
+			fmt.Fprintf(&b, "- [Area %d](area-%d.md) — the staging cluster %d\n", i, i, i)
+		}
+		return os.WriteFile(filepath.Join(dir, "MEMORY.md"), []byte(b.String()), 0o644)
 	}
 	return nil
 }
