@@ -3,6 +3,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -96,24 +97,45 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 }
 
 // removeTemps deletes dream's temporary files anywhere in the memory dir.
+// It reads directory entries only, unsorted (no stat, no sort per
+// directory): it runs before every dream, over a memory of any size.
 func removeTemps(mem string) error {
-	return filepath.WalkDir(mem, func(p string, d fs.DirEntry, err error) error {
+	var errs []error
+	var walk func(dir string)
+	walk = func(dir string) {
+		f, err := os.Open(dir)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
+			if !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
 			}
-			return err
+			return
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), TempPrefix) {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove temp %s: %w", p, err)
+		defer f.Close()
+		for {
+			des, err := f.ReadDir(1024)
+			for _, d := range des {
+				name := d.Name()
+				switch {
+				case d.IsDir():
+					if name != ".git" {
+						walk(filepath.Join(dir, name))
+					}
+				case strings.HasPrefix(name, TempPrefix):
+					if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						errs = append(errs, fmt.Errorf("remove temp %s: %w", filepath.Join(dir, name), err))
+					}
+				}
+			}
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					errs = append(errs, err)
+				}
+				return
 			}
 		}
-		return nil
-	})
+	}
+	walk(mem)
+	return errors.Join(errs...)
 }
 
 // HasPending reports whether a transaction other than a parked review is
