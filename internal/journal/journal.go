@@ -1,9 +1,11 @@
 // Package journal makes a dream all-or-nothing. Begin stages the memory
-// directory under the state dir — as a copy, or, for a runner that only
+// directory under the state dir — as a copy; or, for a runner that only
 // ever replaces files, as hard links to the originals, so that only what the
-// runner writes is materialised; the agent reads and writes only the
-// staging; Commit then lands every change in the real memory directory, or
-// Discard throws the staging away. Its costs follow the change: a staged
+// runner writes is materialised; or, for a runner that reads the memory
+// where it is and writes only what it changes, as an empty dir (sparse.go),
+// so that Begin, Changes and Commit cost the change and not the memory; the
+// agent writes only the staging; Commit then lands every change in the real
+// memory directory, or Discard throws the staging away. Its costs follow the change: a staged
 // file whose stat is unchanged is never read or hashed, and files over
 // OpaqueSize are only ever streamed. A dream killed at any
 // instant is finished or forgotten by the next process's Recover, driven by a
