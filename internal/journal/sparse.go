@@ -24,8 +24,9 @@ import (
 // What the dream started from is still checked, as for a full staging, but
 // only for the files written, and without a snapshot of every file at
 // Begin: the first time a staged file is looked at, its original's change
-// time (ctime, which no user-space call can set back) is compared with the
-// memory file system's own clock read at Begin. A file whose ctime is older
+// time (ctime, which no user-space call can set back, and which Linux file
+// systems set on a write, a chmod, a link and a rename alike) is compared
+// with the memory file system's own clock read at Begin. A file whose ctime is older
 // than that was not touched since the dream began, so its stat now is its
 // stat then and becomes its base fingerprint, and from there the commit's
 // conflict check, the merge of a file the user edited and the crash
