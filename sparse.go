@@ -1,6 +1,7 @@
 package dream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,8 +101,8 @@ func (d *Dreamer) pinnedBefore(txn *journal.Txn) ([]string, error) {
 
 // pinnedAfter is the facts a finished dream must still hold: for a sparse
 // staging, pinned adds those pinned in the start versions of the files it
-// changed (read as the guards read them, see memoryStart), copied aside for
-// PinnedFacts; otherwise pinned as it is.
+// changed (read as the guards read them, see memoryStart), those that hold
+// a comment at all copied aside for PinnedFacts; otherwise pinned as it is.
 func (r *dreamRun) pinnedAfter() ([]string, error) {
 	if !r.txn.Sparse() {
 		return r.pinned, nil
@@ -123,8 +124,8 @@ func (r *dreamRun) pinnedAfter() ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("pinned facts: %w", err)
 		}
-		if b == nil {
-			continue
+		if !bytes.Contains(b, []byte("<!--")) {
+			continue // a pin marker is an HTML comment: no comment, no pin
 		}
 		p := filepath.Join(dir, filepath.FromSlash(c.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
