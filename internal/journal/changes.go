@@ -168,7 +168,7 @@ func (t *Txn) baseHash(rel string, base fingerprint) fingerprint {
 }
 
 // sides loads the original and staged versions of a changed file; a side
-// over OpaqueSize is marked opaque and not read.
+// over OpaqueSize, or not a regular file, is marked opaque and not read.
 func (t *Txn) sides(c Change) (old, new linediff.File, err error) {
 	old = linediff.File{Path: c.Path, Absent: c.Kind == Added}
 	new = linediff.File{Path: c.Path, Absent: c.Kind == Deleted}
@@ -187,12 +187,15 @@ func (t *Txn) sides(c Change) (old, new linediff.File, err error) {
 	return old, new, err
 }
 
+// A side that is not a regular file (a symlink, a directory: what a user
+// or a sparse runner may have put at a memory path) is opaque too: it is
+// never followed, so no diff shows a file outside the memory.
 func loadSide(f linediff.File, path string) (linediff.File, error) {
-	info, err := os.Stat(path)
+	info, err := os.Lstat(path)
 	if err != nil {
 		return f, err
 	}
-	if info.Size() > OpaqueSize {
+	if !info.Mode().IsRegular() || info.Size() > OpaqueSize {
 		f.Opaque = true
 		return f, nil
 	}
