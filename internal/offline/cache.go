@@ -34,7 +34,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 3
+const cacheVersion = 5
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -56,7 +56,11 @@ type cacheEntry struct {
 	idx *indexSum
 }
 
-type cacheData struct{ entries map[string]cacheEntry }
+type cacheData struct {
+	entries map[string]cacheEntry
+	// pairs are the last run's pairs, nil if it kept none.
+	pairs *pairsMemo
+}
 
 // lookup returns the analysis of rel if the cache has one for these bytes.
 func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
@@ -139,6 +143,7 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		if flags&8 != 0 {
 			e.idx = decodeIndexSum(r)
 		}
+		sum.Pins = r.strs()
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -151,6 +156,12 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		}
 		e.sum = sum
 		c.entries[rel] = e
+	}
+	if r.uint() == 1 {
+		m := &pairsMemo{}
+		copy(m.digest[:], r.bytes(32))
+		m.cross, m.near = r.pairs(), r.pairs()
+		c.pairs = m
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
@@ -202,6 +213,15 @@ func (s *state) saveCache() {
 		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
+	if m := s.pairs; m != nil {
+		w = binary.AppendUvarint(w[:0], 1)
+		w = append(w, m.digest[:]...)
+		w = appendPairs(w, m.cross)
+		w = appendPairs(w, m.near)
+	} else {
+		w = binary.AppendUvarint(w[:0], 0)
+	}
+	bw.Write(w)
 	err = bw.Flush()
 	if err == nil {
 		_, err = tmp.Write(h.Sum(nil))
@@ -255,6 +275,7 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum,
 	if idx != nil {
 		w = appendIndexSum(w, idx)
 	}
+	w = appendStrs(w, sum.Pins)
 	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
 	for _, m := range sum.Mentions {
 		w = binary.AppendUvarint(w, uint64(m.Line))

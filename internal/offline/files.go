@@ -23,7 +23,9 @@ import (
 // write it, and nothing is rewritten from the parse: the output is the
 // input with the splices applied.
 type file struct {
-	rel    string
+	rel string
+	// pos is the file's place in state.files.
+	pos    int32
 	src    []byte
 	doc    *memory.Doc
 	topic  *memory.Topic
@@ -100,6 +102,8 @@ type state struct {
 	out *os.Root
 	// root is the memory dir, for the stats that spare reads.
 	root *os.Root
+	// pairs are this run's pairs for the cache, once the leads are found.
+	pairs *pairsMemo
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -385,6 +389,7 @@ func (s *state) probe(f *file, data []byte) *fileSum {
 }
 
 func (s *state) addFile(f *file) {
+	f.pos = int32(len(s.files))
 	s.files = append(s.files, f)
 	s.byRel[f.rel] = f
 }

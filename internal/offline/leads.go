@@ -106,8 +106,7 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 // units of reported pairs are read again, for their text.
 func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	var l Leads
-	cross := s.crossFileDuplicates()
-	near, err := s.nearDuplicates(ctx)
+	cross, near, err := s.pairsOf(ctx)
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
@@ -125,6 +124,26 @@ func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	l.Truncated = repo.truncated
 	l.DriftSuspects = driftSuspects(s, repo)
 	return l, nil
+}
+
+// pairsOf returns the cross-file and near-duplicate pairs: the last run's,
+// when the files are those it analysed, else computed.
+func (s *state) pairsOf(ctx context.Context) (cross, near []pairRef, err error) {
+	d := s.unitsDigest()
+	if c := s.cache; c != nil && c.pairs != nil && c.pairs.digest == d {
+		cr, ok1 := s.fromRels(c.pairs.cross)
+		nr, ok2 := s.fromRels(c.pairs.near)
+		if ok1 && ok2 {
+			s.pairs = c.pairs
+			return cr, nr, nil
+		}
+	}
+	cross = s.crossFileDuplicates()
+	if near, err = s.nearDuplicates(ctx); err != nil {
+		return nil, nil, err
+	}
+	s.pairs = &pairsMemo{digest: d, cross: s.toRels(cross), near: s.toRels(near)}
+	return cross, near, nil
 }
 
 func (s *state) lead(f *file, kind string, off int, detail string) {

@@ -24,6 +24,9 @@ type fileSum struct {
 	// relative date): such a file is parsed on every run, never taken from
 	// the cache.
 	Dirty bool
+	// Pins are the file's pinned facts, in order, as PinnedFacts reads
+	// them (before repeats across files are dropped).
+	Pins []string
 }
 
 // unitSum is one list item or top-level paragraph.
@@ -75,6 +78,7 @@ func (s *state) summarize(f *file) *fileSum {
 		}
 	}
 	sum.Shingles = slices.Clip(sum.Shingles)
+	sum.Pins = pinsOf(d)
 	return sum
 }
 
