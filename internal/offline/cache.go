@@ -34,7 +34,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 5
+const cacheVersion = 6
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -158,10 +158,7 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		c.entries[rel] = e
 	}
 	if r.uint() == 1 {
-		m := &pairsMemo{}
-		copy(m.digest[:], r.bytes(32))
-		m.cross, m.near = r.pairs(), r.pairs()
-		c.pairs = m
+		c.pairs = r.memo()
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
@@ -215,9 +212,7 @@ func (s *state) saveCache() {
 	}
 	if m := s.pairs; m != nil {
 		w = binary.AppendUvarint(w[:0], 1)
-		w = append(w, m.digest[:]...)
-		w = appendPairs(w, m.cross)
-		w = appendPairs(w, m.near)
+		w = appendMemo(w, m)
 	} else {
 		w = binary.AppendUvarint(w[:0], 0)
 	}

@@ -130,19 +130,28 @@ func (s *state) findLeads(ctx context.Context) (Leads, error) {
 // when the files are those it analysed, else computed.
 func (s *state) pairsOf(ctx context.Context) (cross, near []pairRef, err error) {
 	d := s.unitsDigest()
-	if c := s.cache; c != nil && c.pairs != nil && c.pairs.digest == d {
-		cr, ok1 := s.fromRels(c.pairs.cross)
-		nr, ok2 := s.fromRels(c.pairs.near)
+	var memo *pairsMemo
+	if s.cache != nil {
+		memo = s.cache.pairs
+	}
+	if memo != nil && memo.digest == d {
+		cr, ok1 := s.fromRels(memo.cross)
+		nr, ok2 := s.fromRels(memo.near)
 		if ok1 && ok2 {
-			s.pairs = c.pairs
+			s.pairs = memo
 			return cr, nr, nil
 		}
 	}
 	cross = s.crossFileDuplicates()
-	if near, err = s.nearDuplicates(ctx); err != nil {
-		return nil, nil, err
+	near, all, ok := s.nearIncremental(ctx, memo)
+	if !ok {
+		if near, all, err = s.nearScan(ctx); err != nil {
+			return nil, nil, err
+		}
 	}
-	s.pairs = &pairsMemo{digest: d, cross: s.toRels(cross), near: s.toRels(near)}
+	if s.opts.CacheFile != "" {
+		s.pairs = &pairsMemo{digest: d, cross: s.toRels(cross), near: s.toRels(near), files: s.fileHashes(), all: s.toRels(all)}
+	}
 	return cross, near, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"math"
+	"sort"
 )
 
 // pairsMemo keeps the cross-file and near-duplicate pairs of a memory
@@ -16,6 +17,11 @@ import (
 type pairsMemo struct {
 	digest      [32]byte
 	cross, near []pairRel
+	// files are the hashes of the files the pairs were found in, and all
+	// every qualifying near-duplicate pair (nil when there were too many
+	// to keep): what nearIncremental updates.
+	files map[string][32]byte
+	all   []pairRel
 }
 
 // pairRel is a pairRef by path, which stays valid when file indices shift.
@@ -48,11 +54,25 @@ func (s *state) unitsDigest() [32]byte {
 }
 
 func (s *state) toRels(ps []pairRef) []pairRel {
+	if ps == nil {
+		return nil
+	}
 	out := make([]pairRel, len(ps))
 	for i, p := range ps {
 		out[i] = pairRel{s.files[p.a.file].rel, s.files[p.b.file].rel, p.a.unit, p.b.unit, p.sim}
 	}
 	return out
+}
+
+// fileHashes are the hashes of the analysed files, by path.
+func (s *state) fileHashes() map[string][32]byte {
+	m := make(map[string][32]byte, len(s.files))
+	for _, f := range s.files {
+		if f.sum != nil && !f.index {
+			m[f.rel] = f.hash
+		}
+	}
+	return m
 }
 
 // fromRels turns remembered pairs back into refs of this scan, or false if
@@ -105,4 +125,51 @@ func (r *reader) pairs() []pairRel {
 		out = append(out, p)
 	}
 	return out
+}
+
+func appendMemo(w []byte, m *pairsMemo) []byte {
+	w = append(w, m.digest[:]...)
+	w = appendPairs(w, m.cross)
+	w = appendPairs(w, m.near)
+	rels := make([]string, 0, len(m.files))
+	for rel := range m.files {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	w = binary.AppendUvarint(w, uint64(len(rels)))
+	for _, rel := range rels {
+		h := m.files[rel]
+		w = appendStr(w, rel)
+		w = append(w, h[:]...)
+	}
+	if m.all == nil {
+		return binary.AppendUvarint(w, 0)
+	}
+	w = binary.AppendUvarint(w, 1)
+	return appendPairs(w, m.all)
+}
+
+func (r *reader) memo() *pairsMemo {
+	m := &pairsMemo{}
+	copy(m.digest[:], r.bytes(32))
+	m.cross, m.near = r.pairs(), r.pairs()
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return m
+	}
+	m.files = make(map[string][32]byte, n)
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		rel := r.str()
+		var h [32]byte
+		copy(h[:], r.bytes(32))
+		m.files[rel] = h
+	}
+	if r.uint() == 1 {
+		m.all = r.pairs()
+		if m.all == nil {
+			m.all = []pairRel{}
+		}
+	}
+	return m
 }
