@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
@@ -110,7 +109,10 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		return nil, errCache
 	}
 	n := r.uint()
-	c := &cacheData{entries: make(map[string]cacheEntry, min(n, 1<<20))}
+	c := &cacheData{entries: make(map[string]cacheEntry, min(n, uint64(len(r.b))/34))} // an entry takes at least a name, a hash and a few counts
+	// Every file's shingles live in one array, sized by what the rest of
+	// the cache could hold at most, so that decoding never grows a slice.
+	arena := make([]uint64, 0, len(r.b)/8)
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		rel := r.str()
 		var e cacheEntry
@@ -125,21 +127,23 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			return nil, errCache
 		}
 		sum.Units = make([]unitSum, nu)
+		start := len(arena)
 		for k := range sum.Units {
 			u := &sum.Units[k]
 			u.Unit, u.Line = int32(r.uint()), int32(r.uint())
 			u.Key = r.u64()
 			u.Cross = r.uint() == 1
 			ns := r.uint()
-			if ns > uint64(len(r.b))/8 {
+			if r.err != nil || ns > uint64(len(r.b))/8 {
 				return nil, errCache
 			}
-			u.Off, u.N = int32(len(sum.Shingles)), int32(ns)
-			for j := uint64(0); j < ns; j++ {
-				sum.Shingles = append(sum.Shingles, r.u64())
+			u.Off, u.N = int32(len(arena)-start), int32(ns)
+			for j := range int(ns) {
+				arena = append(arena, binary.LittleEndian.Uint64(r.b[8*j:]))
 			}
+			r.b = r.b[8*ns:]
 		}
-		sum.Shingles = slices.Clip(sum.Shingles)
+		sum.Shingles = arena[start:len(arena):len(arena)]
 		if flags&8 != 0 {
 			e.idx = decodeIndexSum(r)
 		}
