@@ -33,7 +33,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 6
+const cacheVersion = 7
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -285,7 +285,11 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum,
 }
 
 func appendIndexSum(w []byte, x *indexSum) []byte {
-	w = appendStrs(w, x.Mentions)
+	w = binary.AppendUvarint(w, uint64(len(x.Named)))
+	for _, n := range x.Named {
+		w = appendStr(w, n.Rel)
+		w = binary.AppendUvarint(w, uint64(n.Kind))
+	}
 	w = appendStrs(w, x.Comments)
 	w = binary.AppendUvarint(w, uint64(len(x.Links)))
 	for _, l := range x.Links {
@@ -304,8 +308,17 @@ func appendIndexSum(w []byte, x *indexSum) []byte {
 }
 
 func decodeIndexSum(r *reader) *indexSum {
-	x := &indexSum{Mentions: r.strs(), Comments: r.strs()}
+	x := &indexSum{}
 	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return x
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		x.Named = append(x.Named, named{Rel: r.str(), Kind: uint8(r.uint())})
+	}
+	x.Comments = r.strs()
+	n = r.uint()
 	if n > uint64(len(r.b)) {
 		r.err = errCache
 		return x
