@@ -53,6 +53,9 @@ type cacheEntry struct {
 	sum  *fileSum
 	// idx is the index's own summary, for the index's entry.
 	idx *indexSum
+	// raw is the entry as the cache file holds it, written back as it is
+	// for a file the run did not read.
+	raw []byte
 }
 
 type cacheData struct {
@@ -114,6 +117,7 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 	// the cache could hold at most, so that decoding never grows a slice.
 	arena := make([]uint64, 0, len(r.b)/8)
 	for i := uint64(0); i < n && r.err == nil; i++ {
+		at := r.b
 		rel := r.str()
 		var e cacheEntry
 		copy(e.hash[:], r.bytes(32))
@@ -159,6 +163,7 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			continue
 		}
 		e.sum = sum
+		e.raw = at[:len(at)-len(r.b)]
 		c.entries[rel] = e
 	}
 	if r.uint() == 1 {
@@ -205,6 +210,10 @@ func (s *state) saveCache() {
 	bw.Write(w)
 	for _, f := range s.files {
 		if f.sum == nil || !f.exists {
+			continue
+		}
+		if e, ok := s.cache.byStat(f.rel, f.st); ok && f.unread && !f.index && e.sum == f.sum && e.hash == f.hash {
+			bw.Write(e.raw) // unread, so unchanged: no need to encode it again
 			continue
 		}
 		var idx *indexSum

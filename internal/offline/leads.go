@@ -167,7 +167,13 @@ func (s *state) lead(f *file, kind string, off int, detail string) {
 // the same words in two projects may be two facts, so only a model (or the
 // user) may merge them. The first maxLeads pairs in file order are kept.
 func (s *state) crossFileDuplicates() []pairRef {
-	first := map[uint64]unitRef{}
+	n := 0
+	for _, f := range s.files {
+		if f.sum != nil {
+			n += len(f.sum.Units)
+		}
+	}
+	first := make(map[uint64]unitRef, n) // sized once: growing it costs more than filling it
 	var out []pairRef
 	for fi, f := range s.files {
 		if f.sum == nil {

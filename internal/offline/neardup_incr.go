@@ -1,7 +1,9 @@
 package offline
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"sort"
 )
 
@@ -98,10 +100,15 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 		}
 	})
 	eligible := func(n int32) bool { return n >= 2 && n <= maxPostings }
-	// The memo's pairs of unchanged units, by unit id.
-	id := make(map[unitRef]int32, len(nu.us))
-	for i, u := range nu.us {
-		id[u] = int32(i)
+	// The memo's pairs of unchanged units, by unit id (nu.us is sorted).
+	id := func(u unitRef) (int32, bool) {
+		i, ok := slices.BinarySearchFunc(nu.us, u, func(a, b unitRef) int {
+			if a.file != b.file {
+				return cmp.Compare(a.file, b.file)
+			}
+			return cmp.Compare(a.unit, b.unit)
+		})
+		return int32(i), ok
 	}
 	type pair struct{ i, j int32 }
 	pairs := map[pair]float64{}
@@ -113,8 +120,8 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 		if changed[memo.all[k].a] || changed[memo.all[k].b] {
 			continue
 		}
-		i, ok1 := id[p.a]
-		j, ok2 := id[p.b]
+		i, ok1 := id(p.a)
+		j, ok2 := id(p.b)
 		if !ok1 || !ok2 {
 			return nil, nil, false
 		}
