@@ -40,13 +40,6 @@ type posting struct {
 	id int32
 }
 
-// nearDuplicates returns the most similar pairs of units, best first, with
-// references only; the caller reads their texts.
-func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
-	top, _, err := s.nearScan(ctx)
-	return top, err
-}
-
 // nearUnits are the near-duplicate candidates of the scan, in file order:
 // each unit's ref, shingle set and key.
 type nearUnits struct {
@@ -76,7 +69,9 @@ func (s *state) nearUnits() nearUnits {
 	return n
 }
 
-// nearScan is nearDuplicates from the postings of every unit. It also
+// nearScan returns the most similar pairs of units, best first, with
+// references only (the caller reads their texts), from the postings of
+// every unit. It also
 // returns every pair that qualifies (not only the best maxPairs) when
 // there are at most maxMemoPairs of them, nil otherwise, so that the next
 // run can update them instead of starting over (nearIncremental).
