@@ -127,3 +127,49 @@ func TestNearIncrementalEqualsFull(t *testing.T) {
 		t.Fatalf("the update was used %d times, %d of them near the posting limit", used, crossed)
 	}
 }
+
+// TestCrossFileDuplicatesAsFirstSeen: the sorted search finds exactly the
+// pairs, in the order and up to the cap, of the one pass that remembers
+// each key's first unit.
+func TestCrossFileDuplicatesAsFirstSeen(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 4))
+		s := &state{byRel: map[string]*file{}}
+		keys := 5 + rng.IntN(400)
+		for f := 0; f < 1+rng.IntN(1500); f++ { // past 4096 units the radix sort runs
+			sum := &fileSum{}
+			for u := 0; u < rng.IntN(12); u++ {
+				sum.Units = append(sum.Units, unitSum{Key: uint64(rng.IntN(keys)) * 0x9e3779b97f4a7c15, Cross: rng.IntN(5) > 0})
+			}
+			if rng.IntN(10) == 0 {
+				sum = nil
+			}
+			s.addFile(&file{rel: fmt.Sprint(f), sum: sum})
+		}
+		// The reference: one pass with a map of first occurrences.
+		first := map[uint64]unitRef{}
+		var want []pairRef
+	scan:
+		for fi, f := range s.files {
+			if f.sum == nil {
+				continue
+			}
+			for ui, u := range f.sum.Units {
+				if !u.Cross {
+					continue
+				}
+				ref := unitRef{int32(fi), int32(ui)}
+				if a, ok := first[u.Key]; !ok {
+					first[u.Key] = ref
+				} else if int(a.file) != fi {
+					if want = append(want, pairRef{a, ref, 1}); len(want) == maxLeads {
+						break scan
+					}
+				}
+			}
+		}
+		if got := s.crossFileDuplicates(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("seed %d: %d pairs, want %d:\n%v\n%v", seed, len(got), len(want), got, want)
+		}
+	}
+}
