@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
@@ -34,7 +33,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 3
+const cacheVersion = 7
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -54,9 +53,16 @@ type cacheEntry struct {
 	sum  *fileSum
 	// idx is the index's own summary, for the index's entry.
 	idx *indexSum
+	// raw is the entry as the cache file holds it, written back as it is
+	// for a file the run did not read.
+	raw []byte
 }
 
-type cacheData struct{ entries map[string]cacheEntry }
+type cacheData struct {
+	entries map[string]cacheEntry
+	// pairs are the last run's pairs, nil if it kept none.
+	pairs *pairsMemo
+}
 
 // lookup returns the analysis of rel if the cache has one for these bytes.
 func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
@@ -106,8 +112,12 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		return nil, errCache
 	}
 	n := r.uint()
-	c := &cacheData{entries: make(map[string]cacheEntry, min(n, 1<<20))}
+	c := &cacheData{entries: make(map[string]cacheEntry, min(n, uint64(len(r.b))/34))} // an entry takes at least a name, a hash and a few counts
+	// Every file's shingles live in one array, sized by what the rest of
+	// the cache could hold at most, so that decoding never grows a slice.
+	arena := make([]uint64, 0, len(r.b)/8)
 	for i := uint64(0); i < n && r.err == nil; i++ {
+		at := r.b
 		rel := r.str()
 		var e cacheEntry
 		copy(e.hash[:], r.bytes(32))
@@ -121,24 +131,27 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			return nil, errCache
 		}
 		sum.Units = make([]unitSum, nu)
+		start := len(arena)
 		for k := range sum.Units {
 			u := &sum.Units[k]
 			u.Unit, u.Line = int32(r.uint()), int32(r.uint())
 			u.Key = r.u64()
 			u.Cross = r.uint() == 1
 			ns := r.uint()
-			if ns > uint64(len(r.b))/8 {
+			if r.err != nil || ns > uint64(len(r.b))/8 {
 				return nil, errCache
 			}
-			u.Off, u.N = int32(len(sum.Shingles)), int32(ns)
-			for j := uint64(0); j < ns; j++ {
-				sum.Shingles = append(sum.Shingles, r.u64())
+			u.Off, u.N = int32(len(arena)-start), int32(ns)
+			for j := range int(ns) {
+				arena = append(arena, binary.LittleEndian.Uint64(r.b[8*j:]))
 			}
+			r.b = r.b[8*ns:]
 		}
-		sum.Shingles = slices.Clip(sum.Shingles)
+		sum.Shingles = arena[start:len(arena):len(arena)]
 		if flags&8 != 0 {
 			e.idx = decodeIndexSum(r)
 		}
+		sum.Pins = r.strs()
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -150,7 +163,11 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			continue
 		}
 		e.sum = sum
+		e.raw = at[:len(at)-len(r.b)]
 		c.entries[rel] = e
+	}
+	if r.uint() == 1 {
+		c.pairs = r.memo()
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
@@ -195,6 +212,10 @@ func (s *state) saveCache() {
 		if f.sum == nil || !f.exists {
 			continue
 		}
+		if e, ok := s.cache.byStat(f.rel, f.st); ok && f.unread && !f.index && e.sum == f.sum && e.hash == f.hash {
+			bw.Write(e.raw) // unread, so unchanged: no need to encode it again
+			continue
+		}
 		var idx *indexSum
 		if f.index {
 			idx = f.idx
@@ -202,6 +223,13 @@ func (s *state) saveCache() {
 		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
+	if m := s.pairs; m != nil {
+		w = binary.AppendUvarint(w[:0], 1)
+		w = appendMemo(w, m)
+	} else {
+		w = binary.AppendUvarint(w[:0], 0)
+	}
+	bw.Write(w)
 	err = bw.Flush()
 	if err == nil {
 		_, err = tmp.Write(h.Sum(nil))
@@ -255,6 +283,7 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum,
 	if idx != nil {
 		w = appendIndexSum(w, idx)
 	}
+	w = appendStrs(w, sum.Pins)
 	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
 	for _, m := range sum.Mentions {
 		w = binary.AppendUvarint(w, uint64(m.Line))
@@ -265,7 +294,11 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum,
 }
 
 func appendIndexSum(w []byte, x *indexSum) []byte {
-	w = appendStrs(w, x.Mentions)
+	w = binary.AppendUvarint(w, uint64(len(x.Named)))
+	for _, n := range x.Named {
+		w = appendStr(w, n.Rel)
+		w = binary.AppendUvarint(w, uint64(n.Kind))
+	}
 	w = appendStrs(w, x.Comments)
 	w = binary.AppendUvarint(w, uint64(len(x.Links)))
 	for _, l := range x.Links {
@@ -284,8 +317,17 @@ func appendIndexSum(w []byte, x *indexSum) []byte {
 }
 
 func decodeIndexSum(r *reader) *indexSum {
-	x := &indexSum{Mentions: r.strs(), Comments: r.strs()}
+	x := &indexSum{}
 	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return x
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		x.Named = append(x.Named, named{Rel: r.str(), Kind: uint8(r.uint())})
+	}
+	x.Comments = r.strs()
+	n = r.uint()
 	if n > uint64(len(r.b)) {
 		r.err = errCache
 		return x

@@ -220,6 +220,11 @@ func TestCacheStatNeverChangesAResult(t *testing.T) {
 					t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
 				}
 				sameTree(t, withCache, without)
+				// The cache written back (entries of unread files copied as
+				// they were) still reads.
+				if loadCache(cache, LayoutFor("").fingerprint(), false) == nil {
+					t.Fatalf("%s: the cache written does not read back", step)
+				}
 			}
 			check("first")
 			// Past the racy window, a run records stats it may trust.

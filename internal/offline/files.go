@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/dreamkit/dream/internal/memory"
@@ -22,7 +23,9 @@ import (
 // write it, and nothing is rewritten from the parse: the output is the
 // input with the splices applied.
 type file struct {
-	rel    string
+	rel string
+	// pos is the file's place in state.files.
+	pos    int32
 	src    []byte
 	doc    *memory.Doc
 	topic  *memory.Topic
@@ -93,12 +96,14 @@ type state struct {
 	// need a pointer; named and ignore are what they decided.
 	named  mentionSet
 	ignore []string
-	// kept is the total of file.kept.
-	kept int
+	// kept is the total of file.kept, shared by the workers.
+	kept atomic.Int64
 	// out is Options.WriteDir, opened on the first write.
 	out *os.Root
 	// root is the memory dir, for the stats that spare reads.
 	root *os.Root
+	// pairs are this run's pairs for the cache, once the leads are found.
+	pairs *pairsMemo
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -116,6 +121,9 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 	r, err := memory.OpenReader(l.Root)
 	if err != nil {
 		return nil, err
+	}
+	if o.Provenance != nil {
+		o.Provenance = &lockedProvenance{p: o.Provenance} // the workers share it
 	}
 	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}, reader: r, roles: o.Layout.roles()}
 	if o.CacheFile != "" {
@@ -154,18 +162,13 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 	}
 	s.named = s.mentions()
 	s.ignore = s.ignorePatterns(s.named)
-	for i, f := range s.files {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
+	if err := s.each(ctx, s.files, func(f *file) error {
 		if f == s.index {
-			continue
+			return nil
 		}
-		if err := s.scanFile(f); err != nil {
-			return nil, err
-		}
+		return s.scanFile(f)
+	}); err != nil {
+		return nil, err
 	}
 	for _, f := range s.files {
 		s.fixes = append(s.fixes, f.dupFixes...)
@@ -232,13 +235,28 @@ func (s *state) scanFile(f *file) error {
 	f.norms = nil
 	if !f.resident {
 		f.src, f.doc = nil, nil
-		if len(f.edits) > 0 && s.kept+len(data) <= keepBytes {
+		if len(f.edits) > 0 && s.reserveKept(len(data)) {
 			// Kept for writing, within a fixed budget: past it the file
 			// is read again (and checked by hash) when it is written.
-			f.kept, s.kept = data, s.kept+len(data)
+			// Which files are kept may differ between runs in parallel;
+			// what is written never does.
+			f.kept = data
 		}
 	}
 	return nil
+}
+
+// reserveKept takes n bytes of the keep budget, if they are left.
+func (s *state) reserveKept(n int) bool {
+	for {
+		k := s.kept.Load()
+		if k+int64(n) > keepBytes {
+			return false
+		}
+		if s.kept.CompareAndSwap(k, k+int64(n)) {
+			return true
+		}
+	}
 }
 
 // keepBytes bounds the bytes of files with fixes that the scan keeps for
@@ -268,40 +286,67 @@ func (s *state) reread(f *file) ([]byte, error) {
 // atomically, and returns their paths, sorted. A written file's new bytes
 // are analysed for the cache, so that the next dream need not parse it.
 func (s *state) write(ctx context.Context) ([]string, error) {
-	var touched []string
+	var todo []*file
 	for _, f := range s.files {
-		if len(f.edits) == 0 && f.exists {
-			continue
+		if len(f.edits) > 0 || !f.exists {
+			todo = append(todo, f)
 		}
-		if err := ctx.Err(); err != nil {
+	}
+	if s.opts.WriteDir != "" && len(todo) > 0 {
+		if err := s.openWriteDir(); err != nil {
 			return nil, err
 		}
-		src, err := s.reread(f)
-		if err != nil {
-			return nil, err
-		}
-		saved := f.src
-		f.src = src
-		out, changed := f.render()
-		f.src = saved
-		if !changed {
-			continue
-		}
-		if err := s.writeFile(f.rel, out, f.mode); err != nil {
-			return nil, err
-		}
-		touched = append(touched, f.rel)
-		f.kept, f.idx = nil, nil
-		f.st = fileStat{} // just written: the next run reads it (trustedStat)
-		if s.opts.CacheFile != "" {
-			f.hash = sha256.Sum256(out)
-			f.sum = s.probe(f, out)
-		} else {
-			f.sum = nil
+	}
+	written := make([]bool, len(todo))
+	pos := make(map[*file]int, len(todo))
+	for i, f := range todo {
+		pos[f] = i
+	}
+	err := s.each(ctx, todo, func(f *file) error {
+		ok, err := s.writeOne(f)
+		written[pos[f]] = ok
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var touched []string
+	for i, f := range todo {
+		if written[i] {
+			touched = append(touched, f.rel)
 		}
 	}
 	sort.Strings(touched)
 	return touched, nil
+}
+
+// writeOne writes f if its splices change it, and reports whether it did.
+// A written file's new bytes are analysed for the cache, so that the next
+// dream need not parse it.
+func (s *state) writeOne(f *file) (bool, error) {
+	src, err := s.reread(f)
+	if err != nil {
+		return false, err
+	}
+	saved := f.src
+	f.src = src
+	out, changed := f.render()
+	f.src = saved
+	if !changed {
+		return false, nil
+	}
+	if err := s.writeFile(f.rel, out, f.mode); err != nil {
+		return false, err
+	}
+	f.kept, f.idx = nil, nil
+	f.st = fileStat{} // just written: the next run reads it (trustedStat)
+	if s.opts.CacheFile != "" {
+		f.hash = sha256.Sum256(out)
+		f.sum = s.probe(f, out)
+	} else {
+		f.sum = nil
+	}
+	return true, nil
 }
 
 // writeFile replaces rel with data: in the memory dir, or, with
@@ -312,16 +357,24 @@ func (s *state) writeFile(rel string, data []byte, perm fs.FileMode) error {
 		return writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel)), data, perm)
 	}
 	if s.out == nil {
-		if err := os.MkdirAll(s.opts.WriteDir, 0o755); err != nil {
-			return fmt.Errorf("write dir: %w", err)
+		if err := s.openWriteDir(); err != nil {
+			return err
 		}
-		r, err := os.OpenRoot(s.opts.WriteDir)
-		if err != nil {
-			return fmt.Errorf("write dir: %w", err)
-		}
-		s.out = r
 	}
 	return writeAtomicIn(s.out, filepath.FromSlash(rel), data, perm)
+}
+
+// openWriteDir creates and opens Options.WriteDir.
+func (s *state) openWriteDir() error {
+	if err := os.MkdirAll(s.opts.WriteDir, 0o755); err != nil {
+		return fmt.Errorf("write dir: %w", err)
+	}
+	r, err := os.OpenRoot(s.opts.WriteDir)
+	if err != nil {
+		return fmt.Errorf("write dir: %w", err)
+	}
+	s.out = r
+	return nil
 }
 
 // probe analyses bytes the run wrote, for the cache: their summary, and
@@ -336,6 +389,7 @@ func (s *state) probe(f *file, data []byte) *fileSum {
 }
 
 func (s *state) addFile(f *file) {
+	f.pos = int32(len(s.files))
 	s.files = append(s.files, f)
 	s.byRel[f.rel] = f
 }

@@ -93,40 +93,68 @@ func (s *state) mentions() mentionSet {
 	if s.index == nil {
 		return m
 	}
-	add := func(raw string) {
-		raw = strings.TrimSpace(raw)
-		raw = strings.Trim(raw, "<>\"'`*_,;:!?()[]{}")
-		if raw == "" {
-			return
-		}
-		if strings.HasSuffix(raw, "/") {
-			if rel, ok := memory.LocalTarget(raw); ok {
-				m.dirs[rel] = true
+	add := func(n named) {
+		switch n.Kind {
+		case namedFile:
+			m.files[n.Rel] = true
+			m.files[strings.ToLower(n.Rel)] = true
+		case namedDir:
+			m.dirs[n.Rel] = true
+		case namedOther:
+			if s.dirs[n.Rel] {
+				m.dirs[n.Rel] = true
 			}
-			return
-		}
-		rel, ok := memory.LocalTarget(raw)
-		if !ok {
-			return
-		}
-		if strings.HasSuffix(strings.ToLower(rel), ".md") {
-			m.files[rel] = true
-			m.files[strings.ToLower(rel)] = true
-		} else if s.dirs[rel] {
-			m.dirs[rel] = true
 		}
 	}
 	x := s.indexSummary()
-	for _, raw := range x.Mentions {
-		add(raw)
+	for _, n := range x.Named {
+		add(n)
 	}
 	for _, e := range s.index.edits {
 		for _, t := range bareNames(e.text) {
-			add(t)
+			if n, ok := resolveName(t); ok {
+				add(n)
+			}
 		}
 	}
 	m.comments = x.Comments
 	return m
+}
+
+// named is one name the index mentions, resolved to a memory path: what
+// the text says is decided once, when the index is parsed; whether a name
+// that is neither a Markdown file nor written as a folder is a folder is
+// decided against each run's listing.
+type named struct {
+	Rel  string
+	Kind uint8
+}
+
+const (
+	namedFile  = 1 // a Markdown file
+	namedDir   = 2 // written as a folder ("notes/")
+	namedOther = 3 // a folder if the memory has one of that name
+)
+
+// resolveName reads one raw mention (a link destination, a code span, a
+// bare word) as named.
+func resolveName(raw string) (named, bool) {
+	raw = strings.TrimSpace(raw)
+	raw = strings.Trim(raw, "<>\"'`*_,;:!?()[]{}")
+	if raw == "" {
+		return named{}, false
+	}
+	rel, ok := memory.LocalTarget(raw)
+	if !ok {
+		return named{}, false
+	}
+	switch {
+	case strings.HasSuffix(raw, "/"):
+		return named{rel, namedDir}, true
+	case strings.HasSuffix(strings.ToLower(rel), ".md"):
+		return named{rel, namedFile}, true
+	}
+	return named{rel, namedOther}, true
 }
 
 // ignorePatterns are the exclusions: every path or pattern an HTML comment

@@ -8,14 +8,14 @@ import (
 
 // indexSum is what a run needs of an index it does not change, kept in the
 // cache so that a re-dream over an index of thousands of pointers need not
-// parse it: the names it mentions (raw, as mentions() reads them, so that
-// which of them are folders is decided against this run's listing), its
+// parse it: the names it mentions (resolved to paths, whether a plain name
+// is a folder decided against each run's listing), its
 // comments, its local links with their lines, and what the budget check
 // concluded for exactly these bytes. Any step that would change the index
 // (a pointer to add, lines to move) parses it first, from bytes checked
 // against the hash the entry was made from.
 type indexSum struct {
-	Mentions []string
+	Named    []named
 	Comments []string
 	Links    []linkSum
 	// BudgetKnown is set once fixBudget has run on these bytes unedited;
@@ -35,16 +35,25 @@ type linkSum struct {
 func summarizeIndex(f *file) *indexSum {
 	d := f.doc
 	x := &indexSum{Comments: d.Comments}
+	name := func(raw string) {
+		if n, ok := resolveName(raw); ok {
+			x.Named = append(x.Named, n)
+		}
+	}
 	for _, l := range d.Links {
-		x.Mentions = append(x.Mentions, l.Dest)
+		name(l.Dest)
 		line := 0
 		if len(f.src) > 0 {
 			line = d.LineOf(min(l.Span.Start, len(f.src)-1))
 		}
 		x.Links = append(x.Links, linkSum{Dest: l.Dest, Line: int32(line)})
 	}
-	x.Mentions = append(x.Mentions, d.CodeSpans...)
-	x.Mentions = append(x.Mentions, bareNames(string(f.src))...)
+	for _, c := range d.CodeSpans {
+		name(c)
+	}
+	for _, b := range bareNames(string(f.src)) {
+		name(b)
+	}
 	return x
 }
 

@@ -40,13 +40,17 @@ type posting struct {
 	id int32
 }
 
-// nearDuplicates returns the most similar pairs of units, best first, with
-// references only; the caller reads their texts.
-func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
-	var us []unitRef
-	var sets [][]uint64
-	var keys []uint64
-	total := 0
+// nearUnits are the near-duplicate candidates of the scan, in file order:
+// each unit's ref, shingle set and key.
+type nearUnits struct {
+	us    []unitRef
+	sets  [][]uint64
+	keys  []uint64
+	total int
+}
+
+func (s *state) nearUnits() nearUnits {
+	var n nearUnits
 	for fi, f := range s.files {
 		if f.index || f.sum == nil {
 			continue // pointers are short and alike by design
@@ -56,12 +60,25 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 			if u.N == 0 {
 				continue
 			}
-			us = append(us, unitRef{int32(fi), int32(ui)})
-			sets = append(sets, f.sum.shingles(u))
-			keys = append(keys, u.Key)
-			total += int(u.N)
+			n.us = append(n.us, unitRef{int32(fi), int32(ui)})
+			n.sets = append(n.sets, f.sum.shingles(u))
+			n.keys = append(n.keys, u.Key)
+			n.total += int(u.N)
 		}
 	}
+	return n
+}
+
+// nearScan returns the most similar pairs of units, best first, with
+// references only (the caller reads their texts), from the postings of
+// every unit. It also
+// returns every pair that qualifies (not only the best maxPairs) when
+// there are at most maxMemoPairs of them, nil otherwise, so that the next
+// run can update them instead of starting over (nearIncremental).
+func (s *state) nearScan(ctx context.Context) (best, all []pairRef, err error) {
+	nu := s.nearUnits()
+	us, sets, keys, total := nu.us, nu.sets, nu.keys, nu.total
+	complete := true
 	// The postings are built a slice of the hash space at a time (by the
 	// hash's top bits), so that only 1/postingParts of them is ever held;
 	// of each slice only the runs (units sharing a shingle) that can make a
@@ -120,7 +137,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 	for i, set := range sets {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		for _, k := range mine[first[i]:first[i+1]] {
@@ -134,14 +151,23 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 					continue // exact copies are cross-file leads
 				}
 				if sim := jaccard(set, sets[j]); sim >= nearThreshold {
-					top.offer(pairRef{us[i], us[j], sim})
+					p := pairRef{us[i], us[j], sim}
+					top.offer(p)
+					if complete {
+						if all = append(all, p); len(all) > maxMemoPairs {
+							all, complete = nil, false
+						}
+					}
 				}
 			}
 		}
 	}
 	out := top.items
 	sort.Slice(out, func(i, j int) bool { return s.pairLess(out[i], out[j]) })
-	return out, nil
+	if complete && all == nil {
+		all = []pairRef{}
+	}
+	return out, all, nil
 }
 
 // pairLess ranks p before q: more similar first, then by place.
@@ -160,7 +186,16 @@ func (s *state) pairLess(p, q pairRef) bool {
 	if pb.File != qb.File {
 		return pb.File < qb.File
 	}
-	return pb.Line < qb.Line
+	if pb.Line != qb.Line {
+		return pb.Line < qb.Line
+	}
+	// Two units on one line (an item and the item nested on its first
+	// line): their order in the file, so that the ranking is total and the
+	// same however the pairs were found.
+	if p.a.unit != q.a.unit {
+		return p.a.unit < q.a.unit
+	}
+	return p.b.unit < q.b.unit
 }
 
 // refOf is a unit's file and line (its text is read later).

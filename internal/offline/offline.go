@@ -150,6 +150,10 @@ type Options struct {
 	// It lets a caller stage only what a dream writes instead of copying
 	// the whole memory first.
 	WriteDir string
+	// Workers is how many files are read, analysed and written at once;
+	// 0 means one per processor (GOMAXPROCS). The result never depends on
+	// it: each file's work is its own and records are merged in file order.
+	Workers int
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
