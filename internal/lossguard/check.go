@@ -190,7 +190,7 @@ func compareFile(rel string, before []byte, inBefore bool, after []byte, inAfter
 	}
 	var have map[string]int
 	if inAfter {
-		texts := afterTexts(after)
+		texts := afterTexts(d, s, ls, after)
 		have = make(map[string]int, len(texts))
 		for _, t := range texts {
 			have[t]++
@@ -213,16 +213,6 @@ func compareFile(rel string, before []byte, inBefore bool, after []byte, inAfter
 		r.gone = append(r.gone, g)
 	}
 	return r
-}
-
-// afterTexts are the texts of after's leaf units, in order.
-func afterTexts(after []byte) []string {
-	_, ls := leaves(after)
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.text
-	}
-	return out
 }
 
 // parallel runs fn(0..n-1) over workers goroutines and returns the first
