@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -212,5 +213,82 @@ func TestParallelMatchesSerialAndReference(t *testing.T) {
 	}
 	if held == 0 || lost == 0 || unaccounted == 0 {
 		t.Errorf("the cases never held (%d), lost (%d) or failed strict (%d)", held, lost, unaccounted)
+	}
+}
+
+// FuzzCheck: two files and a change of each (bytes [a, b) of the first
+// replaced, the second's tail moved into the first), checked strict and
+// not, with a record over the replaced bytes or none: the verdict is the
+// guard's as it was, field by field.
+func FuzzCheck(f *testing.F) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := 0; i < 6; i++ {
+		f.Add([]byte(realisticTopic(r, i)), []byte(realisticTopic(r, i+10)), uint16(50+20*i), uint16(90+20*i), []byte("- moved\n"), uint16(30), true, false)
+	}
+	f.Add([]byte("# A\n\n- x\n- x\n\n## B\n\nb\n"), []byte("# C\n\nc c c c\n"), uint16(9), uint16(13), []byte(""), uint16(4), false, true)
+	f.Fuzz(func(t *testing.T, x, y []byte, a, b uint16, insert []byte, cut uint16, strict, record bool) {
+		if len(x) > 1<<13 || len(y) > 1<<13 || len(insert) > 1<<9 {
+			return
+		}
+		i, j := min(int(a), len(x)), min(int(b), len(x))
+		if i > j {
+			i, j = j, i
+		}
+		k := min(int(cut), len(y))
+		x2 := append(append(append(append([]byte{}, x[:i]...), insert...), x[j:]...), y[k:]...)
+		before := Tree{"x.md": x, "sub/y.md": y}
+		after := Tree{"x.md": x2, "sub/y.md": y[:k]}
+		o := Options{Strict: strict}
+		if record {
+			o.Records = []Record{{File: "x.md", Start: i, End: j}}
+		}
+		if got, want := Check(before, after, o), refCheck(before, after, o); !reflect.DeepEqual(got, want) {
+			t.Fatalf("Check\n got %+v\nwant %+v", got, want)
+		}
+	})
+}
+
+// A dream that lost nothing has each changed file read once per side, by
+// at most GOMAXPROCS readers at a time, and never the unchanged ones.
+func TestCheckFilesReadsEachChangedFileOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	before := realisticMemory(r, 40)
+	after := Tree{}
+	var changed []string
+	for k, v := range before {
+		after[k] = v
+		if strings.HasPrefix(k, "area1/") {
+			after[k] = append(append([]byte{}, v...), "\n## Added\n\nA new fact about the release train.\n"...)
+			changed = append(changed, k)
+		}
+	}
+	var mu sync.Mutex
+	calls := map[string]int{}
+	inFlight, most := 0, 0
+	counted := func(t Tree, side string) func(string) ([]byte, bool, error) {
+		return func(rel string) ([]byte, bool, error) {
+			mu.Lock()
+			calls[side+" "+rel]++
+			inFlight++
+			most = max(most, inFlight)
+			mu.Unlock()
+			defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+			b, ok := t[rel]
+			return b, ok, nil
+		}
+	}
+	streamed := 0
+	rest := func(func(string, []byte) error) error { streamed++; return nil }
+	v, err := check(context.Background(), changed, Sides{Before: counted(before, "before"), After: counted(after, "after")}, rest, Options{}, 3)
+	if err != nil || v.Hold || len(v.Lost) != 0 || !v.Changed {
+		t.Fatalf("verdict %+v, %v", v, err)
+	}
+	for _, f := range changed {
+		if calls["before "+f] != 1 || calls["after "+f] != 1 {
+			t.Errorf("%s read %d/%d times", f, calls["before "+f], calls["after "+f])
+		}
+	}
+	if len(calls) != 2*len(changed) || most > 3 || streamed != 0 {
+		t.Errorf("%d reads for %d files, %d at once, the unchanged streamed %d times", len(calls), len(changed), most, streamed)
 	}
 }
