@@ -108,6 +108,9 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 			byFile[g.File] = append(byFile[g.File], i)
 		}
 		err := parallel(ctx, len(names), workers, func(i int) error {
+			if !pending(gone, found) {
+				return nil // every unit found already
+			}
 			src, ok, err := sides.After(names[i])
 			if err != nil || !ok {
 				return err
@@ -156,6 +159,16 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 	return v, nil
 }
 
+// pending reports whether some unit that can survive is not found yet.
+func pending(gone []goneUnit, found []atomic.Bool) bool {
+	for i := range gone {
+		if gone[i].norm != "" && !found[i].Load() {
+			return true
+		}
+	}
+	return false
+}
+
 // pick keeps the units not found, in order.
 func pick(us []goneUnit, found []atomic.Bool) []goneUnit {
 	out := us[:0:0]
@@ -173,7 +186,7 @@ func pick(us []goneUnit, found []atomic.Bool) []goneUnit {
 func compareFile(rel string, before []byte, inBefore bool, after []byte, inAfter bool, rs []Record, withNorm bool) fileResult {
 	var r fileResult
 	same := inBefore && inAfter && string(before) == string(after)
-	r.changed = !same
+	r.changed = inBefore != inAfter || inBefore && !same
 	if !inBefore {
 		return r
 	}

@@ -292,3 +292,13 @@ func TestCheckFilesReadsEachChangedFileOnce(t *testing.T) {
 		t.Errorf("%d reads for %d files, %d at once, the unchanged streamed %d times", len(calls), len(changed), most, streamed)
 	}
 }
+
+// A path named changed that is on neither side (a deletion of a file the
+// start version does not hold) changes nothing, as it was when the guard
+// was given trees without it.
+func TestCheckFilesAbsentOnBothSides(t *testing.T) {
+	v, err := CheckFiles(context.Background(), []string{"gone.md"}, TreeSides(Tree{}, Tree{}), nil, Options{})
+	if err != nil || v.Changed || v.Summary() != "no changes" {
+		t.Errorf("verdict %+v, %v", v, err)
+	}
+}

@@ -13,14 +13,7 @@ import (
 // 3." → "Fact 3, confirmed on 2026-11-29."). A unit survives if any file
 // keeps it, so files may be searched in any order, at once.
 func survivors(ls []leaf, gone []goneUnit, own []int, found []atomic.Bool) {
-	pending := false
-	for i := range gone {
-		if !found[i].Load() && gone[i].norm != "" {
-			pending = true
-			break
-		}
-	}
-	if !pending {
+	if !pending(gone, found) {
 		return
 	}
 	norms := make([]string, len(ls))
