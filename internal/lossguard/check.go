@@ -268,7 +268,9 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	return nil
 }
 
-// stream feeds the files of fs to fn over workers goroutines.
+// stream feeds the files of files to fn over workers goroutines. The
+// stream blocks while the queue (one file per worker) is full, so that at
+// most about twice workers files are held at once, however many there are.
 func stream(ctx context.Context, files Files, workers int, fn func(rel string, src []byte)) error {
 	type file struct {
 		rel string
