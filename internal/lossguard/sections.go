@@ -3,6 +3,7 @@ package lossguard
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -15,11 +16,12 @@ import (
 //
 // Why that is exact. A section starts at a line that is an ATX heading at
 // the top level ("## Deploy" in column 0, which CommonMark's block parser
-// reads line by line): whatever was open before that line (a paragraph, a
-// list, a quote, indented code) is closed by it, unless it is a fenced
-// code block or an HTML block, in which the line is content. Nothing a
-// heading line is, or what follows it, changes how the lines before it
-// were read (there is no setext underline made of '#'). So:
+// reads line by line) or a top-level bullet item ("- [API](api.md) ...",
+// see isBulletLine): whatever was open before that line (a paragraph, a
+// quote, indented code, a list item) is closed by it, unless it is a
+// fenced code block or an HTML block, in which the line is content.
+// Nothing such a line is, or what follows it, changes how the lines before
+// it were read (neither is a setext underline). So:
 //
 //   - the units of a section that starts at a verified heading (the before
 //     side's parse says it is a top-level heading) and ends at the next one
@@ -88,8 +90,11 @@ func sectionTexts(d *memory.Doc, s string, ls []leaf, after []byte) ([]string, b
 		var cands []int
 		if p == 0 {
 			cands = []int{0}
-		} else if isHeadingLine(as, p) {
+		} else if isBoundaryLine(as, p) {
 			cands = byLine[as[p:lineEnd(as, p)]]
+		}
+		if len(cands) > maxCandidates {
+			cands = cands[:maxCandidates] // a line said many times: enough tries
 		}
 		for _, k := range cands {
 			sec := secs[k]
@@ -97,7 +102,7 @@ func sectionTexts(d *memory.Doc, s string, ls []leaf, after []byte) ([]string, b
 			if e > len(as) || as[p:e] != s[sec.start:sec.end] {
 				continue
 			}
-			if e == len(as) || sec.closed && isHeadingLine(as, e) {
+			if e == len(as) || sec.closed && isBoundaryLine(as, e) {
 				return k
 			}
 		}
@@ -114,9 +119,9 @@ func sectionTexts(d *memory.Doc, s string, ls []leaf, after []byte) ([]string, b
 			continue
 		}
 		// A run of changed sections, up to the next kept one.
-		q := nextHeadingLine(as, p+1)
+		q := nextBoundaryLine(as, p+1)
 		for q < len(as) && match(q) < 0 {
-			q = nextHeadingLine(as, q+1)
+			q = nextBoundaryLine(as, q+1)
 		}
 		if q >= len(as) {
 			if p == 0 {
@@ -137,9 +142,10 @@ func sectionTexts(d *memory.Doc, s string, ls []leaf, after []byte) ([]string, b
 	return out, true
 }
 
-// runTexts parses src[p:q] together with the heading line at q, and
-// returns the texts of the run's units when that line is a top-level
-// heading that nothing of the run reaches into. s is src as a string.
+// runTexts parses src[p:q] together with the boundary line at q, and
+// returns the texts of the run's units when that line opens a top-level
+// heading or bullet item that nothing of the run reaches into. s is src as
+// a string.
 func runTexts(src []byte, s string, p, q int) ([]string, bool) {
 	chunk := src[p:lineEnd(s, q)]
 	d := memory.ParseDoc(chunk)
@@ -148,19 +154,26 @@ func runTexts(src []byte, s string, p, q int) ([]string, bool) {
 		// The run may end inside front matter that closes further down.
 		return nil, false
 	}
-	heading := false
-	for _, u := range d.Units {
+	// The line at h must open a top-level heading, or a top-level bullet
+	// item (with its first paragraph inside it), and end the chunk.
+	opened := -1
+	for i, u := range d.Units {
 		switch {
-		case u.Start == h:
-			if u.Kind != memory.UnitHeading || u.Parent != -1 || u.Quoted || u.End != len(chunk) || heading {
+		case u.Start == h && opened < 0:
+			if u.Parent != -1 || u.Quoted || u.End != len(chunk) ||
+				!(u.Kind == memory.UnitHeading || u.Kind == memory.UnitItem && !u.Ordered) {
 				return nil, false
 			}
-			heading = true
+			opened = i
+		case u.Start == h:
+			if u.Parent != opened || u.End > len(chunk) {
+				return nil, false
+			}
 		case u.Start > h || u.End > h:
 			return nil, false
 		}
 	}
-	if !heading {
+	if opened < 0 {
 		return nil, false
 	}
 	var out []string
@@ -177,7 +190,10 @@ func runTexts(src []byte, s string, p, q int) ([]string, bool) {
 func sections(d *memory.Doc, s string, ls []leaf) []section {
 	var cuts []int
 	for _, u := range d.Units {
-		if u.Kind == memory.UnitHeading && u.Parent == -1 && !u.Quoted && u.Start > 0 && isHeadingLine(s, u.Start) {
+		if u.Parent != -1 || u.Quoted || u.Start == 0 {
+			continue
+		}
+		if u.Kind == memory.UnitHeading && isHeadingLine(s, u.Start) || u.Kind == memory.UnitItem && !u.Ordered && isBulletLine(s, u.Start) {
 			cuts = append(cuts, u.Start)
 		}
 	}
@@ -241,11 +257,36 @@ func isHeadingLine(s string, p int) bool {
 	return false
 }
 
-// nextHeadingLine is the offset of the first heading line at or after p,
-// or len(s).
-func nextHeadingLine(s string, p int) int {
+// maxCandidates bounds the kept sections tried at one line.
+const maxCandidates = 8
+
+// isBoundaryLine reports whether the line at p may start a section.
+func isBoundaryLine(s string, p int) bool { return isHeadingLine(s, p) || isBulletLine(s, p) }
+
+// isBulletLine reports whether s has, at line start p, a bullet list item
+// in column 0 whose text starts with a letter, a digit, a bracket, a quote
+// or any non-ASCII character: "- [API](api.md) — ...", "- 部署前...". Such
+// a line is a list item wherever one may stand: it may interrupt a
+// paragraph (it is not empty, and a bullet needs no start number), it is
+// no lazy continuation of one, it closes a quote, indented code and any
+// list item (column 0 is no item's content), and it is neither a thematic
+// break ("- - -") nor a setext underline ("---").
+func isBulletLine(s string, p int) bool {
+	if p+2 >= len(s) || p > 0 && s[p-1] != '\n' {
+		return false
+	}
+	if c := s[p]; c != '-' && c != '*' && c != '+' || s[p+1] != ' ' {
+		return false
+	}
+	c := s[p+2]
+	return c >= utf8.RuneSelf || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '[' || c == '(' || c == '"' || c == '\''
+}
+
+// nextBoundaryLine is the offset of the first boundary line at or after
+// p, or len(s).
+func nextBoundaryLine(s string, p int) int {
 	for p < len(s) {
-		if isHeadingLine(s, p) {
+		if isBoundaryLine(s, p) {
 			return p
 		}
 		nl := strings.IndexByte(s[p:], '\n')

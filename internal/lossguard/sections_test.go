@@ -95,6 +95,14 @@ func TestShortcutsRejectWhatTheyRejected(t *testing.T) {
 			strings.Replace(base, "- See [the runbook](runbook.md).\n", "See the runbook.\n===\n", 1), "", true, 1},
 		{"a quote made lazy into the next section",
 			strings.Replace(base, "> 用户说：发布前先备份数据库。\n\n", "> 用户说：发布前先备份数据库。\n", 1), "", false, 0},
+		{"a bullet made a lazy continuation of the item before",
+			strings.Replace(base, "- Ask before deleting", "Ask before deleting", 1), "", true, 0},
+		{"a bullet indented under the item before",
+			strings.Replace(base, "- Ask before deleting", "  - Ask before deleting", 1), "", true, 0},
+		{"a bullet made a thematic break and a setext underline",
+			strings.Replace(base, "- Never deploy on Fridays.\n- Ask before deleting anything under /var/lib.\n", "Never deploy on Fridays.\n- - -\nAsk before deleting anything under /var/lib.\n---\n", 1), "", true, 0},
+		{"a quote run into the bullet after it",
+			strings.Replace(base, "## Links\n\n- See", "## Links\n> quoted\n- See", 1), "", false, 0},
 		{"a heading's text edited", strings.Replace(base, "## Steps", "## The steps", 1), "", true, 1},
 	}
 	for _, tt := range tests {
@@ -136,6 +144,9 @@ func FuzzAfterTexts(f *testing.F) {
 	f.Add([]byte("---\n# c\n---\n# A\n\n## B\n\nb\n"), uint16(8), uint16(12), []byte(""))
 	f.Add([]byte("# A\n\n> q\n\n## B\n\nb\n\n## C\n"), uint16(8), uint16(9), []byte(""))
 	f.Add([]byte("# A\n\n    code\n\n## B\n\nb\n"), uint16(5), uint16(5), []byte("- item\n"))
+	f.Add([]byte("# Memory\n\n- [A](a.md) — a\n- [B](b.md) — b\n- [C](c.md) — c\n"), uint16(30), uint16(31), []byte("\n"))
+	f.Add([]byte("- a\n\n  more a\n- b\n> q\n- c\n1. d\n- e\n"), uint16(12), uint16(14), []byte("x"))
+	f.Add([]byte("para\n- a\n- b\n\n* c\n+ d\n"), uint16(5), uint16(7), []byte(""))
 	f.Fuzz(func(t *testing.T, before []byte, a, b uint16, insert []byte) {
 		if len(before) > 1<<14 || len(insert) > 1<<10 {
 			return
