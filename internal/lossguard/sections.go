@@ -23,18 +23,18 @@ import (
 // Nothing such a line is, or what follows it, changes how the lines before
 // it were read (neither is a setext underline). So:
 //
-//   - the units of a section that starts at a verified heading (the before
-//     side's parse says it is a top-level heading) and ends at the next one
-//     are the same wherever that section's bytes stand, after a heading of
-//     their own: a section of the file afterwards with the same bytes has
-//     the same units, provided the line after it is a heading line too (the
-//     state it leaves closes on any heading line, since it closed on one
-//     before) or the end of the file;
+//   - the units of a section that starts at a verified boundary (the
+//     before side's parse says a top-level heading or bullet item starts
+//     there) and ends at the next one are the same wherever that section's
+//     bytes stand after a boundary of their own: a section of the file
+//     afterwards with the same bytes has the same units, provided the line
+//     after it is a boundary line too (the state it leaves closes on any
+//     boundary line, since it closed on one before) or the end of the file;
 //   - the sections the dream changed are parsed as a run, together with the
 //     line that follows the run, and that line must come out as a
-//     top-level heading with nothing of the run reaching into it, which
-//     proves the run leaves nothing open; if it does not, the whole file is
-//     parsed, as it would have been.
+//     top-level heading or bullet item with nothing of the run reaching
+//     into it, which proves the run leaves nothing open; if it does not,
+//     the whole file is parsed, as it would have been.
 //
 // Link reference definitions reach across sections, but they change what
 // a unit's content says, never where a unit starts or ends, and texts are
