@@ -21,33 +21,36 @@ go build -o "$tmp/auditrecord" ./bench/cmd/auditrecord
 cp -a "$tmp/mem" "$tmp/plain"
 files=$(find "$tmp/mem" -type f | wc -l)
 mb=$(du -sm "$tmp/mem" | awk '{ print $1 }')
-now() { date +%s%N; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b - a) / 1e9 }'; }
+# timed VAR cmd...: VAR="wall s (cpu s)", the CPU time user + system of
+# the command and every process it waited for.
+TIMEFORMAT='%R %U %S'
+timed() {
+  local var=$1 t
+  shift
+  sync
+  t=$( { time "$@" > /dev/null; } 2>&1 | tail -1)
+  printf -v "$var" '%s' "$(awk -v t="$t" 'BEGIN { split(t, f, " "); printf "%.2f s (cpu %.2f s)", f[1], f[2] + f[3] }')"
+}
+wall() { echo "${1%% *}"; }
 plaingit() { GIT_DIR="$tmp/plain.git" GIT_WORK_TREE="$tmp/plain" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null \
   git -c user.name=bench -c user.email=bench@localhost -c gc.auto=0 "$@"; }
 plaingit init -q
-sync
-t0=$(now); plaingit add -A && plaingit commit -q -m first; t1=$(now)
-git_first=$(secs "$t0" "$t1")
-sync
-t0=$(now); "$tmp/auditrecord" first -memory-dir "$tmp/mem" -state-dir "$tmp/state"; t1=$(now)
-rec_first=$(secs "$t0" "$t1")
+gitcommit() { plaingit add -A && plaingit commit -q -m "$1"; }
+timed git_first gitcommit first
+timed rec_first "$tmp/auditrecord" first -memory-dir "$tmp/mem" -state-dir "$tmp/state"
 bg_first=$("$tmp/auditrecord" wait -state-dir "$tmp/state")
 "$tmp/auditrecord" change -dir "$tmp/mem" -n "$changed"
 "$tmp/auditrecord" change -dir "$tmp/plain" -n "$changed"
-sync
-t0=$(now); plaingit add -A && plaingit commit -q -m dream; t1=$(now)
-git_dream=$(secs "$t0" "$t1")
-sync
-t0=$(now); "$tmp/auditrecord" dream -memory-dir "$tmp/mem" -state-dir "$tmp/state" -n "$changed"; t1=$(now)
-rec_dream=$(secs "$t0" "$t1")
+timed git_dream gitcommit dream
+timed rec_dream "$tmp/auditrecord" dream -memory-dir "$tmp/mem" -state-dir "$tmp/state" -n "$changed"
 bg_dream=$("$tmp/auditrecord" wait -state-dir "$tmp/state")
 gitdir=$(ls -d "$tmp"/state/audit/*.git)
 printf 'memory: %d files, %d MB; dream rewrites %d\n' "$files" "$mb" "$changed"
-printf 'first record: audit %s s, git add -A && commit %s s (%.2fx); background pack after it %s s\n' \
-  "$rec_first" "$git_first" "$(awk -v a="$rec_first" -v b="$git_first" 'BEGIN { print a / b }')" "$bg_first"
-printf 'dream record: audit %s s, git add -A && commit %s s (%.2fx); background pack after it %s s\n' \
-  "$rec_dream" "$git_dream" "$(awk -v a="$rec_dream" -v b="$git_dream" 'BEGIN { print a / b }')" "$bg_dream"
+ratio() { awk -v a="$(wall "$1")" -v b="$(wall "$2")" 'BEGIN { printf "%.2f", a / b }'; }
+printf 'first record: audit %s, git add -A && commit %s: %sx; background pack after it %s s\n' \
+  "$rec_first" "$git_first" "$(ratio "$rec_first" "$git_first")" "$bg_first"
+printf 'dream record: audit %s, git add -A && commit %s: %sx; background pack after it %s s\n' \
+  "$rec_dream" "$git_dream" "$(ratio "$rec_dream" "$git_dream")" "$bg_dream"
 printf 'audit repo: %s MB (%s); plain git repo: %s MB\n' "$(du -sm "$gitdir" | awk '{ print $1 }')" \
   "$(GIT_DIR=$gitdir git count-objects -v | awk '/^count|^packs/ { printf "%s %s ", $1, $2 }')" \
   "$(du -sm "$tmp/plain.git" | awk '{ print $1 }')"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -240,9 +239,63 @@ func (h *History) stagePaths(ctx context.Context, paths []string) error {
 	if list.Len() == 0 {
 		return nil
 	}
-	_, err := h.git(ctx, list.Bytes(), "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
-	return err
+	return h.updateIndex(ctx, list.Bytes())
 }
+
+// bulkBatch is how many paths one update-index process hashes into one
+// pack. git 2.39's bulk-checkin looks each new object up in a list of the
+// objects its pack holds so far, one by one, so a pack of n objects costs
+// n²/2 comparisons: 30,000 files in one pack spend more CPU there than
+// hashing them (measured: 3.8 s user against 2.2 s in batches of 2,000).
+// Each batch also reads and writes the index once, which is why batches
+// are not smaller.
+const bulkBatch = 2000
+
+// updateIndex feeds update-index a NUL-separated path list, bulkBatch
+// paths per process, each streaming its blobs into one pack.
+func (h *History) updateIndex(ctx context.Context, list []byte) error {
+	for len(list) > 0 {
+		end, n := 0, 0
+		for end < len(list) && n < bulkBatch {
+			i := bytes.IndexByte(list[end:], 0)
+			end += i + 1
+			n++
+		}
+		if _, err := h.gitEnv(ctx, bulkEnv(), list[:end], append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+			return err
+		}
+		list = list[end:]
+	}
+	return nil
+}
+
+// bulkEnv keeps glibc's malloc from handing its heap back to the kernel
+// after every file: zlib allocates a quarter of a megabyte per object and
+// frees it, glibc trims the top of the heap past 128 KiB, and each object
+// then faults fresh zeroed pages in again — a page fault storm that was
+// most of update-index's system time (measured over 30,000 files: 2.6 s of
+// system time down to 0.7 s). The variable means nothing to any other C
+// library, and a GLIBC_TUNABLES the user set is left as it is.
+func bulkEnv() []string {
+	if _, ok := os.LookupEnv("GLIBC_TUNABLES"); ok {
+		return nil
+	}
+	return []string{"GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864:glibc.malloc.top_pad=4194304"}
+}
+
+// bulkCheckin makes update-index stream every blob it hashes into one pack
+// (git's bulk-checkin, which update-index batches into a single ODB
+// transaction) instead of a loose object per file: the first record of a
+// memory of 30,000 files otherwise writes 30,000 zlib files, a directory
+// entry and an inode each, and leaves them to be packed again. git streams
+// a file into the pack when it is larger than core.bigFileThreshold, so the
+// threshold is lowered to 1 byte here only: for diff, log and repack it
+// stays at bigFileThreshold, since there it also means "show as binary"
+// and "never deltify". Files of 0 and 1 bytes and symlinks stay loose (git
+// hashes them in memory); a blob already in the history is dropped from the
+// pack as it is written, so an unchanged file costs no space. The pack has
+// no deltas; they are made when packs are rolled up (see maybePack).
+var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
 
 // nulList is paths as update-index --stdin -z reads them.
 func nulList(paths []string) []byte {
@@ -252,29 +305,6 @@ func nulList(paths []string) []byte {
 		b.WriteByte(0)
 	}
 	return b.Bytes()
-}
-
-// packEvery is roughly how many loose objects the history may hold before it
-// is packed: a repository of a thousand dreams stays a few files, not tens
-// of thousands.
-const packEvery = 256
-
-// detachPackAt is the estimated loose-object count from which packing runs
-// in the background (git's own gc.autoDetach) instead of inside the dream:
-// the first record of a memory of 30,000 files leaves 30,000 loose objects,
-// and packing them costs as much as recording them.
-const detachPackAt = 16 * 256
-
-// maybePack packs the history when it holds about packEvery loose objects,
-// estimated as git itself does, from one of the 256 object directories.
-// Failure only costs disk space, so it is not an error.
-func (h *History) maybePack(ctx context.Context) {
-	des, err := os.ReadDir(filepath.Join(h.gitDir, "objects", "17"))
-	if err != nil || len(des)*256 < packEvery {
-		return
-	}
-	detach := strconv.FormatBool(len(des)*256 >= detachPackAt)
-	_, _ = h.git(ctx, nil, "-c", "gc.auto="+strconv.Itoa(packEvery), "-c", "gc.autoDetach="+detach, "gc", "--auto", "--quiet")
 }
 
 // buildMessage writes the subject, the per-file counts, the capped diff and
