@@ -69,35 +69,34 @@ func (h *History) RecordDream(ctx context.Context, m Meta) (string, error) {
 }
 
 // record stages the change (the listed paths, or every path of the memory
-// dir git finds changed when m.Paths is nil) and commits it with a message built from the staged diff;
-// extra trailers are appended.
+// dir git finds changed when m.Paths is nil) and commits it with a message
+// built from the staged diff; extra trailers are appended.
 func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string, error) {
+	var staged int
+	var err error
 	if m.Paths != nil {
-		if err := h.stagePaths(ctx, m.Paths); err != nil {
-			return "", err
-		}
-	} else if err := h.stageAll(ctx); err != nil {
-		return "", err
+		staged, err = h.stagePaths(ctx, m.Paths)
+	} else {
+		staged, err = h.stageAll(ctx)
 	}
-	// The statuses and counts, then as much of the patch as the message
-	// quotes: the first record of a memory of 30,000 files would otherwise
-	// hold the whole memory as a patch.
-	out, err := h.git(ctx, nil, "diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw", "--numstat")
 	if err != nil {
 		return "", err
 	}
-	files, _, err := parseChange(out)
+	files, more, err := h.stagedFiles(ctx, staged)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
 		return "", nil
 	}
+	// As much of the patch as the message quotes: the first record of a
+	// memory of 30,000 files would otherwise hold the whole memory as a
+	// patch.
 	patch, err := h.gitHead(ctx, maxMsgDiffBytes+1, "diff", "--cached", "--no-renames", "--no-ext-diff", "-p")
 	if err != nil {
 		return "", err
 	}
-	msg := buildMessage(m, files, patch, extra)
+	msg := buildMessage(m, files, more, patch, extra)
 	if _, err := h.git(ctx, []byte(msg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
 		return "", err
 	}
@@ -107,6 +106,59 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	}
 	h.maybePack(ctx)
 	return strings.TrimSpace(string(sha)), nil
+}
+
+// maxMsgFiles is how many files the message lists with their counts. Past
+// it the message lists the first ones and says how many more there are:
+// counting a file's lines means reading and diffing both its versions, and
+// over the 22,000 files of a first offline dream of a large memory that was
+// an eighth of the record, for a list nobody reads in a commit message.
+// The entry's files and counts (`dream log`, `show`) come from the commit
+// itself, which holds every change, so they are whole whatever the message
+// lists.
+const maxMsgFiles = 200
+
+// stagedFiles lists what the index holds against HEAD, sorted, with line
+// counts. staged is how many index entries the staging touched (an upper
+// bound on the files changed): up to maxMsgFiles, one git process lists
+// statuses and counts together; past it the statuses of all are listed
+// (no content is read for them) and only the first maxMsgFiles are counted,
+// the others returned as more.
+func (h *History) stagedFiles(ctx context.Context, staged int) ([]FileStat, int, error) {
+	diff := []string{"diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw"}
+	if staged <= maxMsgFiles {
+		out, err := h.git(ctx, nil, append(diff, "--numstat")...)
+		if err != nil {
+			return nil, 0, err
+		}
+		files, _, err := parseChange(out)
+		return files, 0, err
+	}
+	out, err := h.git(ctx, nil, diff...)
+	if err != nil {
+		return nil, 0, err
+	}
+	all, _, err := parseChange(out)
+	if err != nil || len(all) == 0 {
+		return nil, 0, err
+	}
+	head := all[:min(len(all), maxMsgFiles)]
+	args := append(diff, "--numstat", "--")
+	for _, f := range head {
+		args = append(args, f.Path)
+	}
+	out, err = h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	counted, _, err := parseChange(out)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(counted) != len(head) {
+		return nil, 0, fmt.Errorf("git diff --numstat: %d of %d files counted", len(counted), len(head))
+	}
+	return counted, len(all) - len(head), nil
 }
 
 // stageAll brings the index up to the memory dir (in scope) at the cost of
@@ -126,21 +178,21 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 // recording them would also push them to the sync remote. A gitlink an
 // older history recorded is dropped from the index, so the next record
 // removes it; so is a file outside the history's scope (see SetScope).
-func (h *History) stageAll(ctx context.Context) error {
+func (h *History) stageAll(ctx context.Context) (int, error) {
 	spec := h.pathspec()
 	for _, dir := range nestedRepos(h.memDir) {
 		spec = append(spec, ":(exclude,top,literal)"+dir)
 	}
 	changed, err := h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// No --exclude-standard: a .gitignore in the memory dir must not keep
 	// a memory out of the history; dream's own names are skipped in
 	// stagePaths, and a nested repository (listed as "dir/") here.
 	untracked, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// git calls deleted what is gone or now lies beyond a symlink; those
 	// entries are removed without looking at the path (update-index
@@ -161,13 +213,15 @@ func (h *History) stageAll(ctx context.Context) error {
 	}
 	if len(gone) > 0 {
 		if _, err := h.git(ctx, nulList(gone), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	if err := h.stagePaths(ctx, paths); err != nil {
-		return err
+	n, err := h.stagePaths(ctx, paths)
+	if err != nil {
+		return 0, err
 	}
-	return h.dropUnrecorded(ctx)
+	dropped, err := h.dropUnrecorded(ctx)
+	return len(gone) + n + dropped, err
 }
 
 // nestedRepos lists, slash-separated and relative to memDir, every
@@ -199,13 +253,14 @@ func nestedRepos(memDir string) []string {
 }
 
 // dropUnrecorded removes from the index every gitlink and every file out
-// of the history's scope.
-func (h *History) dropUnrecorded(ctx context.Context) error {
+// of the history's scope, and returns how many it removed.
+func (h *History) dropUnrecorded(ctx context.Context) (int, error) {
 	out, err := h.git(ctx, nil, "ls-files", "--stage", "-z")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var list bytes.Buffer
+	n := 0
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		// "<mode> <sha> <stage>\t<path>"
 		tab := bytes.IndexByte(rec, '\t')
@@ -215,31 +270,35 @@ func (h *History) dropUnrecorded(ctx context.Context) error {
 		if bytes.HasPrefix(rec, []byte("160000 ")) || !h.inScope(string(rec[tab+1:])) {
 			list.Write(rec[tab+1:])
 			list.WriteByte(0)
+			n++
 		}
 	}
-	if list.Len() == 0 {
-		return nil
+	if n == 0 {
+		return 0, nil
 	}
 	_, err = h.git(ctx, list.Bytes(), "update-index", "--force-remove", "-z", "--stdin")
-	return err
+	return n, err
 }
 
 // stagePaths updates the index entries of just these paths from the memory
 // dir: added or changed files are hashed, missing ones removed. dream's own
-// files and files out of the history's scope are never staged.
-func (h *History) stagePaths(ctx context.Context, paths []string) error {
+// files and files out of the history's scope are never staged. It returns
+// how many paths it staged.
+func (h *History) stagePaths(ctx context.Context, paths []string) (int, error) {
 	var list bytes.Buffer
+	n := 0
 	for _, p := range paths {
 		if p == "" || journal.Ignored(path.Base(p)) || strings.HasPrefix(p, journal.TempPrefix) || strings.Contains(p, "/"+journal.TempPrefix) || !h.inScope(p) {
 			continue
 		}
 		list.WriteString(p)
 		list.WriteByte(0)
+		n++
 	}
-	if list.Len() == 0 {
-		return nil
+	if n == 0 {
+		return 0, nil
 	}
-	return h.updateIndex(ctx, list.Bytes())
+	return n, h.updateIndex(ctx, list.Bytes())
 }
 
 // bulkBatch is how many paths one update-index process hashes into one
@@ -309,25 +368,35 @@ func nulList(paths []string) []byte {
 
 // buildMessage writes the subject, the per-file counts, the capped diff and
 // the trailers.
-func buildMessage(m Meta, files []FileStat, patch string, extra [][2]string) string {
+// more files than the listed ones changed when the list was capped (see
+// maxMsgFiles); the subject then gives their number without line counts.
+func buildMessage(m Meta, files []FileStat, more int, patch string, extra [][2]string) string {
 	added, removed := 0, 0
 	for _, f := range files {
 		added += f.Added
 		removed += f.Removed
 	}
+	total := len(files) + more
 	noun := "files"
-	if len(files) == 1 {
+	if total == 1 {
 		noun = "file"
+	}
+	counts := fmt.Sprintf(" (+%d −%d)", added, removed)
+	if more > 0 {
+		counts = ""
 	}
 	var sb strings.Builder
 	switch m.Kind {
 	case KindHand:
-		fmt.Fprintf(&sb, "hand edits: %d %s (+%d −%d)\n\n", len(files), noun, added, removed)
+		fmt.Fprintf(&sb, "hand edits: %d %s%s\n\n", total, noun, counts)
 	default:
-		fmt.Fprintf(&sb, "%s %s: %d %s (+%d −%d)\n\n", m.Kind, m.DreamID, len(files), noun, added, removed)
+		fmt.Fprintf(&sb, "%s %s: %d %s%s\n\n", m.Kind, m.DreamID, total, noun, counts)
 	}
 	for _, f := range files {
 		fmt.Fprintf(&sb, "%-8s %s +%d −%d\n", f.Status, f.Path, f.Added, f.Removed)
+	}
+	if more > 0 {
+		fmt.Fprintf(&sb, "… and %d more files (the commit holds every change)\n", more)
 	}
 	sb.WriteString("\n")
 	sb.WriteString(capDiff(patch))

@@ -1,0 +1,162 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// countObjects is `git count-objects -v` as numbers.
+func countObjects(t *testing.T, h *History, mem string) map[string]int {
+	t.Helper()
+	res := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "count-objects", "-v")), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("count-objects: %q", l)
+		}
+		res[k] = n
+	}
+	return res
+}
+
+// A record hashes its blobs into packs, not a loose object per file, and
+// a record with more files than the message lists still has every file,
+// with git's own counts, in its entry.
+func TestBigRecordPacksBlobsAndCapsTheMessage(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	const n = bulkBatch + 500 // two update-index batches
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("topics/t%04d.md", i)] = fmt.Sprintf("# Topic %d\n\n- fact %d\n- 事实 %d\n", i, i, i)
+	}
+	writeTree(t, mem, files)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := countObjects(t, h, mem)
+	if c["in-pack"] < n || c["count"] > 20 || c["packs"] > 3 {
+		t.Fatalf("after the first record: %v, want the %d blobs in a few packs and few loose objects", c, n)
+	}
+	changed := maxMsgFiles + 37
+	var paths []string
+	for i := range changed {
+		p := fmt.Sprintf("topics/t%04d.md", i)
+		files[p] += "- dated: 2026-12-01\n"
+		if i%50 == 0 {
+			files[p] = "# rewritten\n"
+		}
+		paths = append(paths, p)
+	}
+	writeTree(t, mem, files)
+	m := meta("wide")
+	m.Paths = paths
+	sha, err := h.RecordDream(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := plainGit(t, mem, "--git-dir="+h.GitDir(), "log", "-1", "--format=%B", sha)
+	if want := fmt.Sprintf("dream wide: %d files\n", changed); !strings.HasPrefix(msg, want) {
+		t.Fatalf("subject %q, want %q", strings.SplitN(msg, "\n", 2)[0], want)
+	}
+	if want := fmt.Sprintf("… and %d more files (the commit holds every change)\n", changed-maxMsgFiles); !strings.Contains(msg, want) {
+		t.Fatalf("message lacks %q", want)
+	}
+	if got := strings.Count(msg, "\nmodified "); got != maxMsgFiles {
+		t.Fatalf("message lists %d files, want %d", got, maxMsgFiles)
+	}
+	e, err := h.Show(ctx, "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Files) != changed {
+		t.Fatalf("entry has %d files, want %d", len(e.Files), changed)
+	}
+	numstat := plainGit(t, mem, "--git-dir="+h.GitDir(), "diff-tree", "--numstat", "--no-renames", sha+"^", sha)
+	for i, l := range strings.Split(strings.TrimSpace(numstat), "\n") {
+		want := fmt.Sprintf("%d\t%d\t%s", e.Files[i].Added, e.Files[i].Removed, e.Files[i].Path)
+		if l != want {
+			t.Fatalf("file %d: git says %q, the entry %q", i, l, want)
+		}
+	}
+	if got, err := h.FileAt(ctx, sha, "topics/t0001.md"); err != nil || string(got) != files["topics/t0001.md"] {
+		t.Fatalf("FileAt = %q, %v", got, err)
+	}
+}
+
+// A file whose stat changed but whose bytes did not is hashed again and
+// adds nothing: no pack, no entry.
+func TestTouchedFileAddsNoPack(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := countObjects(t, h, mem)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(mem, "topic.md"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if sha, err := h.RecordHandEdits(ctx); err != nil || sha != "" {
+		t.Fatalf("RecordHandEdits = %q, %v", sha, err)
+	}
+	if after := countObjects(t, h, mem); after["packs"] != before["packs"] || after["count"] != before["count"] {
+		t.Fatalf("objects %v became %v", before, after)
+	}
+}
+
+// A long history of small dreams stays a few packs and few loose objects.
+func TestManyRecordsAreRolledUp(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for d := range 3 * packLimit {
+		p := fmt.Sprintf("t%02d.md", d%7)
+		writeTree(t, mem, map[string]string{p: fmt.Sprintf("# %s\n\n- revision %d\n", p, d)})
+		m := meta(fmt.Sprintf("d%03d", d))
+		m.Paths = []string{p}
+		if _, err := h.RecordDream(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := countObjects(t, h, mem)
+	if c["packs"] > packLimit+1 || c["count"] >= packEvery {
+		t.Fatalf("after %d dreams: %v", 3*packLimit, c)
+	}
+	es, err := h.Log(ctx, 0)
+	if err != nil || len(es) != 3*packLimit+1 {
+		t.Fatalf("log: %d entries, %v", len(es), err)
+	}
+}
+
+func TestGeometricRollup(t *testing.T) {
+	for _, tc := range []struct {
+		packs []int
+		want  int
+	}{
+		{nil, 0},
+		{[]int{5}, 0},
+		{[]int{1, 2, 4, 8}, 0},                  // a progression: nothing to do
+		{[]int{3, 3, 3}, 9},                     // none twice the next: all
+		{[]int{27000, 3, 4, 5, 6}, 18},          // the small ones, not the big one
+		{[]int{27000, 22000, 3}, 49003},         // two of a size are rewritten together
+		{[]int{100, 40, 5, 5, 5}, 15},           // 40 ≥ 2×15 stays
+		{[]int{1000, 100, 1, 1, 1, 1, 1, 1}, 6}, // 100 ≥ 2×6 stays
+		{[]int{1000, 10, 1, 1, 1, 1, 1, 1}, 16}, // 10 < 2×6 joins, 1000 stays
+		{[]int{1000, 10, 8, 1, 1, 1, 1, 1}, 23}, // joins cascade
+		{[]int{2, 1}, 0},                        // 2 ≥ 2×1
+		{[]int{16, 8, 4, 2, 1, 1}, 32},          // the two ones break it: all roll up
+	} {
+		if got := geometricRollup(tc.packs, 2); got != tc.want {
+			t.Errorf("geometricRollup(%v) = %d, want %d", tc.packs, got, tc.want)
+		}
+	}
+}
