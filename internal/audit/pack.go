@@ -4,31 +4,37 @@ import (
 	"context"
 	"encoding/binary"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/dreamkit/dream/internal/proc"
 )
 
 // The packing policy. Records leave few loose objects (their blobs go into
-// a pack as they are hashed, see bulkCheckin; a commit and its trees stay
-// loose), but each record that hashed anything adds a pack, and a history
-// of a thousand dreams must not be a thousand packs: every object lookup
-// searches them one by one. So once there are more than packLimit packs,
-// or about packEvery loose objects, the small packs and the loose objects
-// are rolled up into one with `git repack --geometric=2 -d`: packs that
-// already form a progression of sizes each at least twice the one before
-// are left alone, so the 30,000-blob pack of a memory's first record is
-// rewritten only when the packs after it add up to about its size, and a
-// roll-up costs what is rolled up, not the history. Deltas are made then,
-// among the objects rolled up. `git gc --auto`, which this replaces,
-// rewrites every pack into one whenever there are too many (repack -A) and
-// walks the whole history to prune: after a dream that rewrote 22,000
-// files that burnt a core for seconds in the background, every time.
+// packs as they are hashed, see bulkCheckin; a commit and its trees stay
+// loose), but each record that hashed anything adds a pack (one per
+// bulkBatch paths), and a history of a thousand dreams must not be a
+// thousand packs: every object lookup searches them one by one. So the
+// packs a big record wrote are rolled up into one at once, and otherwise
+// once there are more than packLimit packs or about packEvery loose
+// objects, the small packs and the loose objects are rolled up into one
+// with `git repack --geometric=2 -d`: packs that already form a
+// progression of sizes, each at least twice the one before, are left
+// alone, so the 30,000-blob pack of a memory's first record is rewritten
+// only when the packs after it add up to about its size, and a roll-up
+// costs what it rolls up, not the history.
+//
+// A roll-up of small packs searches for deltas among the objects it rolls
+// up (git's default window), which is what keeps a history of many small
+// edits small. A roll-up of detachPackAt objects or more only copies them
+// (--window=0: existing deltas are kept, no new ones are searched for):
+// delta search over the 50,000 blobs of a memory's first two records is
+// about ten seconds of a core, which `git gc --auto`, which this replaces,
+// spent in the background after such a dream, every time it ran (it
+// rewrites every pack into one when there are too many and walks the whole
+// history to prune). Copying them is a fraction of a second, inside the
+// record, and nothing is left running. The price is disk: a dream that
+// rewrote most of a memory keeps its blobs whole (about 15 MB for the
+// 22,000 files of a 120 MB memory).
 //
 // Unreachable objects are not pruned: the history only makes them when a
 // record fails between hashing and committing, and they cost disk space,
@@ -40,38 +46,31 @@ const (
 	// roll-up, estimated as git itself does from one of the 256 object
 	// directories.
 	packEvery = 256
-	// detachPackAt is how many objects a roll-up writes from which it runs
-	// in the background rather than inside the record: delta search over a
-	// roll-up of that size takes more than a moment.
-	detachPackAt = 4096
+	// copyPackAt is how many objects a roll-up writes from which it copies
+	// them rather than searching for deltas.
+	copyPackAt = 4096
 )
 
 // repackArgs is the roll-up. No bitmaps: they serve serving fetches, and
 // the history is fetched by gitsync rarely, from one clone.
 var repackArgs = []string{"-c", "repack.writeBitmaps=false", "repack", "--geometric=2", "-d", "-q"}
 
-// packPIDFile holds the pid of a roll-up running in the background, so that
-// the next record does not start a second one over the same packs.
-const packPIDFile = "dream-repack.pid"
-
-// maybePack rolls packs and loose objects up when there are too many (see
-// the policy above). Failure only costs disk space, so it is not an error.
-func (h *History) maybePack(ctx context.Context) {
+// maybePack rolls packs and loose objects up when there are too many, or
+// always when force (a record that wrote several packs). Failure only
+// costs disk space, so it is not an error.
+func (h *History) maybePack(ctx context.Context, force bool) {
 	objects := filepath.Join(h.gitDir, "objects")
 	des, _ := os.ReadDir(filepath.Join(objects, "17"))
 	loose := len(des) * 256
 	packs := packSizes(filepath.Join(objects, "pack"))
-	if loose < packEvery && len(packs) <= packLimit {
+	if !force && loose < packEvery && len(packs) <= packLimit {
 		return
 	}
-	if h.packRunning() {
-		return
+	args := repackArgs
+	if loose+geometricRollup(packs, 2) >= copyPackAt {
+		args = append(slices.Clone(args), "--window=0")
 	}
-	if loose+geometricRollup(packs, 2) < detachPackAt {
-		_, _ = h.git(ctx, nil, repackArgs...)
-		return
-	}
-	h.packInBackground()
+	_, _ = h.git(ctx, nil, args...)
 }
 
 // packSizes lists the object count of every pack, from the count in its
@@ -129,45 +128,4 @@ func geometricRollup(packs []int, factor int) int {
 		total += p[split]
 	}
 	return total
-}
-
-// packRunning reports whether a roll-up this history started in the
-// background still runs: its pid is alive and was written less than an
-// hour ago (a pid is reused, in time).
-func (h *History) packRunning() bool {
-	p := filepath.Join(h.gitDir, packPIDFile)
-	info, err := os.Stat(p)
-	if err != nil || time.Since(info.ModTime()) > time.Hour {
-		return false
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && proc.Alive(pid)
-}
-
-// packInBackground starts the roll-up in a session of its own and does not
-// wait for it: it outlives the dream's process, and neither the dream's
-// context nor a signal to its terminal stops it. git writes the new pack
-// under a temporary name and renames it into place before deleting what it
-// replaced, so a roll-up stopped anywhere loses nothing.
-func (h *History) packInBackground() {
-	cmd := exec.Command(h.gitBin, append(append([]string{}, isolation...), repackArgs...)...)
-	cmd.Dir = h.memDir
-	cmd.Env = h.env()
-	cmd.SysProcAttr = detachedAttr()
-	if err := cmd.Start(); err != nil {
-		return
-	}
-	p := filepath.Join(h.gitDir, packPIDFile)
-	_ = os.WriteFile(p, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600)
-	// Reaped if this process lives on (the daemon, a test); the pid file
-	// goes with it. A process that exits first leaves the file to the
-	// liveness check.
-	go func() {
-		_ = cmd.Wait()
-		_ = os.Remove(p)
-	}()
 }

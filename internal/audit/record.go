@@ -104,7 +104,7 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
-	h.maybePack(ctx)
+	h.maybePack(ctx, staged > bulkBatch)
 	return strings.TrimSpace(string(sha)), nil
 }
 

@@ -21,12 +21,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/proc"
 )
 
 func main() {
@@ -129,7 +126,7 @@ func dream(ctx context.Context, mem, state string, n int) error {
 }
 
 // wait returns once no git gc or repack holds the history (git's gc.pid,
-// the audit package's dream-repack.pid, a pack being written), and prints how long it waited for one (0 when
+// a pack being written), and prints how long it waited for one (0 when
 // none ran), so the script can time the background pack.
 func wait(state string) error {
 	gits, err := filepath.Glob(filepath.Join(state, "audit", "*.git"))
@@ -145,11 +142,6 @@ func wait(state string) error {
 		busy := false
 		if _, err := os.Stat(filepath.Join(gits[0], "gc.pid")); err == nil {
 			busy = true // git gc --auto, detached
-		}
-		if b, err := os.ReadFile(filepath.Join(gits[0], "dream-repack.pid")); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && proc.Alive(pid) {
-				busy = true // a roll-up the record started in the background
-			}
 		}
 		if tmp, _ := filepath.Glob(filepath.Join(gits[0], "objects", "pack", "tmp_*")); len(tmp) > 0 {
 			busy = true
