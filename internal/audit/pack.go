@@ -40,8 +40,10 @@ import (
 // record fails between hashing and committing, and they cost disk space,
 // not time.
 const (
-	// packLimit is how many packs the history holds before a roll-up.
-	packLimit = 16
+	// packLimit is how many packs the history holds before a roll-up: a
+	// roll-up is a git process of a tenth of a second or so, a pack more to
+	// search is microseconds per object looked up.
+	packLimit = 32
 	// packEvery is about how many loose objects the history holds before a
 	// roll-up, estimated as git itself does from one of the 256 object
 	// directories.
@@ -51,9 +53,10 @@ const (
 	copyPackAt = 4096
 )
 
-// repackArgs is the roll-up. No bitmaps: they serve serving fetches, and
-// the history is fetched by gitsync rarely, from one clone.
-var repackArgs = []string{"-c", "repack.writeBitmaps=false", "repack", "--geometric=2", "-d", "-q"}
+// repackArgs is the roll-up. No bitmaps and no info/ files for dumb
+// transports: they serve fetches from this repository, and gitsync only
+// fetches from and pushes to its remote.
+var repackArgs = []string{"-c", "repack.writeBitmaps=false", "-c", "repack.updateServerInfo=false", "repack", "--geometric=2", "-d", "-q"}
 
 // maybePack rolls packs and loose objects up when there are too many, or
 // always when force (a record that wrote several packs). Failure only

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -311,21 +312,51 @@ func (h *History) stagePaths(ctx context.Context, paths []string) (int, error) {
 const bulkBatch = 2000
 
 // updateIndex feeds update-index a NUL-separated path list, bulkBatch
-// paths per process, each streaming its blobs into one pack.
+// paths per process, each streaming its blobs into one pack. Several
+// batches work on a copy of the index that replaces it once all are done,
+// so that, as with one update-index, a record stopped halfway leaves the
+// index as it was (and the next hand-edit record does not commit half a
+// dream's files as the user's).
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
+	if bytes.Count(list, []byte{0}) <= bulkBatch {
+		_, err := h.gitEnv(ctx, bulkEnv(), list, append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
+		return err
+	}
+	index := filepath.Join(h.gitDir, "index")
+	tmp := index + ".dream-batches"
+	if err := copyFile(index, tmp); err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	env := append(bulkEnv(), "GIT_INDEX_FILE="+tmp)
 	for len(list) > 0 {
 		end, n := 0, 0
 		for end < len(list) && n < bulkBatch {
-			i := bytes.IndexByte(list[end:], 0)
-			end += i + 1
+			end += bytes.IndexByte(list[end:], 0) + 1
 			n++
 		}
-		if _, err := h.gitEnv(ctx, bulkEnv(), list[:end], append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if _, err := h.gitEnv(ctx, env, list[:end], append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
 			return err
 		}
 		list = list[end:]
 	}
-	return nil
+	return os.Rename(tmp, index)
+}
+
+// copyFile copies src to dst; a missing src (no index yet: nothing was
+// ever recorded) leaves dst absent too, which git reads as an empty index.
+func copyFile(src, dst string) error {
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	data, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o600)
 }
 
 // bulkEnv keeps glibc's malloc from handing its heap back to the kernel
