@@ -4,7 +4,9 @@
 # of the same dir, in the same run:
 #   first record  RecordHandEdits of the whole memory   vs  git init; git add -A && git commit
 #   dream record  RecordDream of CHANGED rewritten paths vs  git add -A && git commit
-# then how long a pack the record left running in the background takes
+#   touched       RecordHandEdits after every file got a new mtime, bytes
+#                 unchanged (a copy that keeps contents, not times) vs git add -A
+# then how long a pack each record left running in the background takes
 # (0: none), the audit repository's size and loose-object count. Issue 15:
 # an audit commit costs the change, and packing burns no core after a dream.
 #
@@ -44,6 +46,11 @@ bg_first=$("$tmp/auditrecord" wait -state-dir "$tmp/state")
 timed git_dream gitcommit dream
 timed rec_dream "$tmp/auditrecord" dream -memory-dir "$tmp/mem" -state-dir "$tmp/state" -n "$changed"
 bg_dream=$("$tmp/auditrecord" wait -state-dir "$tmp/state")
+"$tmp/auditrecord" touch -dir "$tmp/mem"
+"$tmp/auditrecord" touch -dir "$tmp/plain"
+gitadd() { plaingit add -A; }
+timed git_touch gitadd
+timed rec_touch "$tmp/auditrecord" hand -memory-dir "$tmp/mem" -state-dir "$tmp/state"
 gitdir=$(ls -d "$tmp"/state/audit/*.git)
 printf 'memory: %d files, %d MB; dream rewrites %d\n' "$files" "$mb" "$changed"
 ratio() { awk -v a="$(wall "$1")" -v b="$(wall "$2")" 'BEGIN { printf "%.2f", a / b }'; }
@@ -51,6 +58,7 @@ printf 'first record: audit %s, git add -A && commit %s: %sx; background pack af
   "$rec_first" "$git_first" "$(ratio "$rec_first" "$git_first")" "$bg_first"
 printf 'dream record: audit %s, git add -A && commit %s: %sx; background pack after it %s s\n' \
   "$rec_dream" "$git_dream" "$(ratio "$rec_dream" "$git_dream")" "$bg_dream"
+printf 'touched, nothing to record: audit %s, git add -A %s: %sx\n' "$rec_touch" "$git_touch" "$(ratio "$rec_touch" "$git_touch")"
 printf 'audit repo: %s MB (%s); plain git repo: %s MB\n' "$(du -sm "$gitdir" | awk '{ print $1 }')" \
   "$(GIT_DIR=$gitdir git count-objects -v | awk '/^count|^packs/ { printf "%s %s ", $1, $2 }')" \
   "$(du -sm "$tmp/plain.git" | awk '{ print $1 }')"

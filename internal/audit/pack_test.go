@@ -92,23 +92,58 @@ func TestBigRecordPacksBlobsAndCapsTheMessage(t *testing.T) {
 }
 
 // A file whose stat changed but whose bytes did not is hashed again and
-// adds nothing: no pack, no entry.
-func TestTouchedFileAddsNoPack(t *testing.T) {
+// adds nothing: no pack, no entry; nor do many (past refreshAt, git
+// refreshes their stat first), while a same-size edit among them, its
+// mtime put back, is still recorded.
+func TestTouchedFilesAddNoPack(t *testing.T) {
 	h, mem := setup(t)
 	ctx := testCtx(t)
+	files := map[string]string{}
+	for i := range refreshAt + 50 {
+		files[fmt.Sprintf("many/m%03d.md", i)] = fmt.Sprintf("- memory %03d\n", i)
+	}
+	writeTree(t, mem, files)
 	if _, err := h.RecordHandEdits(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := countObjects(t, h, mem)
-	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(mem, "topic.md"), later, later); err != nil {
+	for _, n := range []int{1, refreshAt + 50} {
+		before := countObjects(t, h, mem)
+		later := time.Now().Add(time.Duration(n) * time.Minute)
+		for i := range n {
+			if err := os.Chtimes(filepath.Join(mem, "many", fmt.Sprintf("m%03d.md", i)), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sha, err := h.RecordHandEdits(ctx); err != nil || sha != "" {
+			t.Fatalf("%d touched: RecordHandEdits = %q, %v", n, sha, err)
+		}
+		if after := countObjects(t, h, mem); after["packs"] != before["packs"] || after["count"] != before["count"] {
+			t.Fatalf("%d touched: objects %v became %v", n, before, after)
+		}
+	}
+	p := filepath.Join(mem, "many", "m007.md")
+	info, err := os.Stat(p)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if sha, err := h.RecordHandEdits(ctx); err != nil || sha != "" {
-		t.Fatalf("RecordHandEdits = %q, %v", sha, err)
+	if err := os.WriteFile(p, []byte("- memory 700\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if after := countObjects(t, h, mem); after["packs"] != before["packs"] || after["count"] != before["count"] {
-		t.Fatalf("objects %v became %v", before, after)
+	later := time.Now().Add(time.Hour)
+	for i := range refreshAt + 50 {
+		if err := os.Chtimes(filepath.Join(mem, "many", fmt.Sprintf("m%03d.md", i)), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(p, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := h.RecordHandEdits(ctx)
+	if err != nil || sha == "" {
+		t.Fatalf("the same-size edit among touched files: %q, %v", sha, err)
+	}
+	if e, err := h.Show(ctx, sha); err != nil || len(e.Files) != 1 || e.Files[0].Path != "many/m007.md" {
+		t.Fatalf("entry %+v, %v", e.Files, err)
 	}
 }
 

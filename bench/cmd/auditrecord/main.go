@@ -5,6 +5,8 @@
 //	auditrecord change -dir D -n N        rewrite N topic files (deterministic)
 //	auditrecord first -memory-dir M -state-dir S
 //	auditrecord dream -memory-dir M -state-dir S -n N
+//	auditrecord touch -dir D              new mtime (and ctime) on every file
+//	auditrecord hand -memory-dir M -state-dir S
 //	auditrecord wait -state-dir S         until a background pack is done
 //
 // "change" appends one line to the first N topic files in path order (every
@@ -41,8 +43,10 @@ func main() {
 	switch os.Args[1] {
 	case "change":
 		err = change(*dir, *n)
-	case "first":
+	case "first", "hand":
 		err = first(ctx, *mem, *state)
+	case "touch":
+		err = touch(*dir)
 	case "dream":
 		err = dream(ctx, *mem, *state, *n)
 	case "wait":
@@ -61,7 +65,8 @@ func usage() {
 	os.Exit(2)
 }
 
-// topics lists the first n topic files of dir, slash paths in order.
+// topics lists the first n topic files of dir (all when n < 0), slash
+// paths in order.
 func topics(dir string, n int) ([]string, error) {
 	var all []string
 	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
@@ -76,7 +81,7 @@ func topics(dir string, n int) ([]string, error) {
 		return nil, err
 	}
 	sort.Strings(all)
-	if n < len(all) {
+	if n >= 0 && n < len(all) {
 		all = all[:n]
 	}
 	return all, nil
@@ -98,6 +103,22 @@ func change(dir string, n int) error {
 		}
 		if werr != nil {
 			return werr
+		}
+	}
+	return nil
+}
+
+// touch gives every file of dir a new mtime, its bytes unchanged, as a
+// copy that keeps contents but not times would.
+func touch(dir string) error {
+	paths, err := topics(dir, -1)
+	if err != nil {
+		return err
+	}
+	later := time.Now().Add(time.Minute)
+	for _, p := range append(paths, "MEMORY.md") {
+		if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(p)), later, later); err != nil {
+			return err
 		}
 	}
 	return nil
