@@ -115,7 +115,7 @@ func touch(dir string) error {
 	if err != nil {
 		return err
 	}
-	later := time.Now().Add(time.Minute)
+	later := time.Now().Add(-time.Hour)
 	for _, p := range append(paths, "MEMORY.md") {
 		if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(p)), later, later); err != nil {
 			return err
