@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -113,7 +114,7 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 // it the message lists the first ones and says how many more there are:
 // counting a file's lines means reading and diffing both its versions, and
 // over the 22,000 files of a first offline dream of a large memory that was
-// an eighth of the record, for a list nobody reads in a commit message.
+// an eighth of the record, for a list the commit itself holds in full.
 // The entry's files and counts (`dream log`, `show`) come from the commit
 // itself, which holds every change, so they are whole whatever the message
 // lists.
@@ -139,6 +140,7 @@ func (h *History) stagedFiles(ctx context.Context, staged int) ([]FileStat, int,
 	if err != nil {
 		return nil, 0, err
 	}
+	diff = slices.Clip(diff)
 	all, _, err := parseChange(out)
 	if err != nil || len(all) == 0 {
 		return nil, 0, err
@@ -404,7 +406,7 @@ func bulkEnv() []string {
 // and "never deltify". Files of 0 and 1 bytes and symlinks stay loose (git
 // hashes them in memory); a blob already in the history is dropped from the
 // pack as it is written, so an unchanged file costs no space. The pack has
-// no deltas; they are made when packs are rolled up (see maybePack).
+// no deltas; a roll-up of small packs makes them (see maybePack).
 var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
 
 // nulList is paths as update-index --stdin -z reads them.
@@ -418,9 +420,9 @@ func nulList(paths []string) []byte {
 }
 
 // buildMessage writes the subject, the per-file counts, the capped diff and
-// the trailers.
-// more files than the listed ones changed when the list was capped (see
-// maxMsgFiles); the subject then gives their number without line counts.
+// the trailers. more is how many files changed beyond the listed ones when
+// the list was capped (see maxMsgFiles); the subject then counts files, not
+// lines.
 func buildMessage(m Meta, files []FileStat, more int, patch string, extra [][2]string) string {
 	added, removed := 0, 0
 	for _, f := range files {
