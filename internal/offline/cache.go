@@ -181,7 +181,7 @@ var errCache = errors.New("offline cache: malformed")
 // the run's writes) for the next run. A cache that cannot be written costs
 // the next run time, never a result, so errors are dropped.
 func (s *state) saveCache() {
-	if s.opts.CacheFile == "" {
+	if s.opts.CacheFile == "" || s.cacheUnchanged() {
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
@@ -240,6 +240,27 @@ func (s *state) saveCache() {
 	if err == nil {
 		_ = os.Rename(tmp.Name(), s.opts.CacheFile)
 	}
+}
+
+// cacheUnchanged reports a run that would write the cache it read, byte
+// for byte: every file was taken unread from its entry (none added, none
+// gone, none written), the pairs are the remembered ones and the index's
+// summary gained nothing. Then the cache is not written again.
+func (s *state) cacheUnchanged() bool {
+	if s.cache == nil || s.pairs != s.cache.pairs || s.indexSumChanged {
+		return false
+	}
+	n := 0
+	for _, f := range s.files {
+		if f.sum == nil || !f.exists {
+			continue
+		}
+		if !f.unread {
+			return false
+		}
+		n++
+	}
+	return n == len(s.cache.entries)
 }
 
 // appendEntry encodes one file's analysis.
