@@ -25,11 +25,13 @@ import (
 // not verify is ignored, never trusted, and rewritten at the end of the run.
 //
 // What a cached analysis can decide is limited on purpose: a file with any
-// work in it (a repeated unit, a relative date), the index, the overflow
-// file and a file that needs a pointer are always parsed, so every fix is
-// made from the file itself; the cache only supplies the leads' hashes,
-// shingles and mentions (of those files too), and spares the parse of
-// files with nothing to fix.
+// work in it (a repeated unit, a relative date), the overflow file and a
+// file that needs a pointer are always parsed, and the index is parsed
+// before any step changes it, so every fix is made from the file itself;
+// the cache only supplies the leads' hashes, shingles, mentions and pins
+// (of those files too), the index's summary (indexSum) and the last
+// pairs (pairsMemo), and spares the reading and parsing of files with
+// nothing to fix.
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
@@ -223,7 +225,13 @@ func (s *state) saveCache() {
 		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
-	if m := s.pairs; m != nil {
+	m := s.pairs
+	if m == nil && s.cache != nil {
+		// A run without the leads keeps the last pairs: they carry the
+		// hashes they were found for, so they are never taken for others.
+		m = s.cache.pairs
+	}
+	if m != nil {
 		w = binary.AppendUvarint(w[:0], 1)
 		w = appendMemo(w, m)
 	} else {
@@ -247,7 +255,7 @@ func (s *state) saveCache() {
 // gone, none written), the pairs are the remembered ones and the index's
 // summary gained nothing. Then the cache is not written again.
 func (s *state) cacheUnchanged() bool {
-	if s.cache == nil || s.pairs != s.cache.pairs || s.indexSumChanged {
+	if s.cache == nil || s.pairs != nil && s.pairs != s.cache.pairs || s.indexSumChanged {
 		return false
 	}
 	n := 0
