@@ -25,11 +25,13 @@ import (
 // not verify is ignored, never trusted, and rewritten at the end of the run.
 //
 // What a cached analysis can decide is limited on purpose: a file with any
-// work in it (a repeated unit, a relative date), the index, the overflow
-// file and a file that needs a pointer are always parsed, so every fix is
-// made from the file itself; the cache only supplies the leads' hashes,
-// shingles and mentions (of those files too), and spares the parse of
-// files with nothing to fix.
+// work in it (a repeated unit, a relative date), the overflow file and a
+// file that needs a pointer are always parsed, and the index is parsed
+// before any step changes it, so every fix is made from the file itself;
+// the cache only supplies the leads' hashes, shingles, mentions and pins
+// (of those files too), the index's summary (indexSum) and the last
+// pairs (pairsMemo), and spares the reading and parsing of files with
+// nothing to fix.
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
@@ -181,7 +183,7 @@ var errCache = errors.New("offline cache: malformed")
 // the run's writes) for the next run. A cache that cannot be written costs
 // the next run time, never a result, so errors are dropped.
 func (s *state) saveCache() {
-	if s.opts.CacheFile == "" {
+	if s.opts.CacheFile == "" || s.cacheUnchanged() {
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
@@ -223,7 +225,13 @@ func (s *state) saveCache() {
 		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
-	if m := s.pairs; m != nil {
+	m := s.pairs
+	if m == nil && s.cache != nil {
+		// A run without the leads keeps the last pairs: they carry the
+		// hashes they were found for, so they are never taken for others.
+		m = s.cache.pairs
+	}
+	if m != nil {
 		w = binary.AppendUvarint(w[:0], 1)
 		w = appendMemo(w, m)
 	} else {
@@ -240,6 +248,27 @@ func (s *state) saveCache() {
 	if err == nil {
 		_ = os.Rename(tmp.Name(), s.opts.CacheFile)
 	}
+}
+
+// cacheUnchanged reports a run that would write the cache it read, byte
+// for byte: every file was taken unread from its entry (none added, none
+// gone, none written), the pairs are the remembered ones and the index's
+// summary gained nothing. Then the cache is not written again.
+func (s *state) cacheUnchanged() bool {
+	if s.cache == nil || s.pairs != nil && s.pairs != s.cache.pairs || s.indexSumChanged {
+		return false
+	}
+	n := 0
+	for _, f := range s.files {
+		if f.sum == nil || !f.exists {
+			continue
+		}
+		if !f.unread {
+			return false
+		}
+		n++
+	}
+	return n == len(s.cache.entries)
 }
 
 // appendEntry encodes one file's analysis.

@@ -404,7 +404,11 @@ func TestCacheUnreadIndex(t *testing.T) {
 	if !unread(t, withCache, cache, "MEMORY.md") {
 		t.Fatal("the index was read")
 	}
+	before, _ := os.Stat(cache)
 	rep := check("unread index")
+	if after, _ := os.Stat(cache); !os.SameFile(before, after) {
+		t.Error("a run that changed nothing wrote the cache again")
+	}
 	for _, want := range []string{"over budget", `"text": "area-5.md"`} {
 		if !bytes.Contains(rep, []byte(want)) {
 			t.Fatalf("the run lost %q:\n%s", want, rep)

@@ -104,6 +104,9 @@ type state struct {
 	root *os.Root
 	// pairs are this run's pairs for the cache, once the leads are found.
 	pairs *pairsMemo
+	// indexSumChanged is set when the run added to the index's summary
+	// (the budget check's outcome) what the cache did not have.
+	indexSumChanged bool
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -338,7 +341,7 @@ func (s *state) writeOne(f *file) (bool, error) {
 	if err := s.writeFile(f.rel, out, f.mode); err != nil {
 		return false, err
 	}
-	f.kept, f.idx = nil, nil
+	f.kept, f.idx, f.unread = nil, nil, false
 	f.st = fileStat{} // just written: the next run reads it (trustedStat)
 	if s.opts.CacheFile != "" {
 		f.hash = sha256.Sum256(out)

@@ -377,6 +377,7 @@ func (s *state) fixBudget() (err error) {
 			if err == nil {
 				x := s.indexSummary()
 				x.BudgetKnown, x.BudgetMoves = true, len(ix.edits) != edits
+				s.indexSumChanged = true
 				x.BudgetNotes = append([]string(nil), s.notes[notes:]...)
 			}
 		}()

@@ -95,6 +95,6 @@ func (s *state) loadIndex() error {
 	if err != nil {
 		return err
 	}
-	ix.src, ix.doc = data, memory.ParseDoc(data)
+	ix.src, ix.doc, ix.unread = data, memory.ParseDoc(data), false
 	return nil
 }
