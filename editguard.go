@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
@@ -36,31 +39,56 @@ func (d *Dreamer) guardEdits(txn *journal.Txn, start *memoryStart) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	var refused []string
-	for _, c := range changes {
-		staged := filepath.Join(txn.Dir(), filepath.FromSlash(c.Path))
+	// Reading both versions of every change is most of the cost: the files
+	// are read over GOMAXPROCS workers. CheckEdit is asked one file at a
+	// time (a Config's function need not be safe for concurrent use), and
+	// the refusals are acted on in the order of the changes.
+	type judgement struct {
+		before  []byte
+		refused error
+		err     error
+	}
+	results := make([]judgement, len(changes))
+	var mu sync.Mutex
+	inParallel(len(changes), func(i int) {
+		c := changes[i]
 		before, err := start.file(c.Path)
 		if err != nil {
-			return refused, err
+			results[i].err = err
+			return
 		}
-		after, err := readOptional(staged)
+		after, err := readOptional(filepath.Join(txn.Dir(), filepath.FromSlash(c.Path)))
 		if err != nil {
-			return refused, err
+			results[i].err = err
+			return
 		}
+		mu.Lock()
 		rerr := d.cfg.CheckEdit(c.Path, before, after)
-		if rerr == nil {
+		mu.Unlock()
+		if rerr != nil {
+			results[i] = judgement{before: before, refused: rerr}
+		}
+	})
+	var refused []string
+	for i, c := range changes {
+		j := results[i]
+		if j.err != nil {
+			return refused, j.err
+		}
+		if j.refused == nil {
 			continue
 		}
-		refused = append(refused, rerr.Error())
+		refused = append(refused, j.refused.Error())
 		// Staging shows the file as the dream found it (the loss guard
 		// reads it next); the commit leaves the memory's file alone.
-		if before == nil {
+		staged := filepath.Join(txn.Dir(), filepath.FromSlash(c.Path))
+		if j.before == nil {
 			err = os.Remove(staged)
 			if errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
 		} else {
-			err = writeStaged(staged, before)
+			err = writeStaged(staged, j.before)
 		}
 		if err == nil {
 			err = txn.Keep(c.Path)
@@ -70,6 +98,22 @@ func (d *Dreamer) guardEdits(txn *journal.Txn, start *memoryStart) ([]string, er
 		}
 	}
 	return refused, nil
+}
+
+// inParallel runs fn(0..n-1) over GOMAXPROCS goroutines.
+func inParallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // writeStaged replaces a staged file rather than writing into it: with

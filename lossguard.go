@@ -68,42 +68,43 @@ func (s *memoryStart) file(rel string) ([]byte, error) {
 // would lose too much for review (held is true); a dream that changed
 // nothing is summarised as "no changes", whatever its model said.
 //
-// Only the changed Markdown files are read on both sides; the unchanged
-// ones are streamed from staging (where they are the originals) only when a
-// unit left its file, to look for it there (lossguard.CheckChanged).
+// Only the changed Markdown files are read on both sides, each by the
+// guard's worker when it gets to it, so that neither side of the change is
+// held in memory at once; the unchanged ones are streamed from staging
+// (where they are the originals) only when a unit left its file, to look
+// for it there (lossguard.CheckFiles).
 func (d *Dreamer) guardLoss(rep *Report, out Outcome, before *memoryStart, stagedDir string) (held bool, err error) {
 	changes, err := before.txn.Changes()
 	if err != nil {
 		return false, err
 	}
-	was, now := lossguard.Tree{}, lossguard.Tree{}
-	changed := map[string]bool{}
+	kinds := map[string]string{} // path → journal change kind
+	var paths []string
 	for _, c := range changes {
 		if !lossguard.Covers(c.Path) {
 			continue
 		}
-		changed[c.Path] = true
-		if c.Kind != journal.Added {
-			b, err := before.file(c.Path)
-			if err != nil {
-				return false, err
-			}
-			if b != nil {
-				was[c.Path] = b
-			}
-		}
-		if c.Kind != journal.Deleted {
-			b, err := readOptional(filepath.Join(stagedDir, filepath.FromSlash(c.Path)))
-			if err != nil {
-				return false, err
-			}
-			if b != nil {
-				now[c.Path] = b
-			}
-		}
+		kinds[c.Path] = c.Kind
+		paths = append(paths, c.Path)
 	}
-	unchanged := lossguard.WalkTree(stagedDir, func(rel string) bool { return changed[rel] })
-	v, err := lossguard.CheckChanged(was, now, unchanged, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
+	sides := lossguard.Sides{
+		Before: func(rel string) ([]byte, bool, error) {
+			if kinds[rel] == journal.Added {
+				return nil, false, nil
+			}
+			b, err := before.file(rel)
+			return b, b != nil, err
+		},
+		After: func(rel string) ([]byte, bool, error) {
+			if kinds[rel] == journal.Deleted {
+				return nil, false, nil
+			}
+			b, err := readOptional(filepath.Join(stagedDir, filepath.FromSlash(rel)))
+			return b, b != nil, err
+		},
+	}
+	unchanged := lossguard.WalkTree(stagedDir, func(rel string) bool { _, ok := kinds[rel]; return ok })
+	v, err := lossguard.CheckFiles(before.ctx, paths, sides, unchanged, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
 	if err != nil {
 		return false, err
 	}

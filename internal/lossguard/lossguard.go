@@ -17,15 +17,14 @@
 package lossguard
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"runtime"
 	"strings"
-
-	"github.com/dreamkit/dream/internal/memory"
 )
 
 // DefaultMaxLoss is the share of units or bytes a model dream may lose
@@ -185,160 +184,26 @@ func ReadTree(dir string) (Tree, error) {
 	return t, nil
 }
 
-type leaf struct {
-	file       string
-	start, end int
-	line       int
-	text, norm string
-}
-
-func leaves(rel string, src []byte) []leaf {
-	d := memory.ParseDoc(src)
-	var out []leaf
-	for _, u := range d.Units {
-		if !u.Leaf || u.Kind == memory.UnitBreak {
-			continue
-		}
-		text := string(src[u.Start:u.End])
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		norm := normalize(u.Content)
-		if u.Kind == memory.UnitCode || u.Kind == memory.UnitFrontmatter || u.Kind == memory.UnitHTML {
-			norm = normalize(text)
-		}
-		out = append(out, leaf{file: rel, start: u.Start, end: u.End, line: d.LineOf(u.Start), text: text, norm: norm})
-	}
-	return out
-}
-
-func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
-
-// Check compares before with after. Work is linear in the memory: each
-// file is parsed once per side at most (an unchanged file once), and the
-// search for moved text is built only when some unit left its file.
+// Check compares before with after: the whole memory on both sides. Work
+// is linear in the memory, and the files are compared in parallel (see
+// CheckFiles); CheckChanged is the same verdict at the cost of the change.
 func Check(before, after Tree, o Options) Verdict {
-	if o.MaxLoss <= 0 {
-		o.MaxLoss = DefaultMaxLoss
-	}
-	var v Verdict
-	for f, b := range before {
-		if a, ok := after[f]; !ok || string(a) != string(b) {
-			v.Changed = true
-			break
-		}
-	}
-	for f := range after {
-		if _, ok := before[f]; !ok {
-			v.Changed = true
-		}
-	}
-	records := map[string][]Record{}
-	for _, r := range o.Records {
-		records[r.File] = append(records[r.File], r)
-	}
-	parsed := map[string][]leaf{} // before's leaves, reused for an unchanged after
-	names := make([]string, 0, len(before))
-	for f := range before {
-		names = append(names, f)
-	}
-	sort.Strings(names)
-	var gone []leaf // units not in their own file any more, nor accounted for
-	for _, f := range names {
-		src := before[f]
-		ls := leaves(f, src)
-		parsed[f] = ls
-		for _, l := range ls {
-			v.Units++
-			v.Bytes += l.end - l.start
-		}
-		now, ok := after[f]
-		if len(src) > minShrinkBytes && (!ok || len(now)*2 < len(src)) {
-			v.Shrunk = append(v.Shrunk, f)
-		}
-		if ok && string(now) == string(src) {
-			continue
-		}
-		have := map[string]int{}
-		if ok {
-			for _, l := range leaves(f, now) {
-				have[l.text]++
-			}
-		}
-		for _, l := range ls {
-			// A unit a record names is accounted for; the others must each
-			// still be there, as many times as they were.
-			if accounted(records[f], l.start, l.end) {
-				continue
-			}
-			if have[l.text] > 0 {
-				have[l.text]--
-				continue
-			}
-			gone = append(gone, l)
-		}
-	}
-	if len(gone) > 0 && !o.Strict {
-		sv := newSurvival(after, before, parsed)
-		for _, l := range gone {
-			if sv.survives(l) {
-				continue
-			}
-			v.Lost = append(v.Lost, Unit{File: l.file, Line: l.line, Text: l.text})
-			v.LostBytes += l.end - l.start
-		}
-	} else {
-		for _, l := range gone {
-			v.Unaccounted = append(v.Unaccounted, Unit{File: l.file, Line: l.line, Text: l.text})
-		}
-	}
-	if !o.Strict && v.Units > 0 {
-		v.Hold = float64(len(v.Lost)) > o.MaxLoss*float64(v.Units) ||
-			float64(v.LostBytes) > o.MaxLoss*float64(v.Bytes) || len(v.Shrunk) > 0
-	}
+	v, _ := check(context.Background(), treeNames(before, after), TreeSides(before, after), nil, o, runtime.GOMAXPROCS(0))
 	return v
 }
 
-// survival finds a unit's text elsewhere in the memory after the dream.
-type survival struct {
-	exact  map[string]bool
-	corpus string
-	edited *traceIndex
-}
-
-func newSurvival(after, before Tree, parsed map[string][]leaf) *survival {
-	sv := &survival{exact: map[string]bool{}, edited: &traceIndex{words: map[string]map[string][]int{}}}
-	var all []string
-	for f, src := range after {
-		ls, ok := parsed[f]
-		if b, inB := before[f]; !ok || !inB || string(b) != string(src) {
-			ls = leaves(f, src)
-		}
-		m := map[string][]int{}
-		for i, l := range ls {
-			all = append(all, l.norm)
-			sv.exact[l.norm] = true
-			for w := range wordSet(l.norm) {
-				if len(m[w]) < 256 { // a word in every unit proves nothing
-					m[w] = append(m[w], i)
-				}
-			}
-		}
-		sv.edited.words[f] = m
+// treeNames are the paths on either side.
+func treeNames(before, after Tree) []string {
+	names := make([]string, 0, len(before)+len(after))
+	for f := range before {
+		names = append(names, f)
 	}
-	sv.corpus = strings.Join(all, "\n\x00\n")
-	return sv
-}
-
-// survives: moved or merged (its text is still in memory, as a unit of its
-// own or, when long enough not to match by chance, inside one), or edited
-// in place (most of its words are still in one unit of its file: "Fact 3."
-// → "Fact 3, confirmed on 2026-11-29.").
-func (sv *survival) survives(l leaf) bool {
-	if l.norm == "" {
-		return false
+	for f := range after {
+		if _, ok := before[f]; !ok {
+			names = append(names, f)
+		}
 	}
-	return sv.exact[l.norm] || len(l.norm) >= minMergedLen && strings.Contains(sv.corpus, l.norm) || sv.edited.traced(l.file, l.norm)
+	return names
 }
 
 func accounted(rs []Record, start, end int) bool {
@@ -348,45 +213,4 @@ func accounted(rs []Record, start, end int) bool {
 		}
 	}
 	return false
-}
-
-// traceIndex finds, per file, the unit that keeps most of a lost unit's
-// words, through an inverted index of words so that the check stays linear.
-type traceIndex struct {
-	// words maps file → word → the leaves (by index) that hold it.
-	words map[string]map[string][]int
-}
-
-// minKept is the share of a unit's words that must survive in one unit of
-// the same file for it to count as edited rather than lost.
-const minKept = 0.6
-
-func (ix *traceIndex) traced(file, norm string) bool {
-	ws := wordSet(norm)
-	if len(ws) < 3 {
-		return false
-	}
-	m := ix.words[file]
-	count := map[int]int{}
-	for w := range ws {
-		for _, i := range m[w] {
-			count[i]++
-		}
-	}
-	for _, n := range count {
-		if float64(n) >= minKept*float64(len(ws)) {
-			return true
-		}
-	}
-	return false
-}
-
-func wordSet(s string) map[string]bool {
-	out := map[string]bool{}
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
-		return r == ' ' || r == ',' || r == '.' || r == ';' || r == ':' || r == '!' || r == '?' || r == '-' || r == '(' || r == ')'
-	}) {
-		out[w] = true
-	}
-	return out
 }

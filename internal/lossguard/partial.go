@@ -1,7 +1,7 @@
 package lossguard
 
 import (
-	"fmt"
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,7 +9,8 @@ import (
 )
 
 // Files streams memory files, one at a time: fn is called with each file's
-// slash path and bytes, which it must not keep.
+// slash path and bytes, which are fn's from then on (the stream does not
+// reuse them: the guard parses them on other goroutines).
 type Files func(fn func(rel string, src []byte) error) error
 
 // CheckChanged is Check at the cost of the change: before and after hold
@@ -22,68 +23,7 @@ type Files func(fn func(rel string, src []byte) error) error
 // neither its time nor its memory grows with the memory's size. The
 // verdict is the one Check would give on the whole trees.
 func CheckChanged(before, after Tree, unchanged Files, o Options) (Verdict, error) {
-	v := Check(before, after, o)
-	if o.Strict || (len(v.Lost) == 0 && !(len(v.Shrunk) > 0 && v.Units == 0)) {
-		// Strict: a unit no record names fails wherever its text went.
-		// Nothing lost: holding depends on the shrunk files alone.
-		return v, nil
-	}
-	if o.MaxLoss <= 0 {
-		o.MaxLoss = DefaultMaxLoss
-	}
-	type candidate struct {
-		Unit
-		norm  string
-		bytes int
-	}
-	byFile := map[string][]leaf{}
-	var lost []*candidate
-	for _, u := range v.Lost {
-		ls, ok := byFile[u.File]
-		if !ok {
-			ls = leaves(u.File, before[u.File])
-			byFile[u.File] = ls
-		}
-		for _, l := range ls {
-			if l.line == u.Line && l.text == u.Text {
-				lost = append(lost, &candidate{Unit: u, norm: l.norm, bytes: l.end - l.start})
-				break
-			}
-		}
-	}
-	err := unchanged(func(rel string, src []byte) error {
-		ls := leaves(rel, src)
-		for _, l := range ls {
-			v.Units++
-			v.Bytes += l.end - l.start
-		}
-		for _, c := range lost {
-			if c.norm == "" || c.Line < 0 {
-				continue
-			}
-			for _, l := range ls {
-				if l.norm == c.norm || len(c.norm) >= minMergedLen && strings.Contains(l.norm, c.norm) {
-					c.Line = -1 - c.Line // found: moved into a file that already said it
-					break
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return v, fmt.Errorf("loss guard: reading the unchanged files: %w", err)
-	}
-	v.Lost, v.LostBytes = nil, 0
-	for _, c := range lost {
-		if c.Line < 0 {
-			continue
-		}
-		v.Lost = append(v.Lost, c.Unit)
-		v.LostBytes += c.bytes
-	}
-	v.Hold = v.Units > 0 && (float64(len(v.Lost)) > o.MaxLoss*float64(v.Units) ||
-		float64(v.LostBytes) > o.MaxLoss*float64(v.Bytes) || len(v.Shrunk) > 0)
-	return v, nil
+	return CheckFiles(context.Background(), treeNames(before, after), TreeSides(before, after), unchanged, o)
 }
 
 // WalkTree streams the Markdown files under dir that ReadTree would read,

@@ -1,7 +1,9 @@
 package offline
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/dreamkit/dream/internal/fsutil"
 )
@@ -19,4 +21,17 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) error {
 		perm = 0o644
 	}
 	return fsutil.WriteFileAtomicNoSync(path, data, perm)
+}
+
+// writeAtomicIn is writeAtomic for a path relative to root (the write dir),
+// with its parents created as real directories inside it: a parent that is
+// a link or a file is refused rather than written through.
+func writeAtomicIn(root *os.Root, rel string, data []byte, perm fs.FileMode) error {
+	if perm == 0 {
+		perm = 0o644
+	}
+	if !fsutil.RealParents(root, rel) {
+		return fmt.Errorf("writing %s: a parent in the write dir is not a directory", rel)
+	}
+	return fsutil.WriteFileAtomicInNoSync(root, rel, data, perm)
 }

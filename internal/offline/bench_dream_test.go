@@ -13,7 +13,9 @@ import (
 // benchDream defined as that engine's runner did its work:
 //
 //	Run(ctx, Options{MemoryDir: dir, Now: now}); FindLeads(ctx, dir, "")
-func benchDream(ctx context.Context, dir string, now time.Time) error {
-	_, err := Run(ctx, Options{MemoryDir: dir, Now: now, Layout: LayoutFor(""), Leads: true})
+//
+// workers is Options.Workers (0: one per processor).
+func benchDream(ctx context.Context, dir string, now time.Time, workers int) error {
+	_, err := Run(ctx, Options{MemoryDir: dir, Now: now, Layout: LayoutFor(""), Leads: true, Workers: workers})
 	return err
 }

@@ -10,27 +10,32 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 )
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
 // that a dream after a one-line edit parses one file, not thirty thousand.
-// It is keyed by path and validated by the SHA-256 of the file's bytes,
-// which the scan reads anyway: an entry whose file changed in any way,
-// however its size, mtime or inode look, is not used. The whole cache
+// It is keyed by path and validated by the file's stat (fileStat: device,
+// inode, size, mtime and ctime) recorded with the SHA-256 of its bytes: a
+// file whose stat is the recorded one is not read at all; any other is
+// read, and its entry is used only if the bytes hash the same. A stat is
+// recorded only when the file's last change was old enough to be told
+// apart from a later one (racyWindow), so a stale entry can cost a read,
+// never a result. The whole cache
 // carries a checksum and the layout it was made under; a cache that does
 // not verify is ignored, never trusted, and rewritten at the end of the run.
 //
 // What a cached analysis can decide is limited on purpose: a file with any
-// work in it (a repeated unit, a relative date), the index, the overflow
-// file and a file that needs a pointer are always parsed, so every fix is
-// made from the file itself; the cache only supplies the leads' hashes,
-// shingles and mentions (of those files too), and spares the parse of
-// files with nothing to fix.
+// work in it (a repeated unit, a relative date), the overflow file and a
+// file that needs a pointer are always parsed, and the index is parsed
+// before any step changes it, so every fix is made from the file itself;
+// the cache only supplies the leads' hashes, shingles, mentions and pins
+// (of those files too), the index's summary (indexSum) and the last
+// pairs (pairsMemo), and spares the reading and parsing of files with
+// nothing to fix.
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 1
+const cacheVersion = 7
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -46,10 +51,20 @@ func CachePath(stateDir, memoryDir string) string {
 
 type cacheEntry struct {
 	hash [32]byte
+	st   fileStat
 	sum  *fileSum
+	// idx is the index's own summary, for the index's entry.
+	idx *indexSum
+	// raw is the entry as the cache file holds it, written back as it is
+	// for a file the run did not read.
+	raw []byte
 }
 
-type cacheData struct{ entries map[string]cacheEntry }
+type cacheData struct {
+	entries map[string]cacheEntry
+	// pairs are the last run's pairs, nil if it kept none.
+	pairs *pairsMemo
+}
 
 // lookup returns the analysis of rel if the cache has one for these bytes.
 func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
@@ -60,6 +75,16 @@ func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
 		return e.sum
 	}
 	return nil
+}
+
+// byStat returns the entry of rel if the file's stat now is the one
+// recorded with it (so its bytes are those hashed), without reading it.
+func (c *cacheData) byStat(rel string, st fileStat) (cacheEntry, bool) {
+	if c == nil || !st.valid() {
+		return cacheEntry{}, false
+	}
+	e, ok := c.entries[rel]
+	return e, ok && e.st == st
 }
 
 // loadCache reads the cache at path; any problem (none yet, another
@@ -89,33 +114,46 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		return nil, errCache
 	}
 	n := r.uint()
-	c := &cacheData{entries: make(map[string]cacheEntry, min(n, 1<<20))}
+	c := &cacheData{entries: make(map[string]cacheEntry, min(n, uint64(len(r.b))/34))} // an entry takes at least a name, a hash and a few counts
+	// Every file's shingles live in one array, sized by what the rest of
+	// the cache could hold at most, so that decoding never grows a slice.
+	arena := make([]uint64, 0, len(r.b)/8)
 	for i := uint64(0); i < n && r.err == nil; i++ {
+		at := r.b
 		rel := r.str()
 		var e cacheEntry
 		copy(e.hash[:], r.bytes(32))
 		flags := r.uint()
 		sum := &fileSum{Dirty: flags&1 != 0, HasMentions: flags&2 != 0}
+		if flags&4 != 0 {
+			e.st = fileStat{Dev: r.uint(), Ino: r.uint(), Size: int64(r.uint()), Mtime: int64(r.uint()), Ctime: int64(r.uint())}
+		}
 		nu := r.uint()
 		if nu > uint64(len(r.b)) {
 			return nil, errCache
 		}
 		sum.Units = make([]unitSum, nu)
+		start := len(arena)
 		for k := range sum.Units {
 			u := &sum.Units[k]
 			u.Unit, u.Line = int32(r.uint()), int32(r.uint())
 			u.Key = r.u64()
 			u.Cross = r.uint() == 1
 			ns := r.uint()
-			if ns > uint64(len(r.b))/8 {
+			if r.err != nil || ns > uint64(len(r.b))/8 {
 				return nil, errCache
 			}
-			u.Off, u.N = int32(len(sum.Shingles)), int32(ns)
-			for j := uint64(0); j < ns; j++ {
-				sum.Shingles = append(sum.Shingles, r.u64())
+			u.Off, u.N = int32(len(arena)-start), int32(ns)
+			for j := range int(ns) {
+				arena = append(arena, binary.LittleEndian.Uint64(r.b[8*j:]))
 			}
+			r.b = r.b[8*ns:]
 		}
-		sum.Shingles = slices.Clip(sum.Shingles)
+		sum.Shingles = arena[start:len(arena):len(arena)]
+		if flags&8 != 0 {
+			e.idx = decodeIndexSum(r)
+		}
+		sum.Pins = r.strs()
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -127,7 +165,11 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 			continue
 		}
 		e.sum = sum
+		e.raw = at[:len(at)-len(r.b)]
 		c.entries[rel] = e
+	}
+	if r.uint() == 1 {
+		c.pairs = r.memo()
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
@@ -141,7 +183,7 @@ var errCache = errors.New("offline cache: malformed")
 // the run's writes) for the next run. A cache that cannot be written costs
 // the next run time, never a result, so errors are dropped.
 func (s *state) saveCache() {
-	if s.opts.CacheFile == "" {
+	if s.opts.CacheFile == "" || s.cacheUnchanged() {
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
@@ -172,9 +214,30 @@ func (s *state) saveCache() {
 		if f.sum == nil || !f.exists {
 			continue
 		}
-		w = appendEntry(w[:0], f.rel, f.hash, f.sum)
+		if e, ok := s.cache.byStat(f.rel, f.st); ok && f.unread && !f.index && e.sum == f.sum && e.hash == f.hash {
+			bw.Write(e.raw) // unread, so unchanged: no need to encode it again
+			continue
+		}
+		var idx *indexSum
+		if f.index {
+			idx = f.idx
+		}
+		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
 		bw.Write(w)
 	}
+	m := s.pairs
+	if m == nil && s.cache != nil {
+		// A run without the leads keeps the last pairs: they carry the
+		// hashes they were found for, so they are never taken for others.
+		m = s.cache.pairs
+	}
+	if m != nil {
+		w = binary.AppendUvarint(w[:0], 1)
+		w = appendMemo(w, m)
+	} else {
+		w = binary.AppendUvarint(w[:0], 0)
+	}
+	bw.Write(w)
 	err = bw.Flush()
 	if err == nil {
 		_, err = tmp.Write(h.Sum(nil))
@@ -187,8 +250,29 @@ func (s *state) saveCache() {
 	}
 }
 
+// cacheUnchanged reports a run that would write the cache it read, byte
+// for byte: every file was taken unread from its entry (none added, none
+// gone, none written), the pairs are the remembered ones and the index's
+// summary gained nothing. Then the cache is not written again.
+func (s *state) cacheUnchanged() bool {
+	if s.cache == nil || s.pairs != nil && s.pairs != s.cache.pairs || s.indexSumChanged {
+		return false
+	}
+	n := 0
+	for _, f := range s.files {
+		if f.sum == nil || !f.exists {
+			continue
+		}
+		if !f.unread {
+			return false
+		}
+		n++
+	}
+	return n == len(s.cache.entries)
+}
+
 // appendEntry encodes one file's analysis.
-func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
+func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum, idx *indexSum) []byte {
 	w = appendStr(w, rel)
 	w = append(w, hash[:]...)
 	flags := uint64(0)
@@ -198,7 +282,18 @@ func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
 	if sum.HasMentions {
 		flags |= 2
 	}
+	if st.valid() {
+		flags |= 4
+	}
+	if idx != nil {
+		flags |= 8
+	}
 	w = binary.AppendUvarint(w, flags)
+	if st.valid() {
+		for _, v := range []uint64{st.Dev, st.Ino, uint64(st.Size), uint64(st.Mtime), uint64(st.Ctime)} {
+			w = binary.AppendUvarint(w, v)
+		}
+	}
 	w = binary.AppendUvarint(w, uint64(len(sum.Units)))
 	for _, u := range sum.Units {
 		w = binary.AppendUvarint(w, uint64(u.Unit))
@@ -214,6 +309,10 @@ func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
 			w = binary.LittleEndian.AppendUint64(w, sh)
 		}
 	}
+	if idx != nil {
+		w = appendIndexSum(w, idx)
+	}
+	w = appendStrs(w, sum.Pins)
 	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
 	for _, m := range sum.Mentions {
 		w = binary.AppendUvarint(w, uint64(m.Line))
@@ -221,6 +320,75 @@ func appendEntry(w []byte, rel string, hash [32]byte, sum *fileSum) []byte {
 		w = appendStr(w, m.Kind)
 	}
 	return w
+}
+
+func appendIndexSum(w []byte, x *indexSum) []byte {
+	w = binary.AppendUvarint(w, uint64(len(x.Named)))
+	for _, n := range x.Named {
+		w = appendStr(w, n.Rel)
+		w = binary.AppendUvarint(w, uint64(n.Kind))
+	}
+	w = appendStrs(w, x.Comments)
+	w = binary.AppendUvarint(w, uint64(len(x.Links)))
+	for _, l := range x.Links {
+		w = appendStr(w, l.Dest)
+		w = binary.AppendUvarint(w, uint64(l.Line))
+	}
+	flags := uint64(0)
+	if x.BudgetKnown {
+		flags |= 1
+	}
+	if x.BudgetMoves {
+		flags |= 2
+	}
+	w = binary.AppendUvarint(w, flags)
+	return appendStrs(w, x.BudgetNotes)
+}
+
+func decodeIndexSum(r *reader) *indexSum {
+	x := &indexSum{}
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return x
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		x.Named = append(x.Named, named{Rel: r.str(), Kind: uint8(r.uint())})
+	}
+	x.Comments = r.strs()
+	n = r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return x
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		x.Links = append(x.Links, linkSum{Dest: r.str(), Line: int32(r.uint())})
+	}
+	flags := r.uint()
+	x.BudgetKnown, x.BudgetMoves = flags&1 != 0, flags&2 != 0
+	x.BudgetNotes = r.strs()
+	return x
+}
+
+func appendStrs(w []byte, ss []string) []byte {
+	w = binary.AppendUvarint(w, uint64(len(ss)))
+	for _, s := range ss {
+		w = appendStr(w, s)
+	}
+	return w
+}
+
+func (r *reader) strs() []string {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return nil
+	}
+	var out []string
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		out = append(out, r.str())
+	}
+	return out
 }
 
 func appendStr(w []byte, s string) []byte {

@@ -2,14 +2,17 @@ package offline
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runJSON runs the engine with leads over dir and returns the report as
@@ -181,4 +184,240 @@ func cachedFiles(t *testing.T, dir, cache string) int {
 		}
 	}
 	return n
+}
+
+// TestCacheStatNeverChangesAResult: the stats that spare reading a file
+// are never taken for its bytes when they changed. Over random memories
+// whose cache holds trusted stats, every way of changing a file that a
+// stat might hide (an edit of the same size with its mtime put back, a
+// same-size replacement by rename with the old mtime, a touch, an append)
+// gives a run that reports and writes exactly what a run without a cache
+// does, and the files nobody touched are not read at all.
+func TestCacheStatNeverChangesAResult(t *testing.T) {
+	dirtyIndex := 0
+	defer func() {
+		if dirtyIndex == 6 {
+			t.Error("every index held work: the unread index was never tested")
+		}
+	}()
+	for seed := uint64(1); seed <= 6; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 5))
+			base := t.TempDir()
+			if err := randomTree(rng, base); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(base, "near.md"), []byte("- the deploy runs from main after a review by two people\n- ship it\n"), 0o644)
+			os.WriteFile(filepath.Join(base, "near2.md"), []byte("- the deploy runs from main after a review by three people\n"), 0o644)
+			os.WriteFile(filepath.Join(base, "quiet.md"), []byte("# Quiet\n\n- The release train leaves on Thursdays.\n- Owner: Ana Souza\n"), 0o644)
+			cache := filepath.Join(t.TempDir(), "state", "offline.cache")
+			withCache, without := t.TempDir(), t.TempDir()
+			copyTree(t, base, withCache)
+			copyTree(t, base, without)
+			check := func(step string) {
+				t.Helper()
+				if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+					t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
+				}
+				sameTree(t, withCache, without)
+				// The cache written back (entries of unread files copied as
+				// they were) still reads.
+				if loadCache(cache, LayoutFor("").fingerprint(), false) == nil {
+					t.Fatalf("%s: the cache written does not read back", step)
+				}
+			}
+			check("first")
+			// Past the racy window, a run records stats it may trust.
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("second")
+			if n := unreadFiles(t, withCache, cache); n < 3 {
+				t.Fatalf("only %d files vouched for by their stat", n)
+			}
+			if c := loadCache(cache, LayoutFor("").fingerprint(), false); c != nil && !c.entries["MEMORY.md"].sum.Dirty && !unread(t, withCache, cache, "MEMORY.md") {
+				t.Fatal("the index was read though it did not change and holds no work")
+			} else if c.entries["MEMORY.md"].sum.Dirty {
+				dirtyIndex++
+			}
+			both := func(fn func(dir string)) {
+				fn(withCache)
+				fn(without)
+			}
+			// An edit of the same size, its mtime put back.
+			both(func(d string) {
+				p := filepath.Join(d, "quiet.md")
+				info, _ := os.Stat(p)
+				os.WriteFile(p, []byte("# Quiet\n\n- The release train leaves on Thursdays.\n- The release train leaves on Thursdays.\n"[:info.Size()]), 0o644)
+				os.Chtimes(p, info.ModTime(), info.ModTime())
+			})
+			check("same-size edit, mtime restored")
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settle")
+			// A same-size replacement by rename, with the old mtime.
+			both(func(d string) {
+				p := filepath.Join(d, "near2.md")
+				info, _ := os.Stat(p)
+				tmp := filepath.Join(d, ".swap")
+				os.WriteFile(tmp, []byte("- the deploy runs from main after a review by three people\n"[:info.Size()-6]+"Yest.\n"), 0o644)
+				os.Chtimes(tmp, info.ModTime(), info.ModTime())
+				if err := os.Rename(tmp, p); err != nil {
+					t.Fatal(err)
+				}
+			})
+			check("replaced by rename")
+			// A touch: the bytes are the same, the entry still serves.
+			both(func(d string) {
+				later := time.Now().Add(time.Hour)
+				os.Chtimes(filepath.Join(d, "near.md"), later, later)
+			})
+			check("touched")
+			// An append.
+			both(func(d string) {
+				f, err := os.OpenFile(filepath.Join(d, "near.md"), os.O_APPEND|os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString("- Yesterday the train left late.\n- ship it\n")
+				f.Close()
+			})
+			check("appended")
+			// A new topic: the index, taken from the cache, is read to
+			// get its pointer.
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settle again")
+			both(func(d string) {
+				os.WriteFile(filepath.Join(d, "fresh.md"), []byte("---\nname: fresh\ndescription: a new topic\n---\n\n- Yesterday the fresh topic started.\n"), 0o644)
+			})
+			check("new topic")
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settle once more")
+			// The index edited by hand, same size, mtime put back.
+			both(func(d string) {
+				p := filepath.Join(d, "MEMORY.md")
+				info, _ := os.Stat(p)
+				b, _ := os.ReadFile(p)
+				b = bytes.Replace(b, []byte("[Topic 0](t0.md)"), []byte("[Topic 0](t9.md)"), 1)
+				os.WriteFile(p, b, 0o644)
+				os.Chtimes(p, info.ModTime(), info.ModTime())
+			})
+			check("index edited, mtime restored")
+		})
+	}
+}
+
+// unreadFiles is how many files a scan of dir takes from the cache on
+// their stat alone.
+func unreadFiles(t *testing.T, dir, cache string) int {
+	t.Helper()
+	s, err := scan(context.Background(), Options{MemoryDir: dir, Now: testNow, Layout: LayoutFor(""), CacheFile: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	n := 0
+	for _, f := range s.files {
+		if f.unread {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSortPostings: the radix sort orders postings exactly as the
+// comparison sort (by shingle, then unit), on sizes either side of the
+// switch between them.
+func TestSortPostings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 100, 4095, 4096, 50000} {
+		var in []posting
+		for i := 0; i < n; i++ {
+			sh := rng.Uint64()
+			if rng.IntN(3) == 0 && i > 0 {
+				sh = in[rng.IntN(i)].sh // shared shingles
+			}
+			in = append(in, posting{sh, int32(i)})
+		}
+		want := append([]posting(nil), in...)
+		slices.SortFunc(want, func(a, b posting) int {
+			if c := cmp.Compare(a.sh, b.sh); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		got, _ := sortPostings(append([]posting(nil), in...), nil)
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: radix sort differs", n)
+		}
+	}
+}
+
+// unread reports whether a scan of dir takes rel from the cache on its
+// stat alone.
+func unread(t *testing.T, dir, cache, rel string) bool {
+	t.Helper()
+	s, err := scan(context.Background(), Options{MemoryDir: dir, Now: testNow, Layout: LayoutFor(""), CacheFile: cache})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	f := s.byRel[rel]
+	return f == nil || f.unread
+}
+
+// TestCacheUnreadIndex: an index taken from the cache unread still gives
+// every result its parse gave: the budget note of an index over budget
+// with pointers alone, its dangling pointers, the files and folders it
+// names (so nothing named is pointed to again) and its comments'
+// exclusions; and a new topic still gets its pointer.
+func TestCacheUnreadIndex(t *testing.T) {
+	base := t.TempDir()
+	var idx strings.Builder
+	idx.WriteString("# Memory\n\n<!-- drafts/ and scratch.md are not indexed on purpose -->\n\nSee `notes/` and ops.md for the rest.\n\n")
+	for i := 0; i < 230; i++ {
+		fmt.Fprintf(&idx, "- [Area %d](area-%d.md) — the staging cluster %d\n", i, i, i)
+	}
+	os.WriteFile(filepath.Join(base, "MEMORY.md"), []byte(idx.String()), 0o644)
+	for _, d := range []string{"notes", "drafts"} {
+		os.MkdirAll(filepath.Join(base, d), 0o755)
+		os.WriteFile(filepath.Join(base, d, "x.md"), []byte("- The cache is warmed from the primary.\n"), 0o644)
+	}
+	os.WriteFile(filepath.Join(base, "ops.md"), []byte("# Ops\n\n- Restart the worker after a config change.\n"), 0o644)
+	os.WriteFile(filepath.Join(base, "scratch.md"), []byte("- scratch notes nobody indexes\n"), 0o644)
+	for i := 0; i < 5; i++ {
+		os.WriteFile(filepath.Join(base, fmt.Sprintf("area-%d.md", i)), []byte(fmt.Sprintf("# Area %d\n\n- The release train %d leaves on Thursdays.\n", i, i)), 0o644)
+	}
+	cache := filepath.Join(t.TempDir(), "state", "offline.cache")
+	withCache, without := t.TempDir(), t.TempDir()
+	copyTree(t, base, withCache)
+	copyTree(t, base, without)
+	check := func(step string) []byte {
+		t.Helper()
+		a, b := runJSON(t, withCache, cache), runJSON(t, without, "")
+		if !bytes.Equal(a, b) {
+			t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
+		}
+		sameTree(t, withCache, without)
+		return a
+	}
+	check("first")
+	time.Sleep(racyWindow + 50*time.Millisecond)
+	check("second")
+	if !unread(t, withCache, cache, "MEMORY.md") {
+		t.Fatal("the index was read")
+	}
+	before, _ := os.Stat(cache)
+	rep := check("unread index")
+	if after, _ := os.Stat(cache); !os.SameFile(before, after) {
+		t.Error("a run that changed nothing wrote the cache again")
+	}
+	for _, want := range []string{"over budget", `"text": "area-5.md"`} {
+		if !bytes.Contains(rep, []byte(want)) {
+			t.Fatalf("the run lost %q:\n%s", want, rep)
+		}
+	}
+	for _, d := range []string{withCache, without} {
+		os.WriteFile(filepath.Join(d, "fresh.md"), []byte("# Fresh\n\n- A new topic.\n"), 0o644)
+	}
+	if rep := check("new topic"); !bytes.Contains(rep, []byte("added index pointer")) {
+		t.Fatalf("no pointer for the new topic:\n%s", rep)
+	}
 }

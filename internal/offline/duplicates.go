@@ -122,6 +122,9 @@ func isBoldLabel(s string) bool {
 // runs of whitespace, emphasis markers and final punctuation are ignored,
 // and nothing else ("a != b" stays unlike "a = b").
 func normalize(s string) string {
+	if isASCII(s) {
+		return normalizeASCII(s)
+	}
 	s = emphasisMarks().Replace(strings.ToLower(s))
 	var b strings.Builder
 	for _, w := range strings.Fields(s) {
@@ -135,6 +138,72 @@ func normalize(s string) string {
 		b.WriteString(w)
 	}
 	return strings.TrimRight(b.String(), ".,;!?。，；！？… ")
+}
+
+// normalizeASCII is normalize of an ASCII string in one pass and one
+// allocation (most memory text is ASCII, and normalize runs on every unit):
+// lower case, the emphasis pairs removed left to right as the Replacer
+// does, words split on ASCII white space, "*" and "_" trimmed from each,
+// joined by one space, final punctuation cut.
+func normalizeASCII(s string) string {
+	out := make([]byte, 0, len(s))
+	word := -1 // where the current word starts in out, or -1
+	endWord := func() {
+		if word < 0 {
+			return
+		}
+		w := out[word:]
+		a, b := 0, len(w)
+		for a < b && (w[a] == '*' || w[a] == '_') {
+			a++
+		}
+		for b > a && (w[b-1] == '*' || w[b-1] == '_') {
+			b--
+		}
+		if a == b {
+			out = out[:word]
+			if len(out) > 0 {
+				out = out[:len(out)-1] // the space before the empty word
+			}
+		} else {
+			n := copy(out[word:], w[a:b])
+			out = out[:word+n]
+		}
+		word = -1
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if (c == '*' || c == '_' || c == '~') && i+1 < len(s) && s[i+1] == c {
+			i++ // an emphasis pair: gone, and it does not split a word
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			endWord()
+			continue
+		}
+		if word < 0 {
+			if len(out) > 0 {
+				out = append(out, ' ')
+			}
+			word = len(out)
+		}
+		out = append(out, c)
+	}
+	endWord()
+	return strings.TrimRight(string(out), ".,;!?。，；！？… ")
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // emphasisMarks strips emphasis markers; built once, on first use.

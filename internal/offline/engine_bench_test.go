@@ -111,26 +111,30 @@ func benchEngine(b *testing.B, clean bool) {
 		sizes = append(sizes, 30000)
 	}
 	for _, n := range sizes {
-		b.Run(fmt.Sprintf("topics=%d", n), func(b *testing.B) {
-			tmpl := b.TempDir()
-			writeBench(b, tmpl, n, clean)
-			now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-			ctx := context.Background()
-			var cpu time.Duration
-			for b.Loop() {
-				b.StopTimer()
-				dir := b.TempDir()
-				copyFlat(b, tmpl, dir)
-				b.StartTimer()
-				c0 := cpuTime()
-				if err := benchDream(ctx, dir, now); err != nil {
-					b.Fatal(err)
+		tmpl := b.TempDir()
+		writeBench(b, tmpl, n, clean)
+		// workers=1 is the serial engine, the baseline of the parallel
+		// one (workers=0: one per processor) in the same run.
+		for _, workers := range []int{1, 0} {
+			b.Run(fmt.Sprintf("topics=%d/workers=%d", n, workers), func(b *testing.B) {
+				now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+				ctx := context.Background()
+				var cpu time.Duration
+				for b.Loop() {
+					b.StopTimer()
+					dir := b.TempDir()
+					copyFlat(b, tmpl, dir)
+					b.StartTimer()
+					c0 := cpuTime()
+					if err := benchDream(ctx, dir, now, workers); err != nil {
+						b.Fatal(err)
+					}
+					cpu += cpuTime() - c0
 				}
-				cpu += cpuTime() - c0
-			}
-			// CPU time (user + system) is what the engine costs; wall time
-			// on a loaded machine is mostly waiting for a core.
-			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
-		})
+				// CPU time (user + system) is what the engine costs; wall time
+				// on a loaded machine is mostly waiting for a core.
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }

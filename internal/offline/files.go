@@ -6,8 +6,11 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
+	"sync/atomic"
+	"time"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -20,7 +23,9 @@ import (
 // write it, and nothing is rewritten from the parse: the output is the
 // input with the splices applied.
 type file struct {
-	rel    string
+	rel string
+	// pos is the file's place in state.files.
+	pos    int32
 	src    []byte
 	doc    *memory.Doc
 	topic  *memory.Topic
@@ -32,8 +37,14 @@ type file struct {
 	resident bool
 	// hash is the SHA-256 of the bytes read, checked again before writing.
 	hash [32]byte
+	// st is the file's stat when those bytes were read, if trusted
+	// (trustedStat), for the cache.
+	st fileStat
 	// sum is the file's analysis for the leads.
 	sum *fileSum
+	// idx is the index's summary (the index only), from the cache or its
+	// parse; nil once the index is written.
+	idx *indexSum
 	// pointer is the index pointer to add for it, when it is unindexed.
 	pointer string
 	// dupFixes, dateFixes and leads are this file's records, gathered in
@@ -45,8 +56,9 @@ type file struct {
 	// no provenance looked up and nothing recorded.
 	probe bool
 	dirty bool
-	// cached is set when the analysis came from the cache, unparsed.
-	cached bool
+	// cached is set when the analysis came from the cache, unparsed;
+	// unread when its stat alone vouched for it.
+	cached, unread bool
 	// kept are the bytes of a file with fixes, kept for writing it.
 	kept []byte
 	// norms memoises normalize per unit while the file is parsed.
@@ -84,8 +96,17 @@ type state struct {
 	// need a pointer; named and ignore are what they decided.
 	named  mentionSet
 	ignore []string
-	// kept is the total of file.kept.
-	kept int
+	// kept is the total of file.kept, shared by the workers.
+	kept atomic.Int64
+	// out is Options.WriteDir, opened on the first write.
+	out *os.Root
+	// root is the memory dir, for the stats that spare reads.
+	root *os.Root
+	// pairs are this run's pairs for the cache, once the leads are found.
+	pairs *pairsMemo
+	// indexSumChanged is set when the run added to the index's summary
+	// (the budget check's outcome) what the cache did not have.
+	indexSumChanged bool
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -104,7 +125,16 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Provenance != nil {
+		o.Provenance = &lockedProvenance{p: o.Provenance} // the workers share it
+	}
 	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}, reader: r, roles: o.Layout.roles()}
+	if o.CacheFile != "" {
+		if s.root, err = os.OpenRoot(l.Root); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("memory dir: %w", err)
+		}
+	}
 	defer func() {
 		if err != nil {
 			s.close() // the caller only closes a state it got
@@ -135,18 +165,13 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 	}
 	s.named = s.mentions()
 	s.ignore = s.ignorePatterns(s.named)
-	for i, f := range s.files {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
+	if err := s.each(ctx, s.files, func(f *file) error {
 		if f == s.index {
-			continue
+			return nil
 		}
-		if err := s.scanFile(f); err != nil {
-			return nil, err
-		}
+		return s.scanFile(f)
+	}); err != nil {
+		return nil, err
 	}
 	for _, f := range s.files {
 		s.fixes = append(s.fixes, f.dupFixes...)
@@ -165,13 +190,29 @@ func (s *state) needsPointer(f *file) bool {
 }
 
 func (s *state) scanFile(f *file) error {
+	pointer := s.needsPointer(f)
+	if (!f.resident || f.index) && !pointer && s.root != nil {
+		// A file whose stat is the one recorded with its entry is not
+		// read: its bytes are those the entry was made from.
+		if info, err := s.root.Lstat(filepath.FromSlash(f.rel)); err == nil && info.Mode().IsRegular() {
+			if st, ok := statOf(info); ok {
+				if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty && (!f.index || e.idx != nil) {
+					f.idx = e.idx
+					f.mode, f.hash, f.st, f.sum, f.cached, f.unread = info.Mode().Perm(), e.hash, e.st, e.sum, true, true
+					return nil
+				}
+			}
+		}
+	}
 	data, info, err := s.reader.ReadFile(f.rel)
 	if err != nil {
 		return err
 	}
 	f.mode = info.Mode().Perm()
 	f.hash = sha256.Sum256(data)
-	pointer := s.needsPointer(f)
+	if s.root != nil {
+		f.st = trustedStat(info, time.Now())
+	}
 	if !f.resident && !pointer {
 		if c := s.cache.lookup(f.rel, f.hash); c != nil && !c.Dirty {
 			f.sum, f.cached = c, true
@@ -197,13 +238,28 @@ func (s *state) scanFile(f *file) error {
 	f.norms = nil
 	if !f.resident {
 		f.src, f.doc = nil, nil
-		if len(f.edits) > 0 && s.kept+len(data) <= keepBytes {
+		if len(f.edits) > 0 && s.reserveKept(len(data)) {
 			// Kept for writing, within a fixed budget: past it the file
 			// is read again (and checked by hash) when it is written.
-			f.kept, s.kept = data, s.kept+len(data)
+			// Which files are kept may differ between runs in parallel;
+			// what is written never does.
+			f.kept = data
 		}
 	}
 	return nil
+}
+
+// reserveKept takes n bytes of the keep budget, if they are left.
+func (s *state) reserveKept(n int) bool {
+	for {
+		k := s.kept.Load()
+		if k+int64(n) > keepBytes {
+			return false
+		}
+		if s.kept.CompareAndSwap(k, k+int64(n)) {
+			return true
+		}
+	}
 }
 
 // keepBytes bounds the bytes of files with fixes that the scan keeps for
@@ -233,39 +289,95 @@ func (s *state) reread(f *file) ([]byte, error) {
 // atomically, and returns their paths, sorted. A written file's new bytes
 // are analysed for the cache, so that the next dream need not parse it.
 func (s *state) write(ctx context.Context) ([]string, error) {
-	var touched []string
+	var todo []*file
 	for _, f := range s.files {
-		if len(f.edits) == 0 && f.exists {
-			continue
+		if len(f.edits) > 0 || !f.exists {
+			todo = append(todo, f)
 		}
-		if err := ctx.Err(); err != nil {
+	}
+	if s.opts.WriteDir != "" && len(todo) > 0 {
+		if err := s.openWriteDir(); err != nil {
 			return nil, err
 		}
-		src, err := s.reread(f)
-		if err != nil {
-			return nil, err
-		}
-		saved := f.src
-		f.src = src
-		out, changed := f.render()
-		f.src = saved
-		if !changed {
-			continue
-		}
-		if err := writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
-			return nil, err
-		}
-		touched = append(touched, f.rel)
-		f.kept = nil
-		if s.opts.CacheFile != "" {
-			f.hash = sha256.Sum256(out)
-			f.sum = s.probe(f, out)
-		} else {
-			f.sum = nil
+	}
+	written := make([]bool, len(todo))
+	pos := make(map[*file]int, len(todo))
+	for i, f := range todo {
+		pos[f] = i
+	}
+	err := s.each(ctx, todo, func(f *file) error {
+		ok, err := s.writeOne(f)
+		written[pos[f]] = ok
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var touched []string
+	for i, f := range todo {
+		if written[i] {
+			touched = append(touched, f.rel)
 		}
 	}
 	sort.Strings(touched)
 	return touched, nil
+}
+
+// writeOne writes f if its splices change it, and reports whether it did.
+// A written file's new bytes are analysed for the cache, so that the next
+// dream need not parse it.
+func (s *state) writeOne(f *file) (bool, error) {
+	src, err := s.reread(f)
+	if err != nil {
+		return false, err
+	}
+	saved := f.src
+	f.src = src
+	out, changed := f.render()
+	f.src = saved
+	if !changed {
+		return false, nil
+	}
+	if err := s.writeFile(f.rel, out, f.mode); err != nil {
+		return false, err
+	}
+	f.kept, f.idx, f.unread = nil, nil, false
+	f.st = fileStat{} // just written: the next run reads it (trustedStat)
+	if s.opts.CacheFile != "" {
+		f.hash = sha256.Sum256(out)
+		f.sum = s.probe(f, out)
+	} else {
+		f.sum = nil
+	}
+	return true, nil
+}
+
+// writeFile replaces rel with data: in the memory dir, or, with
+// Options.WriteDir, at the same place under the write dir, through an
+// os.Root so that no link inside the write dir can send it elsewhere.
+func (s *state) writeFile(rel string, data []byte, perm fs.FileMode) error {
+	if s.opts.WriteDir == "" {
+		return writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel)), data, perm)
+	}
+	if s.out == nil {
+		if err := s.openWriteDir(); err != nil {
+			return err
+		}
+	}
+	return writeAtomicIn(s.out, filepath.FromSlash(rel), data, perm)
+}
+
+// openWriteDir creates and opens Options.WriteDir.
+func (s *state) openWriteDir() error {
+	if err := os.MkdirAll(s.opts.WriteDir, 0o755); err != nil {
+		return fmt.Errorf("write dir: %w", err)
+	}
+	r, err := os.OpenRoot(s.opts.WriteDir)
+	if err != nil {
+		return fmt.Errorf("write dir: %w", err)
+	}
+	s.out = r
+	return nil
 }
 
 // probe analyses bytes the run wrote, for the cache: their summary, and
@@ -280,6 +392,7 @@ func (s *state) probe(f *file, data []byte) *fileSum {
 }
 
 func (s *state) addFile(f *file) {
+	f.pos = int32(len(s.files))
 	s.files = append(s.files, f)
 	s.byRel[f.rel] = f
 }
@@ -288,6 +401,12 @@ func (s *state) addFile(f *file) {
 func (s *state) close() {
 	if s.reader != nil {
 		s.reader.Close()
+	}
+	if s.out != nil {
+		s.out.Close()
+	}
+	if s.root != nil {
+		s.root.Close()
 	}
 }
 

@@ -38,6 +38,9 @@ func (s *state) fixUnindexed() error {
 	if len(todo) == 0 {
 		return nil
 	}
+	if err := s.loadIndex(); err != nil {
+		return err
+	}
 	if s.index == nil {
 		if _, err := os.Lstat(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(s.opts.Layout.Index))); err == nil {
 			// Something the listing skipped (a pipe, a device) has the
@@ -90,51 +93,68 @@ func (s *state) mentions() mentionSet {
 	if s.index == nil {
 		return m
 	}
-	add := func(raw string) {
-		raw = strings.TrimSpace(raw)
-		raw = strings.Trim(raw, "<>\"'`*_,;:!?()[]{}")
-		if raw == "" {
-			return
-		}
-		if strings.HasSuffix(raw, "/") {
-			if rel, ok := memory.LocalTarget(raw); ok {
-				m.dirs[rel] = true
+	add := func(n named) {
+		switch n.Kind {
+		case namedFile:
+			m.files[n.Rel] = true
+			m.files[strings.ToLower(n.Rel)] = true
+		case namedDir:
+			m.dirs[n.Rel] = true
+		case namedOther:
+			if s.dirs[n.Rel] {
+				m.dirs[n.Rel] = true
 			}
-			return
-		}
-		rel, ok := memory.LocalTarget(raw)
-		if !ok {
-			return
-		}
-		if strings.HasSuffix(strings.ToLower(rel), ".md") {
-			m.files[rel] = true
-			m.files[strings.ToLower(rel)] = true
-		} else if s.dirs[rel] {
-			m.dirs[rel] = true
 		}
 	}
-	d := s.index.doc
-	for _, l := range d.Links {
-		add(l.Dest)
+	x := s.indexSummary()
+	for _, n := range x.Named {
+		add(n)
 	}
-	for _, c := range d.CodeSpans {
-		add(c)
-	}
-	// Bare names anywhere in the index, code included: naming a file in
-	// any way is a decision about it.
-	src := string(s.index.src)
 	for _, e := range s.index.edits {
-		src += "\n" + e.text
-	}
-	for _, tok := range strings.FieldsFunc(src, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '(' || r == ')' || r == '[' || r == ']' || r == '<' || r == '>' || r == '|' || r == '"' || r == '`'
-	}) {
-		if t := strings.TrimRight(tok, ".,;:!?"); strings.Contains(strings.ToLower(t), ".md") || strings.HasSuffix(t, "/") {
-			add(t)
+		for _, t := range bareNames(e.text) {
+			if n, ok := resolveName(t); ok {
+				add(n)
+			}
 		}
 	}
-	m.comments = d.Comments
+	m.comments = x.Comments
 	return m
+}
+
+// named is one name the index mentions, resolved to a memory path: what
+// the text says is decided once, when the index is parsed; whether a name
+// that is neither a Markdown file nor written as a folder is a folder is
+// decided against each run's listing.
+type named struct {
+	Rel  string
+	Kind uint8
+}
+
+const (
+	namedFile  = 1 // a Markdown file
+	namedDir   = 2 // written as a folder ("notes/")
+	namedOther = 3 // a folder if the memory has one of that name
+)
+
+// resolveName reads one raw mention (a link destination, a code span, a
+// bare word) as named.
+func resolveName(raw string) (named, bool) {
+	raw = strings.TrimSpace(raw)
+	raw = strings.Trim(raw, "<>\"'`*_,;:!?()[]{}")
+	if raw == "" {
+		return named{}, false
+	}
+	rel, ok := memory.LocalTarget(raw)
+	if !ok {
+		return named{}, false
+	}
+	switch {
+	case strings.HasSuffix(raw, "/"):
+		return named{rel, namedDir}, true
+	case strings.HasSuffix(strings.ToLower(rel), ".md"):
+		return named{rel, namedFile}, true
+	}
+	return named{rel, namedOther}, true
 }
 
 // ignorePatterns are the exclusions: every path or pattern an HTML comment
@@ -332,10 +352,35 @@ func budget(src []byte) (lines, size int) { return memory.LoadedSize(src) }
 // pointer, then the user's own text from the bottom up, never pointers,
 // headings, frontmatter, comments or pinned lines, and only as many as the
 // budget needs.
-func (s *state) fixBudget() error {
+func (s *state) fixBudget() (err error) {
 	ix := s.index
 	if ix == nil {
 		return nil
+	}
+	if ix.doc == nil {
+		// Unread, hence unedited: the check's outcome for these bytes is
+		// known, unless it moved lines (then they are moved again, from
+		// the parse).
+		if x := ix.idx; x.BudgetKnown && !x.BudgetMoves {
+			s.notes = append(s.notes, x.BudgetNotes...)
+			return nil
+		}
+		if err := s.loadIndex(); err != nil {
+			return err
+		}
+	}
+	if len(ix.edits) == 0 {
+		// What the check concludes on the index as it is on disk is kept
+		// with its summary, for a run that does not read it.
+		notes, edits := len(s.notes), len(ix.edits)
+		defer func() {
+			if err == nil {
+				x := s.indexSummary()
+				x.BudgetKnown, x.BudgetMoves = true, len(ix.edits) != edits
+				s.indexSumChanged = true
+				x.BudgetNotes = append([]string(nil), s.notes[notes:]...)
+			}
+		}()
 	}
 	cur, _ := ix.render()
 	lines, size := budget(cur)

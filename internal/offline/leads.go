@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,8 +107,7 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 // units of reported pairs are read again, for their text.
 func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	var l Leads
-	cross := s.crossFileDuplicates()
-	near, err := s.nearDuplicates(ctx)
+	cross, near, err := s.pairsOf(ctx)
 	if err != nil {
 		return l, fmt.Errorf("find leads: %w", err)
 	}
@@ -127,6 +127,35 @@ func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	return l, nil
 }
 
+// pairsOf returns the cross-file and near-duplicate pairs: the last run's,
+// when the files are those it analysed, else computed.
+func (s *state) pairsOf(ctx context.Context) (cross, near []pairRef, err error) {
+	d := s.unitsDigest()
+	var memo *pairsMemo
+	if s.cache != nil {
+		memo = s.cache.pairs
+	}
+	if memo != nil && memo.digest == d {
+		cr, ok1 := s.fromRels(memo.cross)
+		nr, ok2 := s.fromRels(memo.near)
+		if ok1 && ok2 {
+			s.pairs = memo
+			return cr, nr, nil
+		}
+	}
+	cross = s.crossFileDuplicates()
+	near, all, ok := s.nearIncremental(ctx, memo)
+	if !ok {
+		if near, all, err = s.nearScan(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s.opts.CacheFile != "" {
+		s.pairs = &pairsMemo{digest: d, cross: s.toRels(cross), near: s.toRels(near), files: s.fileHashes(), all: s.toRels(all)}
+	}
+	return cross, near, nil
+}
+
 func (s *state) lead(f *file, kind string, off int, detail string) {
 	line := 0
 	if len(f.src) > 0 {
@@ -139,25 +168,45 @@ func (s *state) lead(f *file, kind string, off int, detail string) {
 // the same words in two projects may be two facts, so only a model (or the
 // user) may merge them. The first maxLeads pairs in file order are kept.
 func (s *state) crossFileDuplicates() []pairRef {
-	first := map[uint64]unitRef{}
-	var out []pairRef
+	// Sorted by key rather than looked up in a map: the units of a large
+	// memory make a map that misses the processor's caches on every
+	// access, and a radix sort is a few linear passes. The sort is stable,
+	// so the first unit of each key is the first in file order, as a
+	// single pass with a map of first occurrences would find it.
+	var us []unitRef
+	var ps []posting
 	for fi, f := range s.files {
 		if f.sum == nil {
 			continue
 		}
 		for ui, u := range f.sum.Units {
-			if !u.Cross {
-				continue
-			}
-			ref := unitRef{int32(fi), int32(ui)}
-			if a, ok := first[u.Key]; !ok {
-				first[u.Key] = ref
-			} else if int(a.file) != fi {
-				if out = append(out, pairRef{a, ref, 1}); len(out) == maxLeads {
-					return out
-				}
+			if u.Cross {
+				ps = append(ps, posting{u.Key, int32(len(us))})
+				us = append(us, unitRef{int32(fi), int32(ui)})
 			}
 		}
+	}
+	ps, _ = sortPostings(ps, nil)
+	type later struct{ first, unit int32 }
+	var found []later
+	for lo := 0; lo < len(ps); {
+		hi := lo + 1
+		for hi < len(ps) && ps[hi].sh == ps[lo].sh {
+			hi++
+		}
+		a := ps[lo].id
+		for k := lo + 1; k < hi; k++ {
+			if us[ps[k].id].file != us[a].file {
+				found = append(found, later{a, ps[k].id})
+			}
+		}
+		lo = hi
+	}
+	// In file order of the later unit, the first maxLeads.
+	slices.SortFunc(found, func(x, y later) int { return int(x.unit) - int(y.unit) })
+	var out []pairRef
+	for _, l := range found[:min(len(found), maxLeads)] {
+		out = append(out, pairRef{us[l.first], us[l.unit], 1})
 	}
 	return out
 }
@@ -212,17 +261,13 @@ func (s *state) danglingPointers() []Ref {
 		return nil
 	}
 	var out []Ref
-	for _, l := range s.index.doc.Links {
+	for _, l := range s.indexSummary().Links {
 		rel, ok := memory.LocalTarget(l.Dest)
 		if !ok || s.exists(rel) {
 			continue
 		}
-		line := 0
-		if len(s.index.src) > 0 {
-			line = s.index.doc.LineOf(min(l.Span.Start, len(s.index.src)-1))
-		}
 		if len(out) < maxLeads {
-			out = append(out, Ref{File: s.index.rel, Line: line, Text: l.Dest})
+			out = append(out, Ref{File: s.index.rel, Line: int(l.Line), Text: l.Dest})
 		}
 	}
 	return out

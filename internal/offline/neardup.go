@@ -40,13 +40,17 @@ type posting struct {
 	id int32
 }
 
-// nearDuplicates returns the most similar pairs of units, best first, with
-// references only; the caller reads their texts.
-func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
-	var us []unitRef
-	var sets [][]uint64
-	var keys []uint64
-	total := 0
+// nearUnits are the near-duplicate candidates of the scan, in file order:
+// each unit's ref, shingle set and key.
+type nearUnits struct {
+	us    []unitRef
+	sets  [][]uint64
+	keys  []uint64
+	total int
+}
+
+func (s *state) nearUnits() nearUnits {
+	var n nearUnits
 	for fi, f := range s.files {
 		if f.index || f.sum == nil {
 			continue // pointers are short and alike by design
@@ -56,12 +60,25 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 			if u.N == 0 {
 				continue
 			}
-			us = append(us, unitRef{int32(fi), int32(ui)})
-			sets = append(sets, f.sum.shingles(u))
-			keys = append(keys, u.Key)
-			total += int(u.N)
+			n.us = append(n.us, unitRef{int32(fi), int32(ui)})
+			n.sets = append(n.sets, f.sum.shingles(u))
+			n.keys = append(n.keys, u.Key)
+			n.total += int(u.N)
 		}
 	}
+	return n
+}
+
+// nearScan returns the most similar pairs of units, best first, with
+// references only (the caller reads their texts), from the postings of
+// every unit. It also
+// returns every pair that qualifies (not only the best maxPairs) when
+// there are at most maxMemoPairs of them, nil otherwise, so that the next
+// run can update them instead of starting over (nearIncremental).
+func (s *state) nearScan(ctx context.Context) (best, all []pairRef, err error) {
+	nu := s.nearUnits()
+	us, sets, keys, total := nu.us, nu.sets, nu.keys, nu.total
+	complete := true
 	// The postings are built a slice of the hash space at a time (by the
 	// hash's top bits), so that only 1/postingParts of them is ever held;
 	// of each slice only the runs (units sharing a shingle) that can make a
@@ -70,6 +87,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 	// small. The slices, in order, are the whole array sorted by hash.
 	var post []posting
 	part := make([]posting, 0, total/postingParts+1)
+	var spare []posting
 	for p := uint64(0); p < postingParts; p++ {
 		part = part[:0]
 		for i, set := range sets {
@@ -79,15 +97,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 				}
 			}
 		}
-		slices.SortFunc(part, func(a, b posting) int {
-			switch {
-			case a.sh < b.sh:
-				return -1
-			case a.sh > b.sh:
-				return 1
-			}
-			return int(a.id) - int(b.id)
-		})
+		part, spare = sortPostings(part, spare)
 		for lo := 0; lo < len(part); {
 			hi := lo + 1
 			for hi < len(part) && part[hi].sh == part[lo].sh {
@@ -99,7 +109,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 			lo = hi
 		}
 	}
-	part = nil
+	part, spare = nil, nil
 	runOf := make([]int32, len(post)) // where each posting's run starts
 	for k := range post {
 		if k > 0 && post[k].sh == post[k-1].sh {
@@ -127,7 +137,7 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 	for i, set := range sets {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		for _, k := range mine[first[i]:first[i+1]] {
@@ -141,14 +151,23 @@ func (s *state) nearDuplicates(ctx context.Context) ([]pairRef, error) {
 					continue // exact copies are cross-file leads
 				}
 				if sim := jaccard(set, sets[j]); sim >= nearThreshold {
-					top.offer(pairRef{us[i], us[j], sim})
+					p := pairRef{us[i], us[j], sim}
+					top.offer(p)
+					if complete {
+						if all = append(all, p); len(all) > maxMemoPairs {
+							all, complete = nil, false
+						}
+					}
 				}
 			}
 		}
 	}
 	out := top.items
 	sort.Slice(out, func(i, j int) bool { return s.pairLess(out[i], out[j]) })
-	return out, nil
+	if complete && all == nil {
+		all = []pairRef{}
+	}
+	return out, all, nil
 }
 
 // pairLess ranks p before q: more similar first, then by place.
@@ -167,7 +186,16 @@ func (s *state) pairLess(p, q pairRef) bool {
 	if pb.File != qb.File {
 		return pb.File < qb.File
 	}
-	return pb.Line < qb.Line
+	if pb.Line != qb.Line {
+		return pb.Line < qb.Line
+	}
+	// Two units on one line (an item and the item nested on its first
+	// line): their order in the file, so that the ranking is total and the
+	// same however the pairs were found.
+	if p.a.unit != q.a.unit {
+		return p.a.unit < q.a.unit
+	}
+	return p.b.unit < q.b.unit
 }
 
 // refOf is a unit's file and line (its text is read later).
@@ -223,4 +251,51 @@ func jaccard(a, b []uint64) float64 {
 		return 0
 	}
 	return float64(inter) / float64(union)
+}
+
+// sortPostings sorts part by shingle, then unit: a stable radix sort on the
+// shingle (the units were appended in order, so equal shingles keep them
+// in order), 16 bits a pass, which costs a few linear passes where a
+// comparison sort of millions of postings costs seconds. Small parts are
+// sorted by comparison. It returns the sorted slice and the other buffer,
+// for reuse.
+func sortPostings(part, spare []posting) (sorted, other []posting) {
+	if len(part) < 4096 {
+		slices.SortFunc(part, func(a, b posting) int {
+			switch {
+			case a.sh < b.sh:
+				return -1
+			case a.sh > b.sh:
+				return 1
+			}
+			return int(a.id) - int(b.id)
+		})
+		return part, spare
+	}
+	if cap(spare) < len(part) {
+		spare = make([]posting, len(part))
+	}
+	src, dst := part, spare[:len(part)]
+	var count [1 << 16]int
+	for shift := uint(0); shift < 64; shift += 16 {
+		clear(count[:])
+		for _, p := range src {
+			count[(p.sh>>shift)&0xffff]++
+		}
+		if count[(src[0].sh>>shift)&0xffff] == len(src) {
+			continue // every posting has this digit: the pass would change nothing
+		}
+		pos := 0
+		for d, c := range count {
+			count[d] = pos
+			pos += c
+		}
+		for _, p := range src {
+			d := (p.sh >> shift) & 0xffff
+			dst[count[d]] = p
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	return src, dst
 }

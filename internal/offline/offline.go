@@ -31,7 +31,11 @@
 // shingle postings, not from comparing pairs, and every list of leads is
 // capped as it is built. Only the index and the overflow file stay whole.
 // With Options.CacheFile the summaries of files with nothing to fix are
-// kept between runs, so a dream after one hand edit parses one file.
+// kept between runs, validated by each file's stat before its hash, so a
+// dream after one hand edit reads and parses one file: the index's own
+// summary, the pairs of the leads (updated for the files that changed) and
+// the pinned facts come from the cache too. Files are read, analysed and
+// written on Options.Workers goroutines, the result merged in file order.
 package offline
 
 import (
@@ -120,8 +124,9 @@ func LayoutFor(name string) Layout {
 
 // Options configure Run.
 type Options struct {
-	// MemoryDir is edited in place: the caller passes a staging copy, which
-	// it makes durable itself (files are replaced atomically, not synced).
+	// MemoryDir is edited in place, unless WriteDir is set: the caller
+	// passes a staging copy, which it makes durable itself (files are
+	// replaced atomically, not synced).
 	MemoryDir string
 	// RepoDir is the code the memory describes; only leads read it.
 	RepoDir string
@@ -140,10 +145,23 @@ type Options struct {
 	// CachePath), so that a dream after a small change parses only the
 	// files that changed. It belongs in the state dir, never in the memory.
 	CacheFile string
+	// WriteDir, when set, receives the files the run changes instead of
+	// MemoryDir, which is then only read: each changed file is written
+	// whole, atomically, at its path relative to MemoryDir (parents
+	// created inside WriteDir, never through a link out of it). Files the
+	// run does not change do not appear there, and nothing is ever
+	// deleted: WriteDir laid over MemoryDir is what an in-place run leaves.
+	// It lets a caller stage only what a dream writes instead of copying
+	// the whole memory first.
+	WriteDir string
+	// Workers is how many files are read, analysed and written at once;
+	// 0 means one per processor (GOMAXPROCS). The result never depends on
+	// it: each file's work is its own and records are merged in file order.
+	Workers int
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
-// changed, each replaced atomically. The output depends only on the input files and
+// changed (into o.WriteDir when set), each replaced atomically. The output depends only on the input files and
 // the provenance, so the same input yields the same bytes, and a second run
 // over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {

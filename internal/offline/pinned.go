@@ -3,6 +3,8 @@ package offline
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/memory"
@@ -32,11 +34,8 @@ func PinnedFacts(memoryDir string, extra []string) ([]string, error) {
 		if !bytes.Contains(src, []byte("<!--")) {
 			return true
 		}
-		d := memory.ParseDoc(src)
-		for _, p := range d.Pins {
-			ls, le := d.LineStart(p.Start), d.LineEnd(p.Start)
-			line := string(src[ls:p.Start]) + string(src[p.End:le])
-			add(lineFact(line))
+		for _, f := range pinsOf(memory.ParseDoc(src)) {
+			add(f)
 		}
 		return true
 	})
@@ -47,6 +46,150 @@ func PinnedFacts(memoryDir string, extra []string) ([]string, error) {
 		add(e)
 	}
 	return facts, nil
+}
+
+// pinsOf are the pinned facts of a parsed file, in order.
+func pinsOf(d *memory.Doc) []string {
+	var out []string
+	for _, p := range d.Pins {
+		ls, le := d.LineStart(p.Start), d.LineEnd(p.Start)
+		line := string(d.Src[ls:p.Start]) + string(d.Src[p.End:le])
+		out = append(out, lineFact(line))
+	}
+	return out
+}
+
+// PinnedFactsWith is PinnedFacts served from the engine's cache
+// (o.CacheFile, with o.Layout as the runs that wrote it): a file whose stat
+// is the one recorded with its entry is not read, its facts are the
+// entry's. The result is always PinnedFacts's.
+func PinnedFactsWith(o Options, extra []string) ([]string, error) {
+	var facts []string
+	seen := map[string]bool{}
+	add := func(f string) {
+		f = strings.TrimSpace(f)
+		if f != "" && !seen[f] {
+			seen[f] = true
+			facts = append(facts, f)
+		}
+	}
+	c := loadCache(o.CacheFile, o.Layout.fingerprint(), false)
+	err := eachCachedFile(o.MemoryDir, c, func(rel string, e *cacheEntry, src []byte) bool {
+		if e != nil {
+			for _, f := range e.sum.Pins {
+				add(f)
+			}
+			return true
+		}
+		if bytes.Contains(src, []byte("<!--")) {
+			for _, f := range pinsOf(memory.ParseDoc(src)) {
+				add(f)
+			}
+		}
+		return true
+	}, false)
+	if err != nil {
+		return nil, fmt.Errorf("pinned facts: %w", err)
+	}
+	for _, e := range extra {
+		add(e)
+	}
+	return facts, nil
+}
+
+// MissingPinnedWith is MissingPinned served from the engine's cache where
+// it can: a fact that is part of a pinned line of a file whose stat
+// vouches for its cached entry is there without reading the file; the
+// others are searched for in every file, as MissingPinned does. The
+// result is always MissingPinned's.
+func MissingPinnedWith(o Options, facts []string) ([]string, error) {
+	want := make([]string, len(facts))
+	found := make([]bool, len(facts))
+	left := 0
+	for i, f := range facts {
+		if want[i] = collapseSpace(f); want[i] != "" {
+			left++
+		}
+	}
+	if c := loadCache(o.CacheFile, o.Layout.fingerprint(), false); c != nil && left > 0 {
+		err := eachCachedFile(o.MemoryDir, c, func(rel string, e *cacheEntry, _ []byte) bool {
+			for _, pf := range e.sum.Pins {
+				// A pinned fact is a substring of its file's text without
+				// pin markers, unless its line holds a second marker.
+				if strings.Contains(pf, "<!--") {
+					continue
+				}
+				for i, w := range want {
+					if w != "" && !found[i] && strings.Contains(pf, w) {
+						found[i] = true
+						left--
+					}
+				}
+			}
+			return left > 0
+		}, true)
+		if err != nil {
+			return nil, fmt.Errorf("missing pinned: %w", err)
+		}
+	}
+	if left == 0 {
+		return nil, nil
+	}
+	var rest []string
+	for i, f := range facts {
+		if !found[i] {
+			rest = append(rest, f)
+		}
+	}
+	return MissingPinned(rest, o.MemoryDir)
+}
+
+// eachCachedFile hands fn every memory file in eachFile's order, with its
+// cache entry when the file's stat is the one recorded with it (and then
+// no bytes), else its bytes (and no entry). With onlyCached, files without
+// a vouched-for entry are skipped unread.
+func eachCachedFile(memoryDir string, c *cacheData, fn func(rel string, e *cacheEntry, src []byte) bool, onlyCached bool) error {
+	l, err := memory.List(memoryDir)
+	if err != nil {
+		return err
+	}
+	r, err := memory.OpenReader(l.Root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	root, err := os.OpenRoot(l.Root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rels := l.Topics
+	if l.Index {
+		rels = append([]string{memory.IndexFile}, rels...)
+	}
+	for _, rel := range rels {
+		if info, err := root.Lstat(filepath.FromSlash(rel)); err == nil && info.Mode().IsRegular() {
+			if st, ok := statOf(info); ok {
+				if e, ok := c.byStat(rel, st); ok {
+					if !fn(rel, &e, nil) {
+						return nil
+					}
+					continue
+				}
+			}
+		}
+		if onlyCached {
+			continue
+		}
+		data, _, err := r.ReadFile(rel)
+		if err != nil {
+			return err
+		}
+		if !fn(rel, nil, data) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // eachFile hands fn the bytes of every memory file (as memory.Load finds

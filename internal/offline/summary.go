@@ -3,6 +3,8 @@ package offline
 import (
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -24,6 +26,9 @@ type fileSum struct {
 	// relative date): such a file is parsed on every run, never taken from
 	// the cache.
 	Dirty bool
+	// Pins are the file's pinned facts, in order, as PinnedFacts reads
+	// them (before repeats across files are dropped).
+	Pins []string
 }
 
 // unitSum is one list item or top-level paragraph.
@@ -75,6 +80,7 @@ func (s *state) summarize(f *file) *fileSum {
 		}
 	}
 	sum.Shingles = slices.Clip(sum.Shingles)
+	sum.Pins = pinsOf(d)
 	return sum
 }
 
@@ -106,10 +112,72 @@ func fnvAdd(h uint64, s string) uint64 {
 }
 
 // shingleHashes is shingles as sorted distinct 64-bit hashes: the same sets
-// (a collision is one in 2^64), at a fraction of the memory.
+// (a collision is one in 2^64), at a fraction of the memory. Tokens are the
+// words of norm, a word with ideographs split into its characters; they
+// are held as byte ranges of norm and hashed in place, so that the only
+// allocations are the token list and the result.
 func shingleHashes(norm string) []uint64 {
+	toks := make([][2]int32, 0, 16)
+	for i := 0; i < len(norm); {
+		r, n := rune(norm[i]), 1
+		if r >= utf8.RuneSelf {
+			r, n = utf8.DecodeRuneInString(norm[i:])
+		}
+		if unicode.IsSpace(r) {
+			i += n
+			continue
+		}
+		j := i
+		for j < len(norm) {
+			r, n := rune(norm[j]), 1
+			if r >= utf8.RuneSelf {
+				r, n = utf8.DecodeRuneInString(norm[j:])
+			}
+			if unicode.IsSpace(r) {
+				break
+			}
+			j += n
+		}
+		if w := norm[i:j]; !hasIdeographs(w) {
+			toks = append(toks, [2]int32{int32(i), int32(j)})
+		} else if !utf8.ValidString(w) {
+			// A character token of invalid UTF-8 is U+FFFD, which norm does
+			// not hold (normalize's output never has one).
+			return shingleHashesOf(strings.Fields(norm))
+		} else {
+			for k, r := range w {
+				toks = append(toks, [2]int32{int32(i + k), int32(i + k + utf8.RuneLen(r))})
+			}
+		}
+		i = j
+	}
+	tok := func(k int) string { return norm[toks[k][0]:toks[k][1]] }
+	var out []uint64
+	if len(toks) < 3 {
+		h := uint64(fnvOffset)
+		for k := range toks {
+			if k > 0 {
+				h = fnvAdd(h, "\x00")
+			}
+			h = fnvAdd(h, tok(k))
+		}
+		out = append(out, h)
+	} else {
+		out = make([]uint64, 0, len(toks)-2)
+		for i := 0; i+3 <= len(toks); i++ {
+			// The hash of toks[i] + "\x00" + toks[i+1] + "\x00" + toks[i+2].
+			h := fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvOffset, tok(i)), "\x00"), tok(i+1)), "\x00"), tok(i+2))
+			out = append(out, h)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// shingleHashesOf is shingleHashes over words already split.
+func shingleHashesOf(words []string) []uint64 {
 	var toks []string
-	for _, w := range strings.Fields(norm) {
+	for _, w := range words {
 		if !hasIdeographs(w) {
 			toks = append(toks, w)
 			continue
@@ -122,11 +190,8 @@ func shingleHashes(norm string) []uint64 {
 	if len(toks) < 3 {
 		out = append(out, hashString(strings.Join(toks, "\x00")))
 	} else {
-		out = make([]uint64, 0, len(toks)-2)
 		for i := 0; i+3 <= len(toks); i++ {
-			// The hash of toks[i] + "\x00" + toks[i+1] + "\x00" + toks[i+2].
-			h := fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvAdd(fnvOffset, toks[i]), "\x00"), toks[i+1]), "\x00"), toks[i+2])
-			out = append(out, h)
+			out = append(out, hashString(toks[i]+"\x00"+toks[i+1]+"\x00"+toks[i+2]))
 		}
 	}
 	slices.Sort(out)

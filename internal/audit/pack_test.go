@@ -1,0 +1,234 @@
+package audit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// countObjects is `git count-objects -v` as numbers.
+func countObjects(t *testing.T, h *History, mem string) map[string]int {
+	t.Helper()
+	res := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "count-objects", "-v")), "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("count-objects: %q", l)
+		}
+		res[k] = n
+	}
+	return res
+}
+
+// A record hashes its blobs into packs, not a loose object per file, and
+// rolls its packs up into one; and
+// a record with more files than the message lists still has every file,
+// with git's own counts, in its entry.
+func TestBigRecordPacksBlobsAndCapsTheMessage(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	const n = copyPackAt + 100 // three update-index batches, rolled up by copying
+	files := map[string]string{}
+	for i := range n {
+		files[fmt.Sprintf("topics/t%04d.md", i)] = fmt.Sprintf("# Topic %d\n\n- fact %d\n- 事实 %d\n", i, i, i)
+	}
+	writeTree(t, mem, files)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := countObjects(t, h, mem)
+	if c["in-pack"] < n || c["count"] > 20 || c["packs"] != 1 {
+		t.Fatalf("after the first record: %v, want the %d blobs in one pack and few loose objects", c, n)
+	}
+	changed := maxMsgFiles + 37
+	var paths []string
+	for i := range changed {
+		p := fmt.Sprintf("topics/t%04d.md", i)
+		files[p] += "- dated: 2026-12-01\n"
+		if i%50 == 0 {
+			files[p] = "# rewritten\n"
+		}
+		paths = append(paths, p)
+	}
+	writeTree(t, mem, files)
+	m := meta("wide")
+	m.Paths = paths
+	sha, err := h.RecordDream(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := plainGit(t, mem, "--git-dir="+h.GitDir(), "log", "-1", "--format=%B", sha)
+	if want := fmt.Sprintf("dream wide: %d files\n", changed); !strings.HasPrefix(msg, want) {
+		t.Fatalf("subject %q, want %q", strings.SplitN(msg, "\n", 2)[0], want)
+	}
+	if want := fmt.Sprintf("… and %d more files (the commit holds every change)\n", changed-maxMsgFiles); !strings.Contains(msg, want) {
+		t.Fatalf("message lacks %q", want)
+	}
+	if got := strings.Count(msg, "\nmodified "); got != maxMsgFiles {
+		t.Fatalf("message lists %d files, want %d", got, maxMsgFiles)
+	}
+	e, err := h.Show(ctx, "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Files) != changed {
+		t.Fatalf("entry has %d files, want %d", len(e.Files), changed)
+	}
+	numstat := plainGit(t, mem, "--git-dir="+h.GitDir(), "diff-tree", "--numstat", "--no-renames", sha+"^", sha)
+	for i, l := range strings.Split(strings.TrimSpace(numstat), "\n") {
+		want := fmt.Sprintf("%d\t%d\t%s", e.Files[i].Added, e.Files[i].Removed, e.Files[i].Path)
+		if l != want {
+			t.Fatalf("file %d: git says %q, the entry %q", i, l, want)
+		}
+	}
+	if got, err := h.FileAt(ctx, sha, "topics/t0001.md"); err != nil || string(got) != files["topics/t0001.md"] {
+		t.Fatalf("FileAt = %q, %v", got, err)
+	}
+}
+
+// A file whose stat changed but whose bytes did not is hashed again and
+// adds nothing: no pack, no entry; nor do many (past refreshAt, git
+// refreshes their stat first), while a same-size edit among them, its
+// mtime put back, is still recorded.
+func TestTouchedFilesAddNoPack(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	files := map[string]string{}
+	for i := range refreshAt + 50 {
+		files[fmt.Sprintf("many/m%03d.md", i)] = fmt.Sprintf("- memory %03d\n", i)
+	}
+	writeTree(t, mem, files)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, refreshAt + 50} {
+		before := countObjects(t, h, mem)
+		later := time.Now().Add(time.Duration(n) * time.Minute)
+		for i := range n {
+			if err := os.Chtimes(filepath.Join(mem, "many", fmt.Sprintf("m%03d.md", i)), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sha, err := h.RecordHandEdits(ctx); err != nil || sha != "" {
+			t.Fatalf("%d touched: RecordHandEdits = %q, %v", n, sha, err)
+		}
+		if after := countObjects(t, h, mem); after["packs"] != before["packs"] || after["count"] != before["count"] {
+			t.Fatalf("%d touched: objects %v became %v", n, before, after)
+		}
+	}
+	p := filepath.Join(mem, "many", "m007.md")
+	info, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte("- memory 700\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	for i := range refreshAt + 50 {
+		if err := os.Chtimes(filepath.Join(mem, "many", fmt.Sprintf("m%03d.md", i)), later, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(p, info.ModTime(), info.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := h.RecordHandEdits(ctx)
+	if err != nil || sha == "" {
+		t.Fatalf("the same-size edit among touched files: %q, %v", sha, err)
+	}
+	if e, err := h.Show(ctx, sha); err != nil || len(e.Files) != 1 || e.Files[0].Path != "many/m007.md" {
+		t.Fatalf("entry %+v, %v", e.Files, err)
+	}
+}
+
+// A long history of small dreams stays a few packs and few loose objects.
+func TestManyRecordsAreRolledUp(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for d := range 2*packLimit + 3 {
+		p := fmt.Sprintf("t%02d.md", d%7)
+		writeTree(t, mem, map[string]string{p: fmt.Sprintf("# %s\n\n- revision %d\n", p, d)})
+		m := meta(fmt.Sprintf("d%03d", d))
+		m.Paths = []string{p}
+		if _, err := h.RecordDream(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := countObjects(t, h, mem)
+	if c["packs"] > packLimit+1 || c["count"] >= packEvery {
+		t.Fatalf("after %d dreams: %v", 2*packLimit+3, c)
+	}
+	es, err := h.Log(ctx, 0)
+	if err != nil || len(es) != 2*packLimit+4 {
+		t.Fatalf("log: %d entries, %v", len(es), err)
+	}
+}
+
+func TestGeometricRollup(t *testing.T) {
+	for _, tc := range []struct {
+		packs []int
+		want  int
+	}{
+		{nil, 0},
+		{[]int{5}, 0},
+		{[]int{1, 2, 4, 8}, 0},                  // a progression: nothing to do
+		{[]int{3, 3, 3}, 9},                     // none twice the next: all
+		{[]int{27000, 3, 4, 5, 6}, 18},          // the small ones, not the big one
+		{[]int{27000, 22000, 3}, 49003},         // two of a size are rewritten together
+		{[]int{100, 40, 5, 5, 5}, 15},           // 40 ≥ 2×15 stays
+		{[]int{1000, 100, 1, 1, 1, 1, 1, 1}, 6}, // 100 ≥ 2×6 stays
+		{[]int{1000, 10, 1, 1, 1, 1, 1, 1}, 16}, // 10 < 2×6 joins, 1000 stays
+		{[]int{1000, 10, 8, 1, 1, 1, 1, 1}, 23}, // joins cascade
+		{[]int{2, 1}, 0},                        // 2 ≥ 2×1
+		{[]int{16, 8, 4, 2, 1, 1}, 32},          // the two ones break it: all roll up
+	} {
+		if got := geometricRollup(tc.packs, 2); got != tc.want {
+			t.Errorf("geometricRollup(%v) = %d, want %d", tc.packs, got, tc.want)
+		}
+	}
+}
+
+// A record whose update-index fails in a later batch leaves the index as
+// it was: no batch of the dream's files is left staged for the next
+// record to commit under another name.
+func TestFailedBatchLeavesIndexAlone(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := plainGit(t, mem, "--git-dir="+h.GitDir(), "--work-tree="+mem, "ls-files", "--stage")
+	files := map[string]string{}
+	var paths []string
+	for i := range bulkBatch + 10 {
+		p := fmt.Sprintf("new/n%04d.md", i)
+		files[p] = fmt.Sprintf("- note %d\n", i)
+		paths = append(paths, p)
+	}
+	writeTree(t, mem, files)
+	// update-index refuses a path beyond a symlink: the last batch fails.
+	if err := os.MkdirAll(filepath.Join(mem, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, mem, map[string]string{"real/f.md": "x\n"})
+	if err := os.Symlink("real", filepath.Join(mem, "ln")); err != nil {
+		t.Fatal(err)
+	}
+	m := meta("half")
+	m.Paths = append(paths, "ln/f.md")
+	if _, err := h.RecordDream(ctx, m); err == nil {
+		t.Fatal("RecordDream through a symlinked directory succeeded")
+	}
+	if after := plainGit(t, mem, "--git-dir="+h.GitDir(), "--work-tree="+mem, "ls-files", "--stage"); after != before {
+		t.Fatalf("the index changed: %d bytes of entries became %d", len(before), len(after))
+	}
+}

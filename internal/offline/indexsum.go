@@ -1,0 +1,100 @@
+package offline
+
+import (
+	"strings"
+
+	"github.com/dreamkit/dream/internal/memory"
+)
+
+// indexSum is what a run needs of an index it does not change, kept in the
+// cache so that a re-dream over an index of thousands of pointers need not
+// parse it: the names it mentions (resolved to paths, whether a plain name
+// is a folder decided against each run's listing), its
+// comments, its local links with their lines, and what the budget check
+// concluded for exactly these bytes. Any step that would change the index
+// (a pointer to add, lines to move) parses it first, from bytes checked
+// against the hash the entry was made from.
+type indexSum struct {
+	Named    []named
+	Comments []string
+	Links    []linkSum
+	// BudgetKnown is set once fixBudget has run on these bytes unedited;
+	// BudgetNotes are the notes it made, and BudgetMoves that it moved
+	// lines (then the index is written and this summary dropped).
+	BudgetKnown, BudgetMoves bool
+	BudgetNotes              []string
+}
+
+// linkSum is one link of the index: its destination and its line.
+type linkSum struct {
+	Dest string
+	Line int32
+}
+
+// summarizeIndex reads what indexSum keeps from a parsed index.
+func summarizeIndex(f *file) *indexSum {
+	d := f.doc
+	x := &indexSum{Comments: d.Comments}
+	name := func(raw string) {
+		if n, ok := resolveName(raw); ok {
+			x.Named = append(x.Named, n)
+		}
+	}
+	for _, l := range d.Links {
+		name(l.Dest)
+		line := 0
+		if len(f.src) > 0 {
+			line = d.LineOf(min(l.Span.Start, len(f.src)-1))
+		}
+		x.Links = append(x.Links, linkSum{Dest: l.Dest, Line: int32(line)})
+	}
+	for _, c := range d.CodeSpans {
+		name(c)
+	}
+	for _, b := range bareNames(string(f.src)) {
+		name(b)
+	}
+	return x
+}
+
+// bareNames are the words of text that may name a memory file or folder:
+// naming a file in any way, code included, is a decision about it.
+func bareNames(text string) []string {
+	var out []string
+	for _, tok := range strings.FieldsFunc(text, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '(' || r == ')' || r == '[' || r == ']' || r == '<' || r == '>' || r == '|' || r == '"' || r == '`'
+	}) {
+		if t := strings.TrimRight(tok, ".,;:!?"); strings.Contains(strings.ToLower(t), ".md") || strings.HasSuffix(t, "/") {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// indexSummary is the index's summary: from the cache when the index was
+// not read, else made from its parse (once).
+func (s *state) indexSummary() *indexSum {
+	ix := s.index
+	if ix.idx == nil {
+		if ix.doc == nil {
+			ix.doc = memory.ParseDoc(ix.src)
+		}
+		ix.idx = summarizeIndex(ix)
+	}
+	return ix.idx
+}
+
+// loadIndex reads and parses an index the scan took from the cache, before
+// a step that may change it.
+func (s *state) loadIndex() error {
+	ix := s.index
+	if ix == nil || ix.doc != nil {
+		return nil
+	}
+	data, err := s.reread(ix)
+	if err != nil {
+		return err
+	}
+	ix.src, ix.doc, ix.unread = data, memory.ParseDoc(data), false
+	return nil
+}

@@ -1,0 +1,175 @@
+package offline
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"math"
+	"sort"
+)
+
+// pairsMemo keeps the cross-file and near-duplicate pairs of a memory
+// between runs, keyed by a digest of every analysed file's path, role and
+// content hash in scan order: the pairs are a function of the files'
+// summaries alone, and a summary of its bytes, so when no file changed
+// (a dream with nothing new, the model runner's leads right after the
+// offline pass) the postings are not built again. Any change, however
+// small, changes the digest, and the pairs are computed afresh.
+type pairsMemo struct {
+	digest      [32]byte
+	cross, near []pairRel
+	// files are the hashes of the files the pairs were found in, and all
+	// every qualifying near-duplicate pair (nil when there were too many
+	// to keep): what nearIncremental updates.
+	files map[string][32]byte
+	all   []pairRel
+}
+
+// pairRel is a pairRef by path, which stays valid when file indices shift.
+type pairRel struct {
+	a, b   string
+	ua, ub int32
+	sim    float64
+}
+
+// unitsDigest is the key of the pairs of this scan.
+func (s *state) unitsDigest() [32]byte {
+	h := sha256.New()
+	var w []byte
+	for _, f := range s.files {
+		if f.sum == nil {
+			continue
+		}
+		w = appendStr(w[:0], f.rel)
+		if f.index {
+			w = append(w, 1)
+		} else {
+			w = append(w, 0)
+		}
+		w = append(w, f.hash[:]...)
+		h.Write(w)
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}
+
+func (s *state) toRels(ps []pairRef) []pairRel {
+	if ps == nil {
+		return nil
+	}
+	out := make([]pairRel, len(ps))
+	for i, p := range ps {
+		out[i] = pairRel{s.files[p.a.file].rel, s.files[p.b.file].rel, p.a.unit, p.b.unit, p.sim}
+	}
+	return out
+}
+
+// fileHashes are the hashes of the analysed files, by path.
+func (s *state) fileHashes() map[string][32]byte {
+	m := make(map[string][32]byte, len(s.files))
+	for _, f := range s.files {
+		if f.sum != nil && !f.index {
+			m[f.rel] = f.hash
+		}
+	}
+	return m
+}
+
+// fromRels turns remembered pairs back into refs of this scan, or false if
+// one names a file or unit the scan does not have (a digest collision, a
+// damaged cache): then the pairs are computed.
+func (s *state) fromRels(rs []pairRel) ([]pairRef, bool) {
+	ref := func(rel string, unit int32) (unitRef, bool) {
+		f := s.byRel[rel]
+		if f == nil || f.sum == nil || unit < 0 || int(unit) >= len(f.sum.Units) {
+			return unitRef{}, false
+		}
+		return unitRef{f.pos, unit}, true
+	}
+	out := make([]pairRef, 0, len(rs))
+	for _, r := range rs {
+		a, ok1 := ref(r.a, r.ua)
+		b, ok2 := ref(r.b, r.ub)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		out = append(out, pairRef{a, b, r.sim})
+	}
+	return out, true
+}
+
+func appendPairs(w []byte, ps []pairRel) []byte {
+	w = binary.AppendUvarint(w, uint64(len(ps)))
+	for _, p := range ps {
+		w = appendStr(w, p.a)
+		w = binary.AppendUvarint(w, uint64(p.ua))
+		w = appendStr(w, p.b)
+		w = binary.AppendUvarint(w, uint64(p.ub))
+		w = binary.LittleEndian.AppendUint64(w, math.Float64bits(p.sim))
+	}
+	return w
+}
+
+func (r *reader) pairs() []pairRel {
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return nil
+	}
+	var out []pairRel
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		var p pairRel
+		p.a, p.ua = r.str(), int32(r.uint())
+		p.b, p.ub = r.str(), int32(r.uint())
+		p.sim = math.Float64frombits(r.u64())
+		out = append(out, p)
+	}
+	return out
+}
+
+func appendMemo(w []byte, m *pairsMemo) []byte {
+	w = append(w, m.digest[:]...)
+	w = appendPairs(w, m.cross)
+	w = appendPairs(w, m.near)
+	rels := make([]string, 0, len(m.files))
+	for rel := range m.files {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	w = binary.AppendUvarint(w, uint64(len(rels)))
+	for _, rel := range rels {
+		h := m.files[rel]
+		w = appendStr(w, rel)
+		w = append(w, h[:]...)
+	}
+	if m.all == nil {
+		return binary.AppendUvarint(w, 0)
+	}
+	w = binary.AppendUvarint(w, 1)
+	return appendPairs(w, m.all)
+}
+
+func (r *reader) memo() *pairsMemo {
+	m := &pairsMemo{}
+	copy(m.digest[:], r.bytes(32))
+	m.cross, m.near = r.pairs(), r.pairs()
+	n := r.uint()
+	if n > uint64(len(r.b)) {
+		r.err = errCache
+		return m
+	}
+	m.files = make(map[string][32]byte, n)
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		rel := r.str()
+		var h [32]byte
+		copy(h[:], r.bytes(32))
+		m.files[rel] = h
+	}
+	if r.uint() == 1 {
+		m.all = r.pairs()
+		if m.all == nil {
+			m.all = []pairRel{}
+		}
+	}
+	return m
+}

@@ -1,0 +1,175 @@
+package offline
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nearMemory writes files of list items built to exercise the incremental
+// near-duplicate update: near copies (one word changed), and items that
+// are alike only through one boilerplate phrase held by about maxPostings
+// items, so that an edit moves that phrase's shingles across the limit
+// past which a shingle is no evidence.
+type nearMemory struct {
+	rng   *rand.Rand
+	dir   string
+	n     int // items made so far, for distinct names
+	items []string
+}
+
+const boilerplate = "alpha beta gamma delta epsilon zeta"
+
+func (m *nearMemory) item() string {
+	m.n++
+	switch k := m.rng.IntN(10); {
+	case k < 3:
+		// about one item in three carries the boilerplate
+		return fmt.Sprintf("x%d %s", m.n, boilerplate)
+	case k < 7 && len(m.items) > 0:
+		w := strings.Fields(m.items[m.rng.IntN(len(m.items))])
+		w[m.rng.IntN(len(w))] = fmt.Sprintf("v%d", m.n)
+		return strings.Join(w, " ")
+	default:
+		w := make([]string, 8+m.rng.IntN(5))
+		for i := range w {
+			w[i] = fmt.Sprintf("w%d", m.rng.IntN(40))
+		}
+		w[0] = fmt.Sprintf("u%d", m.n)
+		return strings.Join(w, " ")
+	}
+}
+
+func (m *nearMemory) writeFile(name string, k int) {
+	var b strings.Builder
+	for i := 0; i < k; i++ {
+		it := m.item()
+		m.items = append(m.items, it)
+		fmt.Fprintf(&b, "- %s\n", it)
+	}
+	os.WriteFile(filepath.Join(m.dir, name), []byte(b.String()), 0o644)
+}
+
+// TestNearIncrementalEqualsFull: over random memories and random edits
+// (files rewritten, appended to, added, removed), the near-duplicate
+// pairs updated from the previous run's are exactly those computed from
+// all the postings, and the update is what the runs mostly use.
+func TestNearIncrementalEqualsFull(t *testing.T) {
+	ctx := context.Background()
+	used, crossed := 0, 0
+	for seed := uint64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			m := &nearMemory{rng: rand.New(rand.NewPCG(seed, 21)), dir: t.TempDir()}
+			for f := 0; f < 40; f++ {
+				m.writeFile(fmt.Sprintf("f%02d.md", f), 3+m.rng.IntN(5))
+			}
+			cache := filepath.Join(t.TempDir(), "c.bin")
+			o := Options{MemoryDir: m.dir, Now: testNow, Layout: Layout{}, Leads: true, CacheFile: cache}
+			if _, err := Run(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			for step := 0; step < 12; step++ {
+				for e := 0; e < 1+m.rng.IntN(3); e++ {
+					name := fmt.Sprintf("f%02d.md", m.rng.IntN(46))
+					switch m.rng.IntN(4) {
+					case 0:
+						os.Remove(filepath.Join(m.dir, name))
+					case 1:
+						f, err := os.OpenFile(filepath.Join(m.dir, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+						if err != nil {
+							t.Fatal(err)
+						}
+						it := m.item()
+						m.items = append(m.items, it)
+						fmt.Fprintf(f, "- %s\n", it)
+						f.Close()
+					default:
+						m.writeFile(name, 1+m.rng.IntN(6))
+					}
+				}
+				s, err := scan(ctx, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, _, err := s.nearScan(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				inc, _, ok := s.nearIncremental(ctx, s.cache.pairs)
+				if ok {
+					used++
+					if a, b := fmt.Sprint(s.toRels(full)), fmt.Sprint(s.toRels(inc)); a != b {
+						t.Fatalf("step %d: incremental pairs differ:\n%s\n---\n%s", step, b, a)
+					}
+				}
+				// How often the boilerplate sits at the limit.
+				n := 0
+				es, _ := os.ReadDir(m.dir)
+				for _, e := range es {
+					b, _ := os.ReadFile(filepath.Join(m.dir, e.Name()))
+					n += strings.Count(string(b), boilerplate)
+				}
+				if ok && n > maxPostings-8 && n < maxPostings+8 {
+					crossed++
+				}
+				s.close()
+				if _, err := Run(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	if used < 60 || crossed < 20 {
+		t.Fatalf("the update was used %d times, %d of them near the posting limit", used, crossed)
+	}
+}
+
+// TestCrossFileDuplicatesAsFirstSeen: the sorted search finds exactly the
+// pairs, in the order and up to the cap, of the one pass that remembers
+// each key's first unit.
+func TestCrossFileDuplicatesAsFirstSeen(t *testing.T) {
+	for seed := uint64(1); seed <= 30; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 4))
+		s := &state{byRel: map[string]*file{}}
+		keys := 5 + rng.IntN(400)
+		for f := 0; f < 1+rng.IntN(1500); f++ { // past 4096 units the radix sort runs
+			sum := &fileSum{}
+			for u := 0; u < rng.IntN(12); u++ {
+				sum.Units = append(sum.Units, unitSum{Key: uint64(rng.IntN(keys)) * 0x9e3779b97f4a7c15, Cross: rng.IntN(5) > 0})
+			}
+			if rng.IntN(10) == 0 {
+				sum = nil
+			}
+			s.addFile(&file{rel: fmt.Sprint(f), sum: sum})
+		}
+		// The reference: one pass with a map of first occurrences.
+		first := map[uint64]unitRef{}
+		var want []pairRef
+	scan:
+		for fi, f := range s.files {
+			if f.sum == nil {
+				continue
+			}
+			for ui, u := range f.sum.Units {
+				if !u.Cross {
+					continue
+				}
+				ref := unitRef{int32(fi), int32(ui)}
+				if a, ok := first[u.Key]; !ok {
+					first[u.Key] = ref
+				} else if int(a.file) != fi {
+					if want = append(want, pairRef{a, ref, 1}); len(want) == maxLeads {
+						break scan
+					}
+				}
+			}
+		}
+		if got := s.crossFileDuplicates(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("seed %d: %d pairs, want %d:\n%v\n%v", seed, len(got), len(want), got, want)
+		}
+	}
+}
