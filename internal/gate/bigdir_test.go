@@ -13,9 +13,10 @@ import (
 )
 
 // TestCountSessionsBigFlatDir holds the parallel stat of one big directory
-// (countCandidates splits it across the cores) to the same count as a serial scan would give, with
-// every kind of entry the scan must skip mixed in, and with a Rule whose
-// Keep and Alias run on the stat goroutines.
+// (statPool splits it across the cores while it is listed) to the same
+// count as a serial scan would give, with every kind of entry the scan must
+// skip mixed in, and with a Rule whose Keep and Alias run on the stat
+// goroutines.
 func TestCountSessionsBigFlatDir(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4)) // split even on one core
 	const n = 6 * statChunk

@@ -113,14 +113,15 @@ func (s scanner) scanPath(path string) ([]string, int) {
 // scanDir counts the matching transcripts directly in d and returns the paths
 // of the subdirectories still to visit with the count. Directories are closed
 // before their children are opened, so a deep tree never holds more than one
-// descriptor per worker (the stat goroutines of countCandidates share it).
+// descriptor per worker (the stat goroutines of statPool share it).
 //
 // The listing's own file types decide what is a directory and what a file,
 // so directories are never stat'ed; only the names the rule accepts are
 // (the mtime is the one thing a listing cannot give).
 func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
 	depth := depthOf(s.root, d.Name())
-	var candidates []string
+	pool := statPool{s: s, d: d}
+	candidates := make([]string, 0, statChunk)
 	// An error ends this directory with what was read so far: undercounting
 	// only postpones a dream.
 	_ = listDir(d, func(name string, t entryType) {
@@ -136,49 +137,75 @@ func (s scanner) scanDir(d *os.File) (subdirs []string, n int) {
 			id, ok := s.rule.match(depth, name)
 			if ok && !s.rule.same(id, s.exclude) {
 				candidates = append(candidates, name)
-				if len(candidates) == flushCandidates {
-					n += s.countCandidates(d, candidates)
-					candidates = candidates[:0]
+				if len(candidates) == statChunk {
+					pool.submit(candidates)
+					candidates = make([]string, 0, statChunk)
 				}
 			}
 		}
 		// Symlinks, sockets, devices: never followed, never counted.
 	})
-	return subdirs, n + s.countCandidates(d, candidates)
+	n = s.countSome(d, candidates)
+	return subdirs, n + pool.wait()
 }
 
-// flushCandidates bounds how many names of one directory are held before
-// they are stat'ed, so that a huge flat directory costs bounded memory; it
-// is large enough to split across the cores.
-const flushCandidates = 8192
-
-// statChunk is the fewest candidates worth a goroutine of their own: below
-// it the goroutine costs more than the stats it would take over.
+// statChunk is how many candidates of one directory are stat'ed as one
+// piece of work: the fewest worth handing to another goroutine, few enough
+// that the listing is never far ahead of the stats.
 const statChunk = 512
 
-// countCandidates counts the candidates in d that were modified after the
-// cutoff and that the rule keeps. A big directory (Claude Code keeps every
-// session of a project side by side) is split across the cores: each stat is
-// a short, CPU-bound system call, so they run in parallel, which find(1),
-// one stat at a time, cannot do.
-func (s scanner) countCandidates(d *os.File, names []string) int {
-	par := min(runtime.GOMAXPROCS(0), len(names)/statChunk)
-	if par <= 1 {
-		return s.countSome(d, names)
-	}
-	per := (len(names) + par - 1) / par
-	var total atomic.Int64
-	var wg sync.WaitGroup
-	for lo := per; lo < len(names); lo += per {
-		part := names[lo:min(lo+per, len(names))]
-		wg.Go(func() { total.Add(int64(s.countSome(d, part))) })
-	}
-	n := s.countSome(d, names[:per])
-	wg.Wait()
-	return n + int(total.Load())
+// statPool stats the candidates of one big directory while it is still
+// being listed. Claude Code keeps every session of a project side by side,
+// so a directory may hold thousands; each stat is a short, CPU-bound system
+// call, so chunks of them run on the other cores (GOMAXPROCS-1 helpers,
+// started with the first full chunk) while the listing goroutine goes on
+// reading the directory and takes a chunk itself whenever the helpers are
+// busy. find(1), one stat at a time after each listing, can do neither. At
+// most two chunks per helper are held at once, so a huge directory costs
+// bounded memory.
+type statPool struct {
+	s     scanner
+	d     *os.File
+	work  chan []string
+	wg    sync.WaitGroup
+	total atomic.Int64
 }
 
-// countSome is countCandidates on one goroutine.
+// submit counts names, on a helper if one is free.
+func (p *statPool) submit(names []string) {
+	if p.work == nil {
+		helpers := runtime.GOMAXPROCS(0) - 1
+		if helpers < 1 {
+			p.total.Add(int64(p.s.countSome(p.d, names)))
+			return
+		}
+		p.work = make(chan []string, helpers)
+		for range helpers {
+			p.wg.Go(func() {
+				for names := range p.work {
+					p.total.Add(int64(p.s.countSome(p.d, names)))
+				}
+			})
+		}
+	}
+	select {
+	case p.work <- names:
+	default:
+		p.total.Add(int64(p.s.countSome(p.d, names)))
+	}
+}
+
+// wait is the count of everything submitted, once the helpers are done.
+func (p *statPool) wait() int {
+	if p.work != nil {
+		close(p.work)
+		p.wg.Wait()
+	}
+	return int(p.total.Load())
+}
+
+// countSome counts the candidates in d that were modified after the cutoff
+// and that the rule keeps, on the calling goroutine.
 func (s scanner) countSome(d *os.File, names []string) int {
 	n := 0
 	var buf []byte // statAfter's scratch

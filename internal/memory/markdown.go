@@ -8,7 +8,6 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -108,14 +107,18 @@ type ProseRun struct {
 // markdown is the shared parser, built on first use: nothing is compiled at
 // package init, so a program that never reads Markdown pays nothing.
 var markdown = sync.OnceValue(func() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(extension.Table), goldmark.WithParserOptions(parser.WithAttribute()))
+	return goldmark.New(goldmark.WithExtensions(gfmTable{}), goldmark.WithParserOptions(parser.WithAttribute()))
 })
 
 // PinMarker is the HTML comment that pins a line.
 const pinMarkerWord = "pin"
 
 // ParseDoc parses a memory file. It never fails: any bytes are Markdown.
-func ParseDoc(src []byte) *Doc {
+func ParseDoc(src []byte) *Doc { return parseDocWith(markdown(), src) }
+
+// parseDocWith is ParseDoc with the goldmark instance given, so that a test
+// can compare the units of two parsers (see table.go).
+func parseDocWith(md goldmark.Markdown, src []byte) *Doc {
 	d := &Doc{Src: src}
 	d.lineStarts = lineStarts(src)
 	// The frontmatter and a BOM are not Markdown; blank them (same length,
@@ -139,7 +142,7 @@ func ParseDoc(src []byte) *Doc {
 			}
 		}
 	}
-	root := markdown().Parser().Parse(text.NewReader(work))
+	root := md.Parser().Parse(text.NewReader(work))
 	w := walker{d: d, src: work}
 	w.blocks(root, -1, false)
 	return d
