@@ -70,9 +70,10 @@ func (s *memoryStart) file(rel string) ([]byte, error) {
 //
 // Only the changed Markdown files are read on both sides, each by the
 // guard's worker when it gets to it, so that neither side of the change is
-// held in memory at once; the unchanged ones are streamed from staging
-// (where they are the originals) only when a unit left its file, to look
-// for it there (lossguard.CheckFiles).
+// held in memory at once; the unchanged ones are streamed (from staging,
+// where they are the originals, or from the memory dir for a sparse
+// dream, whose staging holds only what it wrote) only when a unit left its
+// file, to look for it there (lossguard.CheckFiles).
 func (d *Dreamer) guardLoss(rep *Report, out Outcome, before *memoryStart, stagedDir string) (held bool, err error) {
 	changes, err := before.txn.Changes()
 	if err != nil {
