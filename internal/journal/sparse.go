@@ -44,6 +44,7 @@ import (
 type sparseClock struct {
 	began   time.Time // time.Now at Begin, with its monotonic reading
 	ctimeNs int64     // ctime of a file written at Begin on the memory's file system; 0 when unknown
+	dev     uint64    // the memory dir's device: a file on another (a mount inside the memory) is compared by content
 }
 
 // clockSlack is how close to Begin a change time must be to be checked by
@@ -74,14 +75,26 @@ func (c sparseClock) olderThanBegin(ctimeNs int64) bool {
 // file system, else the ctime of a probe file created (and removed) in the
 // memory dir, so that a memory on a network file system is compared with
 // its server's clock, not ours.
+//
+// It is no clock (every written file is then compared by content) unless
+// the memory's file system keeps ctime as the local kernel's change time
+// (kernelCtime): on a FUSE mount a sync client's edit can carry an old
+// ctime, and a network file system's cached attributes can hide an edit.
 func (t *Txn) readClock() sparseClock {
 	c := sparseClock{began: time.Now()}
-	rec, err := os.Lstat(filepath.Join(t.txnDir, recordName))
 	mem, merr := os.Stat(t.memDir)
-	if err == nil && merr == nil {
+	if merr != nil || !kernelCtime(t.memDir) {
+		return c
+	}
+	d2, ok2 := device(mem)
+	if !ok2 {
+		return c
+	}
+	c.dev = d2
+	rec, err := os.Lstat(filepath.Join(t.txnDir, recordName))
+	if err == nil {
 		d1, ok1 := device(rec)
-		d2, ok2 := device(mem)
-		if _, ct, ok := identity(rec); ok && ok1 && ok2 && d1 == d2 {
+		if _, ct, ok := identity(rec); ok && ok1 && d1 == d2 {
 			c.ctimeNs = ct
 			return c
 		}
@@ -134,7 +147,7 @@ func (t *Txn) resolveBase(rel string) (fingerprint, bool, error) {
 		return unknownBase(0o644), true, nil // a symlink or a dir: never written through
 	}
 	now := statPrint(info)
-	if t.clock.olderThanBegin(now.CtimeNs) {
+	if dev, ok := device(info); ok && dev == t.clock.dev && t.clock.olderThanBegin(now.CtimeNs) {
 		return now, true, nil
 	}
 	if t.start == nil {
@@ -152,9 +165,14 @@ func (t *Txn) resolveBase(rel string) (fingerprint, bool, error) {
 		return fingerprint{}, false, err
 	}
 	sum := sha256.Sum256(data)
+	startPrint := fingerprint{Mode: info.Mode().Perm(), Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}
 	again, err := os.Lstat(abs)
-	if err != nil || fp.Size != int64(len(data)) || fp.SHA256 != hex.EncodeToString(sum[:]) || !statPrint(again).sameStat(now) {
-		return unknownBase(info.Mode()), true, nil
+	if err != nil || fp.Size != startPrint.Size || fp.SHA256 != startPrint.SHA256 || !statPrint(again).sameStat(now) {
+		// Edited around the start: the base is Start's content, with no
+		// stat, so the commit finds the file edited (and merges on
+		// Start) unless it is Start again, and a parked dream can still
+		// be applied once the file is back to what the dream began from.
+		return startPrint, true, nil
 	}
 	now.SHA256 = fp.SHA256
 	return now, true, nil

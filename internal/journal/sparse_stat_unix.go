@@ -8,7 +8,7 @@ import (
 )
 
 // device returns the file system a file lives on, to tell whether the
-// state dir and the memory dir share one clock (see Txn.fsClock).
+// state dir and the memory dir share one clock (see Txn.readClock).
 func device(info fs.FileInfo) (uint64, bool) {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {

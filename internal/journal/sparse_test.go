@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -358,4 +359,55 @@ func readRegular(t testing.TB, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A file edited around the start (its ctime too recent to vouch for it)
+// whose content is not Start's gets Start's content as its base: the
+// commit finds it edited while it differs, and the parked dream lands once
+// the file is back to what the dream began from (with no base at all it
+// could never be applied).
+func TestSparseRecentEditBaseIsStart(t *testing.T) {
+	state, mem := setup(t)
+	pre := readTree(t, mem)
+	settle()
+	rust := "---\nname: user\n---\nThe user likes Rust.\n"
+	edit(t, mem, map[string]string{"user.md": rust}) // just before Begin: too recent for its ctime to vouch
+	txn := beginSparse(t, state, mem, "s1", baseFrom(pre))
+	dreamt := "---\nname: user\n---\nThe user likes Go (since 2026-11-30).\n"
+	writeTree(t, txn.Dir(), map[string]string{"user.md": dreamt})
+	if err := txn.ParkFor("review requested"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(state, mem, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.Commit(); !errors.Is(err, ErrConflict) {
+		t.Fatalf("Commit over the user's edit: %v, want ErrConflict", err)
+	}
+	if got := readTree(t, mem)["user.md"]; got != rust {
+		t.Fatalf("the user's edit was overwritten: %q", got)
+	}
+	edit(t, mem, map[string]string{"user.md": pre["user.md"]})
+	back, err = Load(state, mem, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := back.Commit(); err != nil {
+		t.Fatalf("Commit once the file is Start's again: %v", err)
+	}
+	if got := readTree(t, mem)["user.md"]; got != dreamt {
+		t.Fatalf("user.md = %q, want the dream's", got)
+	}
+}
+
+// The ctime is trusted only on file systems whose ctime is the local
+// kernel's; the test's temp dir is on one of them on any usual Linux box.
+func TestKernelCtimeOfTempDir(t *testing.T) {
+	if !kernelCtime(t.TempDir()) && runtime.GOOS == "linux" {
+		t.Skip("the temp dir is on a file system outside the allowlist: sparse stagings there compare by content")
+	}
+	if kernelCtime(filepath.Join(t.TempDir(), "missing")) {
+		t.Fatal("kernelCtime of a missing path = true")
+	}
 }
