@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An offline dream against `cp -a` + `git add -A && git commit` of the same
 # memory dir, at several sizes, in the same run: wall time, the ratio, peak
-# RSS, and a second dream after a one-file hand edit. Then the log-log slope
+# RSS, a second dream right after a one-file hand edit, and a third after
+# another edit once the memory has settled. Then the log-log slope
 # of the dream's time against the number of topics.
 # Goals (issue 15): ratio <= 3 at 30,000 topics, slope <= 1.1, peak RSS
 # < 256 MB, second dream <= 1 s at 30,000.
@@ -21,7 +22,7 @@ export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state XDG_CONFIG_HOME=$tmp/home/c
 unset ANTHROPIC_API_KEY OPENAI_API_KEY DREAM_PROVIDER
 mkdir -p "$tmp/repo" "$HOME"
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-printf '%6s %8s %10s %10s %7s %9s %10s %10s\n' build topics baseline_s dream_s ratio rss_MB second_s rss2_MB
+printf '%6s %8s %10s %10s %7s %9s %10s %10s %10s\n' build topics baseline_s dream_s ratio rss_MB second_s rss2_MB settled_s
 : > "$tmp/points"
 one() { # label binary n base
   local mem=$tmp/$1-m$3 t0 t1 first second rss rss2 ratio f
@@ -43,8 +44,18 @@ one() { # label binary n base
   t1=$(date +%s%N)
   second=$(secs "$t0" "$t1")
   rss2=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
+  # A third dream after another one-file edit, once the memory has settled
+  # (the files the first dream wrote are no longer too recent for their
+  # stats to vouch for them): the steady state of a memory between dreams.
+  sleep 3
+  printf -- '- Another fact, written by hand.\n' >> "$f"
+  t0=$(date +%s%N)
+  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
+    echo "$1: third dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
+  t1=$(date +%s%N)
+  settled=$(secs "$t0" "$t1")
   ratio=$(awk -v a="$first" -v b="$4" 'BEGIN { printf "%.2f", a / b }')
-  printf '%6s %8d %10s %10s %7s %9s %10s %10s\n' "$1" "$3" "$4" "$first" "$ratio" "$rss" "$second" "$rss2"
+  printf '%6s %8d %10s %10s %7s %9s %10s %10s %10s\n' "$1" "$3" "$4" "$first" "$ratio" "$rss" "$second" "$rss2" "$settled"
   [ "$1" = after ] && echo "$3 $first" >> "$tmp/points"
   rm -rf "$mem" "$tmp/$1-s$3"
 }
