@@ -19,10 +19,7 @@ package lossguard
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"runtime"
 	"strings"
 )
@@ -154,28 +151,8 @@ func Covers(rel string) bool {
 // lock skipped, as memory.Load does).
 func ReadTree(dir string) (Tree, error) {
 	t := Tree{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		if strings.HasPrefix(e.Name(), ".") {
-			if e.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !e.Type().IsRegular() || !strings.EqualFold(filepath.Ext(p), ".md") {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		t[filepath.ToSlash(rel)] = b
+	err := WalkTree(dir, nil)(func(rel string, src []byte) error {
+		t[rel] = src
 		return nil
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 7
+const cacheVersion = 8
 
 var cacheMagic = []byte("dream offline cache\n")
 
@@ -153,7 +153,6 @@ func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error
 		if flags&8 != 0 {
 			e.idx = decodeIndexSum(r)
 		}
-		sum.Pins = r.strs()
 		nm := r.uint()
 		if nm > uint64(len(r.b)) {
 			return nil, errCache
@@ -312,7 +311,6 @@ func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum,
 	if idx != nil {
 		w = appendIndexSum(w, idx)
 	}
-	w = appendStrs(w, sum.Pins)
 	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
 	for _, m := range sum.Mentions {
 		w = binary.AppendUvarint(w, uint64(m.Line))

@@ -26,9 +26,6 @@ type fileSum struct {
 	// relative date): such a file is parsed on every run, never taken from
 	// the cache.
 	Dirty bool
-	// Pins are the file's pinned facts, in order, as PinnedFacts reads
-	// them (before repeats across files are dropped).
-	Pins []string
 }
 
 // unitSum is one list item or top-level paragraph.
@@ -80,7 +77,6 @@ func (s *state) summarize(f *file) *fileSum {
 		}
 	}
 	sum.Shingles = slices.Clip(sum.Shingles)
-	sum.Pins = pinsOf(d)
 	return sum
 }
 
