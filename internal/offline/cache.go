@@ -77,6 +77,15 @@ func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
 	return nil
 }
 
+// entry returns the entry of rel, if the cache has one.
+func (c *cacheData) entry(rel string) (cacheEntry, bool) {
+	if c == nil {
+		return cacheEntry{}, false
+	}
+	e, ok := c.entries[rel]
+	return e, ok
+}
+
 // byStat returns the entry of rel if the file's stat now is the one
 // recorded with it (so its bytes are those hashed), without reading it.
 func (c *cacheData) byStat(rel string, st fileStat) (cacheEntry, bool) {
@@ -225,7 +234,7 @@ func (s *state) saveCache() {
 		bw.Write(w)
 	}
 	m := s.pairs
-	if m == nil && s.cache != nil {
+	if m == nil && s.cache != nil && !s.dropPairs {
 		// A run without the leads keeps the last pairs: they carry the
 		// hashes they were found for, so they are never taken for others.
 		m = s.cache.pairs

@@ -421,3 +421,78 @@ func TestCacheUnreadIndex(t *testing.T) {
 		t.Fatalf("no pointer for the new topic:\n%s", rep)
 	}
 }
+
+// TestCacheWrittenIndex: the dream right after one that wrote the index
+// (pointers added, lines moved out of an index over budget) takes the
+// index's summary from the entry the writing run made for the bytes it
+// wrote, checked by their hash, without parsing it, and still reports and
+// writes exactly what a run without a cache does, a hand edit of the
+// index included.
+func TestCacheWrittenIndex(t *testing.T) {
+	for _, movable := range []bool{false, true} {
+		t.Run(fmt.Sprint("movable=", movable), func(t *testing.T) {
+			base := t.TempDir()
+			var idx strings.Builder
+			idx.WriteString("# Memory\n\n<!-- drafts/ is not indexed on purpose -->\n\n")
+			n := 230
+			if movable {
+				n = 185 // within the budget once the notes are moved
+			}
+			for i := 0; i < n; i++ {
+				fmt.Fprintf(&idx, "- [Area %d](area-%d.md) — the staging cluster %d\n", i, i, i)
+				if movable && i%10 == 0 {
+					fmt.Fprintf(&idx, "\nA note of the user's own about area %d, which an agent reads every turn.\n\n", i)
+				}
+			}
+			os.WriteFile(filepath.Join(base, "MEMORY.md"), []byte(idx.String()), 0o644)
+			os.MkdirAll(filepath.Join(base, "drafts"), 0o755)
+			os.WriteFile(filepath.Join(base, "drafts", "x.md"), []byte("- The cache is warmed from the primary.\n"), 0o644)
+			for i := 0; i < 5; i++ {
+				os.WriteFile(filepath.Join(base, fmt.Sprintf("area-%d.md", i)), []byte(fmt.Sprintf("# Area %d\n\n- The release train %d leaves on Thursdays.\n", i, i)), 0o644)
+			}
+			os.WriteFile(filepath.Join(base, "unindexed.md"), []byte("# Unindexed\n\n- Nobody pointed to this yet.\n"), 0o644)
+			cache := filepath.Join(t.TempDir(), "state", "offline.cache")
+			withCache, without := t.TempDir(), t.TempDir()
+			copyTree(t, base, withCache)
+			copyTree(t, base, without)
+			check := func(step string) []byte {
+				t.Helper()
+				a, b := runJSON(t, withCache, cache), runJSON(t, without, "")
+				if !bytes.Equal(a, b) {
+					t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
+				}
+				sameTree(t, withCache, without)
+				return a
+			}
+			if rep := check("first"); !bytes.Contains(rep, []byte("added index pointer")) || movable != bytes.Contains(rep, []byte(`"kind": "index_budget"`)) {
+				t.Fatalf("the first run did not do what the test needs:\n%s", rep)
+			}
+			// Right after: no stat vouches for the index, its hash does.
+			s, err := scan(context.Background(), Options{MemoryDir: withCache, Now: testNow, Layout: LayoutFor(""), CacheFile: cache})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix := s.byRel["MEMORY.md"]
+			if ix.unread || !ix.cached || ix.doc != nil || ix.idx == nil || !ix.idx.BudgetKnown {
+				t.Fatalf("the written index was parsed again (unread %v cached %v parsed %v)", ix.unread, ix.cached, ix.doc != nil)
+			}
+			s.close()
+			rep := check("right after")
+			if !bytes.Contains(rep, []byte("over budget")) && !movable {
+				t.Fatalf("the budget note was lost:\n%s", rep)
+			}
+			// A hand edit of the index, same size, mtime put back, at once.
+			for _, d := range []string{withCache, without} {
+				p := filepath.Join(d, "MEMORY.md")
+				info, _ := os.Stat(p)
+				b, _ := os.ReadFile(p)
+				b = bytes.Replace(b, []byte("[Area 1](area-1.md)"), []byte("[Area 1](area-9.md)"), 1)
+				os.WriteFile(p, b, 0o644)
+				os.Chtimes(p, info.ModTime(), info.ModTime())
+			}
+			check("index edited")
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settled")
+		})
+	}
+}

@@ -107,6 +107,11 @@ type state struct {
 	// indexSumChanged is set when the run added to the index's summary
 	// (the budget check's outcome) what the cache did not have.
 	indexSumChanged bool
+	// before are the summaries the pairs were found in of the files the
+	// run writes (keepSums), and dropPairs is set when the pairs could
+	// not be brought up to date with the writes: the cache keeps none.
+	before    map[string]*fileSum
+	dropPairs bool
 }
 
 // scan reads the memory file by file: each is parsed (or its analysis
@@ -216,6 +221,16 @@ func (s *state) scanFile(f *file) error {
 	if !f.resident && !pointer {
 		if c := s.cache.lookup(f.rel, f.hash); c != nil && !c.Dirty {
 			f.sum, f.cached = c, true
+			return nil
+		}
+	}
+	if f.index && !pointer {
+		// The same bytes as the entry's (their hash says so) with nothing
+		// to fix: the index's summary is the entry's, as for an index
+		// whose stat vouched for it, and it is parsed only if a step
+		// changes it (loadIndex reads it again, checked by hash).
+		if e, ok := s.cache.entry(f.rel); ok && e.hash == f.hash && !e.sum.Dirty && e.idx != nil {
+			f.idx, f.sum, f.cached = e.idx, e.sum, true
 			return nil
 		}
 	}

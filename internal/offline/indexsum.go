@@ -1,6 +1,10 @@
 package offline
 
 import (
+	"context"
+	"crypto/sha256"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/memory"
@@ -97,4 +101,51 @@ func (s *state) loadIndex() error {
 	}
 	ix.src, ix.doc, ix.unread = data, memory.ParseDoc(data), false
 	return nil
+}
+
+// afterWrite brings what the cache keeps up to date with the files the run
+// wrote: the pairs (pairsAfterWrite) and the written index's own summary,
+// so that the dream right after this one neither finds the pairs again
+// nor parses the index.
+func (s *state) afterWrite(ctx context.Context, touched []string) error {
+	if s.opts.CacheFile == "" || len(touched) == 0 {
+		return nil
+	}
+	if err := s.pairsAfterWrite(ctx, touched); err != nil {
+		return err
+	}
+	if ix := s.index; ix != nil && ix.exists && ix.idx == nil && ix.sum != nil && slices.Contains(touched, ix.rel) {
+		ix.idx = s.writtenIndexSum(ix)
+	}
+	return nil
+}
+
+// writtenIndexSum is the summary of the index as the run wrote it, with
+// the budget check's outcome for exactly those bytes: the check run on
+// them alone, in a state of their own, as the next run would run it on
+// the index unedited (its outcome depends on the index's bytes only). The
+// bytes are read back and must hash as written; nil when they cannot be.
+func (s *state) writtenIndexSum(ix *file) *indexSum {
+	var data []byte
+	var err error
+	if s.opts.WriteDir != "" {
+		if s.out == nil {
+			return nil
+		}
+		data, err = s.out.ReadFile(filepath.FromSlash(ix.rel))
+	} else {
+		data, _, err = s.reader.ReadFile(ix.rel)
+	}
+	if err != nil || sha256.Sum256(data) != ix.hash {
+		return nil
+	}
+	g := &file{rel: ix.rel, src: data, doc: memory.ParseDoc(data), exists: true, index: true, resident: true, mode: ix.mode}
+	g.idx = summarizeIndex(g)
+	t := &state{opts: s.opts, byRel: map[string]*file{}, dirs: s.dirs, reader: s.reader, roles: s.roles}
+	t.addFile(g)
+	t.index = g
+	if err := t.fixBudget(); err != nil || !g.idx.BudgetKnown {
+		return nil
+	}
+	return g.idx
 }

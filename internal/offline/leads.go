@@ -128,32 +128,90 @@ func (s *state) findLeads(ctx context.Context) (Leads, error) {
 }
 
 // pairsOf returns the cross-file and near-duplicate pairs: the last run's,
-// when the files are those it analysed, else computed.
+// when the files are those it analysed, else updated from them for the
+// files that changed, else computed.
 func (s *state) pairsOf(ctx context.Context) (cross, near []pairRef, err error) {
-	d := s.unitsDigest()
 	var memo *pairsMemo
 	if s.cache != nil {
 		memo = s.cache.pairs
 	}
-	if memo != nil && memo.digest == d {
-		cr, ok1 := s.fromRels(memo.cross)
+	cross, near, s.pairs, err = s.pairsFrom(ctx, memo, s.fromCache)
+	return cross, near, err
+}
+
+// pairsFrom is pairsOf against the memo, whose files' old summaries
+// oldSum returns; the memo returned is that of the pairs found, for the
+// cache (nil without one).
+func (s *state) pairsFrom(ctx context.Context, memo *pairsMemo, oldSum func(string, [32]byte) (*fileSum, bool)) (cross, near []pairRef, m *pairsMemo, err error) {
+	d := s.unitsDigest()
+	if memo != nil && memo.digest == d && (memo.crossComplete || len(memo.cross) >= maxLeads) {
+		cr, ok1 := s.fromRels(memo.cross[:min(len(memo.cross), maxLeads)])
 		nr, ok2 := s.fromRels(memo.near)
 		if ok1 && ok2 {
-			s.pairs = memo
-			return cr, nr, nil
+			return cr, nr, memo, nil
 		}
 	}
-	cross = s.crossFileDuplicates()
-	near, all, ok := s.nearIncremental(ctx, memo)
+	ch := s.changesSince(memo, oldSum)
+	crossMemo, complete, ok := s.crossIncremental(memo, ch)
+	if !ok {
+		crossMemo, complete = s.crossPairs(maxCrossMemo)
+	}
+	cross = crossMemo[:min(len(crossMemo), maxLeads)]
+	near, all, ok := s.nearIncremental(ctx, memo, ch)
 	if !ok {
 		if near, all, err = s.nearScan(ctx); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if s.opts.CacheFile != "" {
-		s.pairs = &pairsMemo{digest: d, cross: s.toRels(cross), near: s.toRels(near), files: s.fileHashes(), all: s.toRels(all)}
+		m = &pairsMemo{digest: d, cross: s.toRels(crossMemo), crossComplete: complete, near: s.toRels(near), files: s.fileHashes(), all: s.toRels(all)}
 	}
-	return cross, near, nil
+	return cross, near, m, nil
+}
+
+// keepSums remembers, before the run writes its files, the summaries the
+// pairs were found in, so that the pairs can be brought up to date with
+// what was written (pairsAfterWrite).
+func (s *state) keepSums() {
+	if s.pairs == nil {
+		return
+	}
+	s.before = map[string]*fileSum{}
+	for _, f := range s.files {
+		if f.sum != nil && (len(f.edits) > 0 || !f.exists) {
+			s.before[f.rel] = f.sum
+		}
+	}
+}
+
+// pairsAfterWrite updates the pairs kept for the cache to the files as
+// the run wrote them: the next dream then finds the pairs of what it
+// reads (updated for a hand edit, not found again for thousands of
+// written files). A run that created a file (the overflow file) keeps no
+// pairs: its files are no longer in the order a scan lists them.
+func (s *state) pairsAfterWrite(ctx context.Context, touched []string) error {
+	if s.pairs == nil || len(touched) == 0 {
+		return nil
+	}
+	for _, f := range s.files {
+		if !f.exists {
+			s.pairs, s.dropPairs = nil, true
+			return nil
+		}
+	}
+	memo := s.pairs
+	old := func(rel string, h [32]byte) (*fileSum, bool) {
+		if sum, ok := s.before[rel]; ok && memo.files[rel] == h {
+			return sum, true
+		}
+		return nil, false
+	}
+	_, _, m, err := s.pairsFrom(ctx, memo, old)
+	if err != nil {
+		return err
+	}
+	s.pairs, s.before = m, nil
+	return nil
 }
 
 func (s *state) lead(f *file, kind string, off int, detail string) {
@@ -168,6 +226,13 @@ func (s *state) lead(f *file, kind string, off int, detail string) {
 // the same words in two projects may be two facts, so only a model (or the
 // user) may merge them. The first maxLeads pairs in file order are kept.
 func (s *state) crossFileDuplicates() []pairRef {
+	out, _ := s.crossPairs(maxLeads)
+	return out
+}
+
+// crossPairs is the first limit cross-file pairs, and whether they are
+// all there are.
+func (s *state) crossPairs(limit int) ([]pairRef, bool) {
 	// Sorted by key rather than looked up in a map: the units of a large
 	// memory make a map that misses the processor's caches on every
 	// access, and a radix sort is a few linear passes. The sort is stable,
@@ -202,13 +267,13 @@ func (s *state) crossFileDuplicates() []pairRef {
 		}
 		lo = hi
 	}
-	// In file order of the later unit, the first maxLeads.
+	// In file order of the later unit, the first limit.
 	slices.SortFunc(found, func(x, y later) int { return int(x.unit) - int(y.unit) })
 	var out []pairRef
-	for _, l := range found[:min(len(found), maxLeads)] {
+	for _, l := range found[:min(len(found), limit)] {
 		out = append(out, pairRef{us[l.first], us[l.unit], 1})
 	}
-	return out
+	return out, len(found) <= limit
 }
 
 // pairTexts reads the texts of the reported pairs: each file they name is

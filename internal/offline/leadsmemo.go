@@ -15,14 +15,22 @@ import (
 // offline pass) the postings are not built again. Any change, however
 // small, changes the digest, and the pairs are computed afresh.
 type pairsMemo struct {
-	digest      [32]byte
-	cross, near []pairRel
+	digest [32]byte
+	// cross are the first cross-file pairs (up to maxCrossMemo, more than
+	// a run reports, so that an update that loses some still has the
+	// maxLeads it needs), crossComplete set when they are all there are.
+	cross         []pairRel
+	crossComplete bool
+	near          []pairRel
 	// files are the hashes of the files the pairs were found in, and all
 	// every qualifying near-duplicate pair (nil when there were too many
 	// to keep): what nearIncremental updates.
 	files map[string][32]byte
 	all   []pairRel
 }
+
+// maxCrossMemo is how many cross-file pairs the memo keeps.
+const maxCrossMemo = 5 * maxLeads
 
 // pairRel is a pairRef by path, which stays valid when file indices shift.
 type pairRel struct {
@@ -64,11 +72,12 @@ func (s *state) toRels(ps []pairRef) []pairRel {
 	return out
 }
 
-// fileHashes are the hashes of the analysed files, by path.
+// fileHashes are the hashes of the analysed files, by path (the index's
+// too: its units are cross-file candidates).
 func (s *state) fileHashes() map[string][32]byte {
 	m := make(map[string][32]byte, len(s.files))
 	for _, f := range s.files {
-		if f.sum != nil && !f.index {
+		if f.sum != nil {
 			m[f.rel] = f.hash
 		}
 	}
@@ -130,6 +139,11 @@ func (r *reader) pairs() []pairRel {
 func appendMemo(w []byte, m *pairsMemo) []byte {
 	w = append(w, m.digest[:]...)
 	w = appendPairs(w, m.cross)
+	if m.crossComplete {
+		w = append(w, 1)
+	} else {
+		w = append(w, 0)
+	}
 	w = appendPairs(w, m.near)
 	rels := make([]string, 0, len(m.files))
 	for rel := range m.files {
@@ -152,7 +166,9 @@ func appendMemo(w []byte, m *pairsMemo) []byte {
 func (r *reader) memo() *pairsMemo {
 	m := &pairsMemo{}
 	copy(m.digest[:], r.bytes(32))
-	m.cross, m.near = r.pairs(), r.pairs()
+	m.cross = r.pairs()
+	m.crossComplete = r.uint() == 1
+	m.near = r.pairs()
 	n := r.uint()
 	if n > uint64(len(r.b)) {
 		r.err = errCache

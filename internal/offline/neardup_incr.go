@@ -1,9 +1,7 @@
 package offline
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"sort"
 )
 
@@ -36,96 +34,51 @@ const (
 //   - an unchanged pair of the memo that shares shingles of H, none of
 //     them eligible now, keeps its place only if another shingle it shares
 //     is eligible: those shingles are counted in a second pass.
-func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all []pairRef, ok bool) {
-	if memo == nil || memo.all == nil || s.cache == nil {
+func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo, ch *changes) (top, all []pairRef, ok bool) {
+	if memo == nil || memo.all == nil || ch == nil {
 		return nil, nil, false
 	}
-	changed := map[string]bool{}
-	var old []*fileSum
-	cur := map[string]bool{}
-	for _, f := range s.files {
-		if f.index || f.sum == nil {
-			continue
-		}
-		cur[f.rel] = true
-		if h, ok := memo.files[f.rel]; ok && h == f.hash {
-			continue
-		}
-		changed[f.rel] = true
-		if h, ok := memo.files[f.rel]; ok {
-			e, ok := s.cache.entries[f.rel]
-			if !ok || e.hash != h {
-				return nil, nil, false
-			}
-			old = append(old, e.sum)
-		}
+	// Units are named by unitRef throughout, and every pass runs over the
+	// files' own summaries: no array of every unit is built.
+	set := func(u unitRef) []uint64 {
+		sum := s.files[u.file].sum
+		return sum.shingles(&sum.Units[u.unit])
 	}
-	for rel, h := range memo.files {
-		if cur[rel] {
-			continue
-		}
-		changed[rel] = true
-		e, ok := s.cache.entries[rel]
-		if !ok || e.hash != h {
-			return nil, nil, false
-		}
-		old = append(old, e.sum)
-	}
-	if len(changed) > maxChangedFiles {
-		return nil, nil, false
-	}
-	nu := s.nearUnits()
-	isNew := make([]bool, len(nu.us))
-	for i, u := range nu.us {
-		isNew[i] = changed[s.files[u.file].rel]
-	}
+	key := func(u unitRef) uint64 { return s.files[u.file].sum.Units[u.unit].Key }
 	// H: the shingles whose counts may have changed.
 	h := shingleSet{}
-	for _, sum := range old {
+	for _, sum := range ch.old {
 		for k := range sum.Units {
 			h.add(sum.shingles(&sum.Units[k]))
 		}
 	}
-	for i, set := range nu.sets {
-		if isNew[i] {
-			h.add(set)
+	for fi, f := range s.files {
+		if ch.changed[fi] && !f.index && f.sum != nil {
+			for k := range f.sum.Units {
+				h.add(f.sum.shingles(&f.sum.Units[k]))
+			}
 		}
 	}
 	// Pass 1: the count of each shingle of H now, and who holds it (up to
 	// maxPostings+1: past that it is not eligible, whoever they are).
-	holders := map[uint64][]int32{}
-	count := h.countIn(nu.sets, func(sh uint64, i int) {
+	holders := map[uint64][]unitRef{}
+	count := s.countIn(&h, func(sh uint64, u unitRef) {
 		if l := holders[sh]; len(l) <= maxPostings {
-			holders[sh] = append(l, int32(i))
+			holders[sh] = append(l, u)
 		}
 	})
 	eligible := func(n int32) bool { return n >= 2 && n <= maxPostings }
-	// The memo's pairs of unchanged units, by unit id (nu.us is sorted).
-	id := func(u unitRef) (int32, bool) {
-		i, ok := slices.BinarySearchFunc(nu.us, u, func(a, b unitRef) int {
-			if a.file != b.file {
-				return cmp.Compare(a.file, b.file)
-			}
-			return cmp.Compare(a.unit, b.unit)
-		})
-		return int32(i), ok
-	}
-	type pair struct{ i, j int32 }
+	type pair struct{ a, b unitRef }
 	pairs := map[pair]float64{}
-	olds, good := s.fromRels(memo.all)
+	olds, good := s.fromRels(ch.unchanged(memo.all))
 	if !good {
 		return nil, nil, false
 	}
-	for k, p := range olds {
-		if changed[memo.all[k].a] || changed[memo.all[k].b] {
-			continue
+	for _, p := range olds {
+		if !s.nearCandidate(p.a) || !s.nearCandidate(p.b) {
+			return nil, nil, false // not the memo of these summaries
 		}
-		i, ok1 := id(p.a)
-		j, ok2 := id(p.b)
-		if !ok1 || !ok2 {
-			return nil, nil, false
-		}
-		pairs[pair{i, j}] = p.sim
+		pairs[pair{p.a, p.b}] = p.sim
 	}
 	// Pairs whose shared shingles of H are all ineligible now may have lost
 	// their only eligible one: their other shared shingles are counted.
@@ -134,7 +87,7 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 	for p := range pairs {
 		inH, elig := false, false
 		var others []uint64
-		eachShared(nu.sets[p.i], nu.sets[p.j], func(sh uint64) {
+		eachShared(set(p.a), set(p.b), func(sh uint64) {
 			if h.has(sh) {
 				inH = true
 				elig = elig || eligible(count[sh])
@@ -148,10 +101,10 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 		}
 	}
 	if len(doubtful) > 0 {
-		count2 := h2.countIn(nu.sets, nil)
+		count2 := s.countIn(&h2, nil)
 		for _, p := range doubtful {
 			keep := false
-			eachShared(nu.sets[p.i], nu.sets[p.j], func(sh uint64) {
+			eachShared(set(p.a), set(p.b), func(sh uint64) {
 				if !h.has(sh) && eligible(count2[sh]) {
 					keep = true
 				}
@@ -165,7 +118,9 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 		return nil, nil, false
 	}
 	// Candidates through an eligible shingle of H: every pair with a new
-	// unit, and unchanged pairs that may have become candidates.
+	// unit, and unchanged pairs that may have become candidates. Holders
+	// are in file order, so a pair's first unit is the earlier, as
+	// nearScan has it.
 	for sh, l := range holders {
 		if !eligible(count[sh]) {
 			continue
@@ -176,10 +131,10 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 				if _, ok := pairs[p]; ok {
 					continue
 				}
-				if nu.keys[p.i] == nu.keys[p.j] {
+				if key(p.a) == key(p.b) {
 					continue // exact copies are cross-file leads
 				}
-				if sim := jaccard(nu.sets[p.i], nu.sets[p.j]); sim >= nearThreshold {
+				if sim := jaccard(set(p.a), set(p.b)); sim >= nearThreshold {
 					pairs[p] = sim
 				}
 			}
@@ -192,7 +147,7 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 	}
 	tp := &pairHeap{s: s}
 	for p, sim := range pairs {
-		r := pairRef{nu.us[p.i], nu.us[p.j], sim}
+		r := pairRef{p.a, p.b, sim}
 		tp.offer(r)
 		if all != nil {
 			all = append(all, r)
@@ -204,6 +159,40 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo) (top, all 
 		sort.Slice(all, func(i, j int) bool { return s.pairLess(all[i], all[j]) })
 	}
 	return out, all, true
+}
+
+// nearCandidate reports a unit nearScan would index: outside the index,
+// with shingles.
+func (s *state) nearCandidate(u unitRef) bool {
+	f := s.files[u.file]
+	return !f.index && f.sum != nil && u.unit >= 0 && int(u.unit) < len(f.sum.Units) && f.sum.Units[u.unit].N > 0
+}
+
+// countIn counts, over every near-duplicate candidate of the scan, the
+// units holding each shingle of h, calling each (if set) for every holder,
+// in file order.
+func (s *state) countIn(h *shingleSet, each func(sh uint64, u unitRef)) map[uint64]int32 {
+	count := map[uint64]int32{}
+	if len(h.m) == 0 {
+		return count
+	}
+	for fi, f := range s.files {
+		if f.index || f.sum == nil {
+			continue
+		}
+		for ui := range f.sum.Units {
+			u := &f.sum.Units[ui]
+			for _, sh := range f.sum.shingles(u) {
+				if h.has(sh) {
+					count[sh]++
+					if each != nil {
+						each(sh, unitRef{int32(fi), int32(ui)})
+					}
+				}
+			}
+		}
+	}
+	return count
 }
 
 // shingleSet is a small set of shingles with a bitmap in front of its map,
@@ -230,26 +219,6 @@ func (h *shingleSet) has(sh uint64) bool {
 	}
 	_, ok := h.m[sh]
 	return ok
-}
-
-// countIn counts, over sets, the units holding each shingle of h, calling
-// each (if set) for every holder.
-func (h *shingleSet) countIn(sets [][]uint64, each func(sh uint64, unit int)) map[uint64]int32 {
-	count := map[uint64]int32{}
-	if len(h.m) == 0 {
-		return count
-	}
-	for i, set := range sets {
-		for _, sh := range set {
-			if h.has(sh) {
-				count[sh]++
-				if each != nil {
-					each(sh, i)
-				}
-			}
-		}
-	}
-	return count
 }
 
 // eachShared calls fn for every shingle two sorted sets share.

@@ -99,7 +99,7 @@ func TestNearIncrementalEqualsFull(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				inc, _, ok := s.nearIncremental(ctx, s.cache.pairs)
+				inc, _, ok := s.nearIncremental(ctx, s.cache.pairs, s.changesSince(s.cache.pairs, s.fromCache))
 				if ok {
 					used++
 					if a, b := fmt.Sprint(s.toRels(full)), fmt.Sprint(s.toRels(inc)); a != b {
@@ -171,5 +171,104 @@ func TestCrossFileDuplicatesAsFirstSeen(t *testing.T) {
 		if got := s.crossFileDuplicates(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("seed %d: %d pairs, want %d:\n%v\n%v", seed, len(got), len(want), got, want)
 		}
+	}
+}
+
+// TestCrossIncrementalEqualsFull: over random memories dense in exact
+// copies across files (past the cap of maxLeads pairs, so that the memo
+// holds only the first of them) and random edits (files rewritten,
+// appended to, added, removed, the index among them), the cross-file
+// pairs updated from the previous run's are exactly those found from
+// every unit, and the update is what the runs mostly use.
+func TestCrossIncrementalEqualsFull(t *testing.T) {
+	ctx := context.Background()
+	used, capped := 0, 0
+	for seed := uint64(1); seed <= 12; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 23))
+			dir := t.TempDir()
+			phrases := 20 + rng.IntN(60)
+			write := func(name string, k int, appendTo bool) {
+				var b strings.Builder
+				for i := 0; i < k; i++ {
+					if rng.IntN(4) == 0 {
+						fmt.Fprintf(&b, "- a fact of its own number %d here\n", rng.Uint64())
+						continue
+					}
+					fmt.Fprintf(&b, "- the shared fact number %d says the same\n", rng.IntN(phrases))
+				}
+				flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+				if appendTo {
+					flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+				}
+				f, err := os.OpenFile(filepath.Join(dir, name), flag, 0o644)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.WriteString(b.String())
+				f.Close()
+			}
+			name := func() string {
+				if rng.IntN(12) == 0 {
+					return "MEMORY.md"
+				}
+				return fmt.Sprintf("f%02d.md", rng.IntN(66))
+			}
+			write("MEMORY.md", 4, false)
+			for f := 0; f < 60; f++ {
+				write(fmt.Sprintf("f%02d.md", f), 2+rng.IntN(8), false)
+			}
+			cache := filepath.Join(t.TempDir(), "c.bin")
+			// The index layout, with no index pointers to add: the files
+			// are named in a comment the index's own units do not hold.
+			o := Options{MemoryDir: dir, Now: testNow, Layout: LayoutFor(""), Leads: true, CacheFile: cache}
+			if _, err := Run(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			for step := 0; step < 12; step++ {
+				for e := 0; e < 1+rng.IntN(3); e++ {
+					n := name()
+					switch rng.IntN(4) {
+					case 0:
+						if n != "MEMORY.md" {
+							os.Remove(filepath.Join(dir, n))
+						}
+					case 1:
+						write(n, 1+rng.IntN(3), true)
+					default:
+						write(n, 1+rng.IntN(8), false)
+					}
+				}
+				s, err := scan(ctx, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				full, fullComplete := s.crossPairs(maxCrossMemo)
+				ch := s.changesSince(s.cache.pairs, s.fromCache)
+				inc, complete, ok := s.crossIncremental(s.cache.pairs, ch)
+				if ok {
+					used++
+					if len(full) > maxLeads {
+						capped++
+					}
+					// An exact prefix of every pair, complete only if it is
+					// all of them, holding at least what a run reports.
+					if len(inc) > len(full) || complete && (!fullComplete || len(inc) != len(full)) || !complete && len(inc) < maxLeads {
+						t.Fatalf("step %d: %d pairs (complete %v) against %d (complete %v)", step, len(inc), complete, len(full), fullComplete)
+					}
+					if a, b := fmt.Sprint(s.toRels(full[:len(inc)])), fmt.Sprint(s.toRels(inc)); a != b {
+						t.Fatalf("step %d: incremental pairs differ:\n%s\n---\n%s", step, b, a)
+					}
+				}
+				s.close()
+				if _, err := Run(ctx, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+	t.Logf("the update was used %d times of 144, %d of them past the cap", used, capped)
+	if used < 60 || capped < 20 {
+		t.Fatalf("the update was used %d times, %d of them past the cap", used, capped)
 	}
 }

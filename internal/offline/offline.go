@@ -202,7 +202,11 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			}
 		}
 	}
+	s.keepSums()
 	if rep.FilesTouched, err = s.write(ctx); err != nil {
+		return rep, fmt.Errorf("offline: %w", err)
+	}
+	if err := s.afterWrite(ctx, rep.FilesTouched); err != nil {
 		return rep, fmt.Errorf("offline: %w", err)
 	}
 	s.saveCache()
