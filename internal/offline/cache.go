@@ -35,7 +35,7 @@ import (
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
 // shingle or a mention is); an older cache is then ignored.
-const cacheVersion = 8
+const cacheVersion = 9
 
 var cacheMagic = []byte("dream offline cache\n")
 
