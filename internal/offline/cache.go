@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,7 +35,8 @@ import (
 // nothing to fix.
 
 // cacheVersion changes whenever the analysis does (what a unit key, a
-// shingle or a mention is); an older cache is then ignored.
+// shingle or a mention is) or the file's layout; an older cache is then
+// ignored.
 const cacheVersion = 9
 
 var cacheMagic = []byte("dream offline cache\n")
@@ -55,9 +57,6 @@ type cacheEntry struct {
 	sum  *fileSum
 	// idx is the index's own summary, for the index's entry.
 	idx *indexSum
-	// raw is the entry as the cache file holds it, written back as it is
-	// for a file the run did not read.
-	raw []byte
 }
 
 type cacheData struct {
@@ -96,6 +95,39 @@ func (c *cacheData) byStat(rel string, st fileStat) (cacheEntry, bool) {
 	return e, ok && e.st == st
 }
 
+// The cache file, in order (varints unless said otherwise):
+//
+//	magic, version, layout fingerprint (length and bytes), file count
+//	per file: rel, SHA-256 (32 bytes), flags, stat if flagged (device,
+//	  inode, size, mtime, ctime), unit count, mention count, the index's
+//	  summary if flagged
+//	per unit of every file in turn: unit, line, key (8 bytes),
+//	  shingle count << 1 | cross
+//	every shingle of every unit in turn (8 bytes each)
+//	per mention of every file in turn: line, mention, kind
+//	the pairs memo, if flagged
+//	the string table, its length (8 bytes), and a CRC-32C of all before
+//
+// Strings are (offset, length) in the string table, so that decoding makes
+// one string for all of them, and every table is one array: a cache of
+// thirty thousand files decodes in a few allocations, not a few hundred
+// thousand. The checksum is there to catch a torn or damaged file, not a
+// forged one, so CRC-32C (in hardware, a fraction of SHA-256's cost over
+// twenty megabytes) is enough: whoever can write the state dir can write
+// the memory itself, and an entry still supplies an analysis only for
+// bytes with its SHA-256, or a stat taken past the racy window.
+const (
+	flagDirty    = 1
+	flagMentions = 2
+	flagStat     = 4
+	flagIndex    = 8
+	// flagMemo marks a file the pairs memo was found in with the bytes of
+	// this entry, so that the memo need not name it again.
+	flagMemo = 16
+)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
 // loadCache reads the cache at path; any problem (none yet, another
 // layout, a torn or altered file) yields no cache. needMentions drops
 // analyses made without the drift mentions a run with a repository needs.
@@ -104,80 +136,133 @@ func loadCache(path, layout string, needMentions bool) *cacheData {
 		return nil
 	}
 	data, err := os.ReadFile(path)
-	if err != nil || len(data) < len(cacheMagic)+sha256.Size {
+	if err != nil || len(data) < len(cacheMagic)+8+4 {
 		return nil
 	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if h := sha256.Sum256(body); !bytes.Equal(h[:], sum) || !bytes.HasPrefix(body, cacheMagic) {
+	body, sum := data[:len(data)-4], data[len(data)-4:]
+	if crc32.Checksum(body, crcTable) != binary.LittleEndian.Uint32(sum) || !bytes.HasPrefix(body, cacheMagic) {
 		return nil
 	}
-	c, err := decodeCache(&reader{b: body[len(cacheMagic):]}, layout, needMentions)
+	c, err := decodeCache(body[len(cacheMagic):], layout, needMentions)
 	if err != nil {
 		return nil
 	}
 	return c
 }
 
-func decodeCache(r *reader, layout string, needMentions bool) (*cacheData, error) {
-	if r.uint() != cacheVersion || r.str() != layout {
+// decodeCache decodes a cache body (after the magic, before the checksum).
+func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, error) {
+	if len(body) < 8 {
+		return nil, errCache
+	}
+	tabLen := binary.LittleEndian.Uint64(body[len(body)-8:])
+	if tabLen > uint64(len(body)-8) {
+		return nil, errCache
+	}
+	end := uint64(len(body)-8) - tabLen
+	r := &reader{b: body[:end], tab: string(body[end : len(body)-8])}
+	if r.uint() != cacheVersion {
+		return nil, errCache
+	}
+	if ln := r.uint(); ln > uint64(len(r.b)) || string(r.bytes(int(ln))) != layout {
 		return nil, errCache
 	}
 	n := r.uint()
-	c := &cacheData{entries: make(map[string]cacheEntry, min(n, uint64(len(r.b))/34))} // an entry takes at least a name, a hash and a few counts
-	// Every file's shingles live in one array, sized by what the rest of
-	// the cache could hold at most, so that decoding never grows a slice.
-	arena := make([]uint64, 0, len(r.b)/8)
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		at := r.b
-		rel := r.str()
-		var e cacheEntry
-		copy(e.hash[:], r.bytes(32))
-		flags := r.uint()
-		sum := &fileSum{Dirty: flags&1 != 0, HasMentions: flags&2 != 0}
-		if flags&4 != 0 {
-			e.st = fileStat{Dev: r.uint(), Ino: r.uint(), Size: int64(r.uint()), Mtime: int64(r.uint()), Ctime: int64(r.uint())}
+	if n > uint64(len(r.b))/36 { // a file takes at least a name, a hash, flags and two counts
+		return nil, errCache
+	}
+	type head struct {
+		rel          string
+		e            cacheEntry
+		units, ments uint64
+		flags        uint64
+	}
+	heads := make([]head, n)
+	sums := make([]fileSum, n)
+	var totalUnits, totalMents uint64
+	for i := range heads {
+		h := &heads[i]
+		h.rel = r.str()
+		copy(h.e.hash[:], r.bytes(32))
+		h.flags = r.uint()
+		if h.flags&flagStat != 0 {
+			h.e.st = fileStat{Dev: r.uint(), Ino: r.uint(), Size: int64(r.uint()), Mtime: int64(r.uint()), Ctime: int64(r.uint())}
 		}
-		nu := r.uint()
-		if nu > uint64(len(r.b)) {
+		h.units, h.ments = r.uint(), r.uint()
+		if h.flags&flagIndex != 0 {
+			h.e.idx = decodeIndexSum(r)
+		}
+		if r.err != nil || h.units > uint64(len(r.b)) || h.ments > uint64(len(r.b)) {
 			return nil, errCache
 		}
-		sum.Units = make([]unitSum, nu)
-		start := len(arena)
+		totalUnits += h.units
+		totalMents += h.ments
+	}
+	if totalUnits > uint64(len(r.b))/11 || totalMents > uint64(len(r.b))/3 { // a unit takes at least 11 bytes, a mention 3
+		return nil, errCache
+	}
+	units := make([]unitSum, totalUnits)
+	var totalShingles uint64
+	for k := range units {
+		u := &units[k]
+		u.Unit, u.Line = int32(r.uint()), int32(r.uint())
+		u.Key = r.u64()
+		v := r.uint()
+		u.Cross = v&1 != 0
+		if v>>1 > uint64(len(r.b))/8 {
+			return nil, errCache
+		}
+		u.N = int32(v >> 1)
+		totalShingles += v >> 1
+	}
+	if r.err != nil || totalShingles > uint64(len(r.b))/8 {
+		return nil, errCache
+	}
+	shingles := make([]uint64, totalShingles)
+	raw := r.bytes(8 * len(shingles))
+	for k := range shingles {
+		shingles[k] = binary.LittleEndian.Uint64(raw[8*k:])
+	}
+	ments := make([]mentionSum, totalMents)
+	for k := range ments {
+		ments[k] = mentionSum{Line: int32(r.uint()), Mention: r.str(), Kind: r.str()}
+	}
+	if r.err != nil {
+		return nil, errCache
+	}
+	c := &cacheData{entries: make(map[string]cacheEntry, n)}
+	var inMemo map[string][32]byte
+	uo, so, mo := 0, 0, 0
+	for i := range heads {
+		h := &heads[i]
+		sum := &sums[i]
+		sum.Dirty, sum.HasMentions = h.flags&flagDirty != 0, h.flags&flagMentions != 0
+		sum.Units = units[uo : uo+int(h.units) : uo+int(h.units)]
+		uo += int(h.units)
+		start := so
 		for k := range sum.Units {
-			u := &sum.Units[k]
-			u.Unit, u.Line = int32(r.uint()), int32(r.uint())
-			u.Key = r.u64()
-			u.Cross = r.uint() == 1
-			ns := r.uint()
-			if r.err != nil || ns > uint64(len(r.b))/8 {
-				return nil, errCache
+			sum.Units[k].Off = int32(so - start)
+			so += int(sum.Units[k].N)
+		}
+		sum.Shingles = shingles[start:so:so]
+		if h.ments > 0 {
+			sum.Mentions = ments[mo : mo+int(h.ments) : mo+int(h.ments)]
+		}
+		mo += int(h.ments)
+		if h.flags&flagMemo != 0 {
+			if inMemo == nil {
+				inMemo = make(map[string][32]byte, n)
 			}
-			u.Off, u.N = int32(len(arena)-start), int32(ns)
-			for j := range int(ns) {
-				arena = append(arena, binary.LittleEndian.Uint64(r.b[8*j:]))
-			}
-			r.b = r.b[8*ns:]
-		}
-		sum.Shingles = arena[start:len(arena):len(arena)]
-		if flags&8 != 0 {
-			e.idx = decodeIndexSum(r)
-		}
-		nm := r.uint()
-		if nm > uint64(len(r.b)) {
-			return nil, errCache
-		}
-		for k := uint64(0); k < nm; k++ {
-			sum.Mentions = append(sum.Mentions, mentionSum{Line: int32(r.uint()), Mention: r.str(), Kind: r.str()})
+			inMemo[h.rel] = h.e.hash
 		}
 		if needMentions && !sum.HasMentions {
 			continue
 		}
-		e.sum = sum
-		e.raw = at[:len(at)-len(r.b)]
-		c.entries[rel] = e
+		h.e.sum = sum
+		c.entries[h.rel] = h.e
 	}
 	if r.uint() == 1 {
-		c.pairs = r.memo()
+		c.pairs = r.memo(inMemo)
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
@@ -202,53 +287,14 @@ func (s *state) saveCache() {
 		return
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	// Streamed entry by entry through the checksum: the cache is never
-	// held whole in memory.
-	h := sha256.New()
-	bw := bufio.NewWriterSize(io.MultiWriter(tmp, h), 64<<10)
-	var w []byte
-	w = append(w, cacheMagic...)
-	w = binary.AppendUvarint(w, cacheVersion)
-	w = appendStr(w, s.opts.Layout.fingerprint())
-	n := 0
-	for _, f := range s.files {
-		if f.sum != nil && f.exists {
-			n++
-		}
-	}
-	w = binary.AppendUvarint(w, uint64(n))
-	bw.Write(w)
-	for _, f := range s.files {
-		if f.sum == nil || !f.exists {
-			continue
-		}
-		if e, ok := s.cache.byStat(f.rel, f.st); ok && f.unread && !f.index && e.sum == f.sum && e.hash == f.hash {
-			bw.Write(e.raw) // unread, so unchanged: no need to encode it again
-			continue
-		}
-		var idx *indexSum
-		if f.index {
-			idx = f.idx
-		}
-		w = appendEntry(w[:0], f.rel, f.hash, f.st, f.sum, idx)
-		bw.Write(w)
-	}
-	m := s.pairs
-	if m == nil && s.cache != nil && !s.dropPairs {
-		// A run without the leads keeps the last pairs: they carry the
-		// hashes they were found for, so they are never taken for others.
-		m = s.cache.pairs
-	}
-	if m != nil {
-		w = binary.AppendUvarint(w[:0], 1)
-		w = appendMemo(w, m)
-	} else {
-		w = binary.AppendUvarint(w[:0], 0)
-	}
-	bw.Write(w)
-	err = bw.Flush()
+	cw := &crcWriter{w: tmp}
+	w := &writer{bw: bufio.NewWriterSize(cw, 64<<10)}
+	err = s.encodeCache(w)
 	if err == nil {
-		_, err = tmp.Write(h.Sum(nil))
+		err = w.bw.Flush()
+	}
+	if err == nil {
+		_, err = tmp.Write(binary.LittleEndian.AppendUint32(nil, cw.crc))
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -256,6 +302,112 @@ func (s *state) saveCache() {
 	if err == nil {
 		_ = os.Rename(tmp.Name(), s.opts.CacheFile)
 	}
+}
+
+// encodeCache streams the cache: one pass over the files per table, so
+// that only the string table is held whole.
+func (s *state) encodeCache(w *writer) error {
+	m := s.pairs
+	if m == nil && s.cache != nil && !s.dropPairs {
+		// A run without the leads keeps the last pairs: they carry the
+		// hashes they were found for, so they are never taken for others.
+		m = s.cache.pairs
+	}
+	var saved []*file
+	for _, f := range s.files {
+		if f.sum != nil && f.exists {
+			saved = append(saved, f)
+		}
+	}
+	w.buf = append(w.buf, cacheMagic...)
+	w.uint(cacheVersion)
+	layout := s.opts.Layout.fingerprint()
+	w.uint(uint64(len(layout)))
+	w.buf = append(w.buf, layout...)
+	w.uint(uint64(len(saved)))
+	listed := map[string]bool{}
+	for _, f := range saved {
+		flags := uint64(0)
+		if f.sum.Dirty {
+			flags |= flagDirty
+		}
+		if f.sum.HasMentions {
+			flags |= flagMentions
+		}
+		if f.st.valid() {
+			flags |= flagStat
+		}
+		var idx *indexSum
+		if f.index && f.idx != nil {
+			idx = f.idx
+			flags |= flagIndex
+		}
+		if h, ok := m.fileHash(f.rel); ok && h == f.hash {
+			flags |= flagMemo
+			listed[f.rel] = true
+		}
+		w.str(f.rel)
+		w.buf = append(w.buf, f.hash[:]...)
+		w.uint(flags)
+		if f.st.valid() {
+			st := f.st
+			for _, v := range []uint64{st.Dev, st.Ino, uint64(st.Size), uint64(st.Mtime), uint64(st.Ctime)} {
+				w.uint(v)
+			}
+		}
+		w.uint(uint64(len(f.sum.Units)))
+		w.uint(uint64(len(f.sum.Mentions)))
+		if idx != nil {
+			w.indexSum(idx)
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	for _, f := range saved {
+		for _, u := range f.sum.Units {
+			w.uint(uint64(u.Unit))
+			w.uint(uint64(u.Line))
+			w.buf = binary.LittleEndian.AppendUint64(w.buf, u.Key)
+			v := uint64(u.N) << 1
+			if u.Cross {
+				v |= 1
+			}
+			w.uint(v)
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	for _, f := range saved {
+		for k := range f.sum.Units {
+			for _, sh := range f.sum.shingles(&f.sum.Units[k]) {
+				w.buf = binary.LittleEndian.AppendUint64(w.buf, sh)
+			}
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	for _, f := range saved {
+		for _, mn := range f.sum.Mentions {
+			w.uint(uint64(mn.Line))
+			w.str(mn.Mention)
+			w.str(mn.Kind)
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	if m != nil {
+		w.uint(1)
+		w.memo(m, listed)
+	} else {
+		w.uint(0)
+	}
+	w.buf = append(w.buf, w.tab...)
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(len(w.tab)))
+	return w.flush()
 }
 
 // cacheUnchanged reports a run that would write the cache it read, byte
@@ -279,67 +431,17 @@ func (s *state) cacheUnchanged() bool {
 	return n == len(s.cache.entries)
 }
 
-// appendEntry encodes one file's analysis.
-func appendEntry(w []byte, rel string, hash [32]byte, st fileStat, sum *fileSum, idx *indexSum) []byte {
-	w = appendStr(w, rel)
-	w = append(w, hash[:]...)
-	flags := uint64(0)
-	if sum.Dirty {
-		flags |= 1
-	}
-	if sum.HasMentions {
-		flags |= 2
-	}
-	if st.valid() {
-		flags |= 4
-	}
-	if idx != nil {
-		flags |= 8
-	}
-	w = binary.AppendUvarint(w, flags)
-	if st.valid() {
-		for _, v := range []uint64{st.Dev, st.Ino, uint64(st.Size), uint64(st.Mtime), uint64(st.Ctime)} {
-			w = binary.AppendUvarint(w, v)
-		}
-	}
-	w = binary.AppendUvarint(w, uint64(len(sum.Units)))
-	for _, u := range sum.Units {
-		w = binary.AppendUvarint(w, uint64(u.Unit))
-		w = binary.AppendUvarint(w, uint64(u.Line))
-		w = binary.LittleEndian.AppendUint64(w, u.Key)
-		cross := uint64(0)
-		if u.Cross {
-			cross = 1
-		}
-		w = binary.AppendUvarint(w, cross)
-		w = binary.AppendUvarint(w, uint64(u.N))
-		for _, sh := range sum.shingles(&u) {
-			w = binary.LittleEndian.AppendUint64(w, sh)
-		}
-	}
-	if idx != nil {
-		w = appendIndexSum(w, idx)
-	}
-	w = binary.AppendUvarint(w, uint64(len(sum.Mentions)))
-	for _, m := range sum.Mentions {
-		w = binary.AppendUvarint(w, uint64(m.Line))
-		w = appendStr(w, m.Mention)
-		w = appendStr(w, m.Kind)
-	}
-	return w
-}
-
-func appendIndexSum(w []byte, x *indexSum) []byte {
-	w = binary.AppendUvarint(w, uint64(len(x.Named)))
+func (w *writer) indexSum(x *indexSum) {
+	w.uint(uint64(len(x.Named)))
 	for _, n := range x.Named {
-		w = appendStr(w, n.Rel)
-		w = binary.AppendUvarint(w, uint64(n.Kind))
+		w.str(n.Rel)
+		w.uint(uint64(n.Kind))
 	}
-	w = appendStrs(w, x.Comments)
-	w = binary.AppendUvarint(w, uint64(len(x.Links)))
+	w.strs(x.Comments)
+	w.uint(uint64(len(x.Links)))
 	for _, l := range x.Links {
-		w = appendStr(w, l.Dest)
-		w = binary.AppendUvarint(w, uint64(l.Line))
+		w.str(l.Dest)
+		w.uint(uint64(l.Line))
 	}
 	flags := uint64(0)
 	if x.BudgetKnown {
@@ -348,28 +450,30 @@ func appendIndexSum(w []byte, x *indexSum) []byte {
 	if x.BudgetMoves {
 		flags |= 2
 	}
-	w = binary.AppendUvarint(w, flags)
-	return appendStrs(w, x.BudgetNotes)
+	w.uint(flags)
+	w.strs(x.BudgetNotes)
 }
 
 func decodeIndexSum(r *reader) *indexSum {
 	x := &indexSum{}
 	n := r.uint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b))/3 {
 		r.err = errCache
 		return x
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		x.Named = append(x.Named, named{Rel: r.str(), Kind: uint8(r.uint())})
+	x.Named = make([]named, n)
+	for i := range x.Named {
+		x.Named[i] = named{Rel: r.str(), Kind: uint8(r.uint())}
 	}
 	x.Comments = r.strs()
 	n = r.uint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b))/3 {
 		r.err = errCache
 		return x
 	}
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		x.Links = append(x.Links, linkSum{Dest: r.str(), Line: int32(r.uint())})
+	x.Links = make([]linkSum, n)
+	for i := range x.Links {
+		x.Links[i] = linkSum{Dest: r.str(), Line: int32(r.uint())}
 	}
 	flags := r.uint()
 	x.BudgetKnown, x.BudgetMoves = flags&1 != 0, flags&2 != 0
@@ -377,35 +481,51 @@ func decodeIndexSum(r *reader) *indexSum {
 	return x
 }
 
-func appendStrs(w []byte, ss []string) []byte {
-	w = binary.AppendUvarint(w, uint64(len(ss)))
+// writer encodes the cache: varints and fixed fields into buf, flushed
+// to the file now and then, strings into the string table.
+type writer struct {
+	bw  *bufio.Writer
+	buf []byte
+	tab []byte
+}
+
+func (w *writer) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
+
+func (w *writer) str(s string) {
+	w.uint(uint64(len(w.tab)))
+	w.uint(uint64(len(s)))
+	w.tab = append(w.tab, s...)
+}
+
+func (w *writer) strs(ss []string) {
+	w.uint(uint64(len(ss)))
 	for _, s := range ss {
-		w = appendStr(w, s)
+		w.str(s)
 	}
-	return w
 }
 
-func (r *reader) strs() []string {
-	n := r.uint()
-	if n > uint64(len(r.b)) {
-		r.err = errCache
-		return nil
-	}
-	var out []string
-	for i := uint64(0); i < n && r.err == nil; i++ {
-		out = append(out, r.str())
-	}
-	return out
+func (w *writer) flush() error {
+	_, err := w.bw.Write(w.buf)
+	w.buf = w.buf[:0]
+	return err
 }
 
-func appendStr(w []byte, s string) []byte {
-	w = binary.AppendUvarint(w, uint64(len(s)))
-	return append(w, s...)
+// crcWriter passes writes on, keeping their CRC-32C.
+type crcWriter struct {
+	w   io.Writer
+	crc uint32
+}
+
+func (c *crcWriter) Write(p []byte) (int, error) {
+	c.crc = crc32.Update(c.crc, crcTable, p)
+	return c.w.Write(p)
 }
 
 // reader decodes the cache; the first error sticks and yields zeros.
 type reader struct {
-	b   []byte
+	b []byte
+	// tab is the string table.
+	tab string
 	err error
 }
 
@@ -423,9 +543,9 @@ func (r *reader) uint() uint64 {
 }
 
 func (r *reader) bytes(n int) []byte {
-	if r.err != nil || len(r.b) < n {
+	if r.err != nil || n < 0 || len(r.b) < n {
 		r.err = errCache
-		return make([]byte, n)
+		return make([]byte, max(n, 0))
 	}
 	out := r.b[:n]
 	r.b = r.b[n:]
@@ -434,11 +554,25 @@ func (r *reader) bytes(n int) []byte {
 
 func (r *reader) u64() uint64 { return binary.LittleEndian.Uint64(r.bytes(8)) }
 
+// str is a string of the string table: a slice of it, not a copy.
 func (r *reader) str() string {
-	n := r.uint()
-	if n > uint64(len(r.b)) {
+	off, n := r.uint(), r.uint()
+	if r.err != nil || off > uint64(len(r.tab)) || n > uint64(len(r.tab))-off {
 		r.err = errCache
 		return ""
 	}
-	return string(r.bytes(int(n)))
+	return r.tab[off : off+n]
+}
+
+func (r *reader) strs() []string {
+	n := r.uint()
+	if n > uint64(len(r.b))/2 {
+		r.err = errCache
+		return nil
+	}
+	var out []string
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		out = append(out, r.str())
+	}
+	return out
 }

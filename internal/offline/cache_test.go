@@ -290,6 +290,47 @@ func TestCacheStatNeverChangesAResult(t *testing.T) {
 			check("new topic")
 			time.Sleep(racyWindow + 50*time.Millisecond)
 			check("settle once more")
+			// A nested file (stat through its own directory) edited, same
+			// size, mtime put back; and one folder swapped for another
+			// holding the same names with other bytes.
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settle before the folders")
+			both(func(d string) {
+				p := filepath.Join(d, "projects", "deep", "n.md")
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.WriteFile(p, []byte("- The deep note says one thing.\n"), 0o644)
+				os.MkdirAll(filepath.Join(d, "swap", "a"), 0o755)
+				os.WriteFile(filepath.Join(d, "swap", "a", "s.md"), []byte("- The swapped note, first.\n"), 0o644)
+			})
+			check("nested files")
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("nested files settled")
+			if !unread(t, withCache, cache, "projects/deep/n.md") {
+				t.Fatal("a nested file was read though its stat vouched for it")
+			}
+			both(func(d string) {
+				p := filepath.Join(d, "projects", "deep", "n.md")
+				info, _ := os.Stat(p)
+				os.WriteFile(p, []byte("- The deep note says one thing.\n- Yesterday it said another.\n"[:info.Size()]), 0o644)
+				os.Chtimes(p, info.ModTime(), info.ModTime())
+				a := filepath.Join(d, "swap", "a")
+				os.MkdirAll(filepath.Join(d, "swap", "b"), 0o755)
+				os.WriteFile(filepath.Join(d, "swap", "b", "s.md"), []byte("- The swapped note, other.\n"), 0o644)
+				sinfo, _ := os.Stat(filepath.Join(a, "s.md"))
+				os.Chtimes(filepath.Join(d, "swap", "b", "s.md"), sinfo.ModTime(), sinfo.ModTime())
+				os.Rename(a, filepath.Join(d, "swap", "old"))
+				os.Rename(filepath.Join(d, "swap", "b"), a)
+			})
+			check("nested edit, folder swapped")
+			// The index touched: its stat no longer vouches, its bytes
+			// hash as its entry's, whose summary serves unparsed.
+			time.Sleep(racyWindow + 50*time.Millisecond)
+			check("settle before the touch")
+			both(func(d string) {
+				later := time.Now().Add(time.Hour)
+				os.Chtimes(filepath.Join(d, "MEMORY.md"), later, later)
+			})
+			check("index touched")
 			// The index edited by hand, same size, mtime put back.
 			both(func(d string) {
 				p := filepath.Join(d, "MEMORY.md")

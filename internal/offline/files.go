@@ -100,8 +100,9 @@ type state struct {
 	kept atomic.Int64
 	// out is Options.WriteDir, opened on the first write.
 	out *os.Root
-	// root is the memory dir, for the stats that spare reads.
-	root *os.Root
+	// list is the memory's listing, with the directories that give the
+	// stats that spare reads.
+	list *memoryList
 	// pairs are this run's pairs for the cache, once the leads are found.
 	pairs *pairsMemo
 	// indexSumChanged is set when the run added to the index's summary
@@ -119,39 +120,29 @@ type state struct {
 // its own fixes are decided (exact duplicates, relative dates) and its
 // summary kept; only the index and the overflow file stay whole.
 func scan(ctx context.Context, o Options) (st *state, err error) {
-	if err := memory.CheckSymlinks(o.MemoryDir); err != nil {
-		return nil, err
-	}
-	l, err := memory.List(o.MemoryDir)
+	l, err := listMemory(o.MemoryDir)
 	if err != nil {
 		return nil, err
 	}
-	r, err := memory.OpenReader(l.Root)
+	r, err := memory.OpenReader(l.root)
 	if err != nil {
+		l.close()
 		return nil, err
 	}
 	if o.Provenance != nil {
 		o.Provenance = &lockedProvenance{p: o.Provenance} // the workers share it
 	}
-	s := &state{opts: o, byRel: map[string]*file{}, dirs: map[string]bool{}, reader: r, roles: o.Layout.roles()}
-	if o.CacheFile != "" {
-		if s.root, err = os.OpenRoot(l.Root); err != nil {
-			r.Close()
-			return nil, fmt.Errorf("memory dir: %w", err)
-		}
-	}
+	s := &state{opts: o, byRel: make(map[string]*file, len(l.rels)), dirs: map[string]bool{}, reader: r, list: l, roles: o.Layout.roles()}
 	defer func() {
 		if err != nil {
 			s.close() // the caller only closes a state it got
 		}
 	}()
 	s.cache = loadCache(o.CacheFile, o.Layout.fingerprint(), o.RepoDir != "")
-	rels := l.Topics
-	if l.Index {
-		rels = append([]string{memory.IndexFile}, rels...)
-	}
-	for _, rel := range rels {
-		f := &file{rel: rel, exists: true, index: o.Layout.Index != "" && rel == o.Layout.Index}
+	slab := make([]file, len(l.rels)) // one allocation for every file
+	for i, rel := range l.rels {
+		f := &slab[i]
+		*f = file{rel: rel, exists: true, index: o.Layout.Index != "" && rel == o.Layout.Index}
 		f.resident = f.index || rel == OverflowFile
 		s.addFile(f)
 		for d := filepath.ToSlash(filepath.Dir(rel)); d != "."; d = filepath.ToSlash(filepath.Dir(d)) {
@@ -196,16 +187,14 @@ func (s *state) needsPointer(f *file) bool {
 
 func (s *state) scanFile(f *file) error {
 	pointer := s.needsPointer(f)
-	if (!f.resident || f.index) && !pointer && s.root != nil {
+	if (!f.resident || f.index) && !pointer && s.cache != nil {
 		// A file whose stat is the one recorded with its entry is not
 		// read: its bytes are those the entry was made from.
-		if info, err := s.root.Lstat(filepath.FromSlash(f.rel)); err == nil && info.Mode().IsRegular() {
-			if st, ok := statOf(info); ok {
-				if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty && (!f.index || e.idx != nil) {
-					f.idx = e.idx
-					f.mode, f.hash, f.st, f.sum, f.cached, f.unread = info.Mode().Perm(), e.hash, e.st, e.sum, true, true
-					return nil
-				}
+		if st, perm, ok := s.list.stat(int(f.pos)); ok {
+			if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty && (!f.index || e.idx != nil) {
+				f.idx = e.idx
+				f.mode, f.hash, f.st, f.sum, f.cached, f.unread = perm, e.hash, e.st, e.sum, true, true
+				return nil
 			}
 		}
 	}
@@ -215,7 +204,7 @@ func (s *state) scanFile(f *file) error {
 	}
 	f.mode = info.Mode().Perm()
 	f.hash = sha256.Sum256(data)
-	if s.root != nil {
+	if s.opts.CacheFile != "" {
 		f.st = trustedStat(info, time.Now())
 	}
 	if !f.resident && !pointer {
@@ -420,9 +409,7 @@ func (s *state) close() {
 	if s.out != nil {
 		s.out.Close()
 	}
-	if s.root != nil {
-		s.root.Close()
-	}
+	s.list.close()
 }
 
 // splice records an edit; an edit overlapping one already made is refused,

@@ -47,7 +47,8 @@ func (s *state) unitsDigest() [32]byte {
 		if f.sum == nil {
 			continue
 		}
-		w = appendStr(w[:0], f.rel)
+		w = binary.AppendUvarint(w[:0], uint64(len(f.rel)))
+		w = append(w, f.rel...)
 		if f.index {
 			w = append(w, 1)
 		} else {
@@ -107,25 +108,33 @@ func (s *state) fromRels(rs []pairRel) ([]pairRef, bool) {
 	return out, true
 }
 
-func appendPairs(w []byte, ps []pairRel) []byte {
-	w = binary.AppendUvarint(w, uint64(len(ps)))
-	for _, p := range ps {
-		w = appendStr(w, p.a)
-		w = binary.AppendUvarint(w, uint64(p.ua))
-		w = appendStr(w, p.b)
-		w = binary.AppendUvarint(w, uint64(p.ub))
-		w = binary.LittleEndian.AppendUint64(w, math.Float64bits(p.sim))
+// fileHash is the hash of rel's bytes the memo was found in, if it was.
+func (m *pairsMemo) fileHash(rel string) ([32]byte, bool) {
+	if m == nil {
+		return [32]byte{}, false
 	}
-	return w
+	h, ok := m.files[rel]
+	return h, ok
+}
+
+func (w *writer) pairs(ps []pairRel) {
+	w.uint(uint64(len(ps)))
+	for _, p := range ps {
+		w.str(p.a)
+		w.uint(uint64(p.ua))
+		w.str(p.b)
+		w.uint(uint64(p.ub))
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, math.Float64bits(p.sim))
+	}
 }
 
 func (r *reader) pairs() []pairRel {
 	n := r.uint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b))/12 { // a pair takes at least 12 bytes
 		r.err = errCache
 		return nil
 	}
-	var out []pairRel
+	out := make([]pairRel, 0, n)
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		var p pairRel
 		p.a, p.ua = r.str(), int32(r.uint())
@@ -136,45 +145,54 @@ func (r *reader) pairs() []pairRel {
 	return out
 }
 
-func appendMemo(w []byte, m *pairsMemo) []byte {
-	w = append(w, m.digest[:]...)
-	w = appendPairs(w, m.cross)
+// memo encodes the memo; the files it was found in that the cache's
+// entries mark (listed) are not named again.
+func (w *writer) memo(m *pairsMemo, listed map[string]bool) {
+	w.buf = append(w.buf, m.digest[:]...)
+	w.pairs(m.cross)
 	if m.crossComplete {
-		w = append(w, 1)
+		w.uint(1)
 	} else {
-		w = append(w, 0)
+		w.uint(0)
 	}
-	w = appendPairs(w, m.near)
-	rels := make([]string, 0, len(m.files))
+	w.pairs(m.near)
+	rels := make([]string, 0, len(m.files)-len(listed))
 	for rel := range m.files {
-		rels = append(rels, rel)
+		if !listed[rel] {
+			rels = append(rels, rel)
+		}
 	}
 	sort.Strings(rels)
-	w = binary.AppendUvarint(w, uint64(len(rels)))
+	w.uint(uint64(len(rels)))
 	for _, rel := range rels {
 		h := m.files[rel]
-		w = appendStr(w, rel)
-		w = append(w, h[:]...)
+		w.str(rel)
+		w.buf = append(w.buf, h[:]...)
 	}
 	if m.all == nil {
-		return binary.AppendUvarint(w, 0)
+		w.uint(0)
+		return
 	}
-	w = binary.AppendUvarint(w, 1)
-	return appendPairs(w, m.all)
+	w.uint(1)
+	w.pairs(m.all)
 }
 
-func (r *reader) memo() *pairsMemo {
-	m := &pairsMemo{}
+// memo decodes a memo whose files are inMemo (from the entries) and those
+// it names itself.
+func (r *reader) memo(inMemo map[string][32]byte) *pairsMemo {
+	m := &pairsMemo{files: inMemo}
+	if m.files == nil {
+		m.files = map[string][32]byte{}
+	}
 	copy(m.digest[:], r.bytes(32))
 	m.cross = r.pairs()
 	m.crossComplete = r.uint() == 1
 	m.near = r.pairs()
 	n := r.uint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b))/34 {
 		r.err = errCache
 		return m
 	}
-	m.files = make(map[string][32]byte, n)
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		rel := r.str()
 		var h [32]byte
@@ -183,9 +201,6 @@ func (r *reader) memo() *pairsMemo {
 	}
 	if r.uint() == 1 {
 		m.all = r.pairs()
-		if m.all == nil {
-			m.all = []pairRel{}
-		}
 	}
 	return m
 }

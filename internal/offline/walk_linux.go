@@ -1,0 +1,226 @@
+package offline
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/dreamkit/dream/internal/memory"
+	"golang.org/x/sys/unix"
+)
+
+// memoryList is the memory's Markdown files as the scan reads them, and
+// the directories that hold them, kept open so that each file's stat is
+// one fstatat on its directory (no path walked again per file).
+//
+// One walk does what memory.CheckSymlinks and memory.List do (the same
+// root, the same files, the same first linked Markdown file refused) with
+// the directory read whole by getdents (no entry sorted or allocated but
+// the names kept) and every directory opened relative to its parent with
+// O_NOFOLLOW: no link inside the memory can send the walk, or a stat,
+// elsewhere.
+type memoryList struct {
+	root  string
+	index bool
+	// rels are the files in scan order: the index first, then the others
+	// sorted by path; at says where each is (its directory and name).
+	rels []string
+	at   []fileAt
+	dirs []int
+}
+
+// fileAt is a file's directory (an index into memoryList.dirs) and where
+// its name starts in its path.
+type fileAt struct{ dir, base int32 }
+
+func listMemory(dir string) (*memoryList, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("memory dir: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("memory dir %s: not a directory", dir)
+	}
+	root := dir
+	if li, err := os.Lstat(dir); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		if root, err = filepath.EvalSymlinks(dir); err != nil {
+			return nil, fmt.Errorf("memory dir: %w", err)
+		}
+	}
+	fd, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("load memory dir %s: %w", dir, &os.PathError{Op: "open", Path: root, Err: err})
+	}
+	w := &walk{l: &memoryList{root: root}, buf: make([]byte, 32<<10)}
+	w.dir(fd, "")
+	l := w.l
+	if len(w.links) > 0 {
+		l.close()
+		// The first in the order filepath.WalkDir visits them, as
+		// memory.CheckSymlinks reports it.
+		first := slices.MinFunc(w.links, func(a, b link) int {
+			return slices.Compare(strings.Split(a.rel, "/"), strings.Split(b.rel, "/"))
+		})
+		target, _ := os.Readlink(filepath.Join(root, filepath.FromSlash(first.rel)))
+		return nil, &memory.SymlinkError{Path: first.rel, Target: target}
+	}
+	if w.err != nil {
+		l.close()
+		return nil, fmt.Errorf("load memory dir %s: %w", dir, w.err)
+	}
+	type entry struct {
+		rel string
+		at  fileAt
+	}
+	es := make([]entry, len(l.rels))
+	for i := range l.rels {
+		es[i] = entry{l.rels[i], l.at[i]}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.rel, b.rel) })
+	l.rels, l.at = l.rels[:0], l.at[:0]
+	if w.indexAt != nil {
+		l.index = true
+		l.rels, l.at = append(l.rels, memory.IndexFile), append(l.at, *w.indexAt)
+	}
+	for _, e := range es {
+		l.rels, l.at = append(l.rels, e.rel), append(l.at, e.at)
+	}
+	return l, nil
+}
+
+// walk is one listing under way.
+type walk struct {
+	l       *memoryList
+	buf     []byte
+	indexAt *fileAt
+	links   []link
+	// err is the first directory that could not be read; the walk goes
+	// on, so that a linked file elsewhere is still reported first, as
+	// memory.CheckSymlinks (which skips such a directory) finds it before
+	// memory.List fails on it.
+	err error
+}
+
+type link struct{ rel string }
+
+// dir lists the directory open at fd, whose path in the memory is prefix
+// (empty or ending in a slash), and the directories under it.
+func (w *walk) dir(fd int, prefix string) {
+	d := int32(len(w.l.dirs))
+	w.l.dirs = append(w.l.dirs, fd)
+	var subdirs []string
+	for {
+		n, err := unix.ReadDirent(fd, w.buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			w.fail(&os.PathError{Op: "readdirent", Path: prefix, Err: err})
+			return
+		}
+		if n <= 0 {
+			break
+		}
+		for b := w.buf[:n]; len(b) >= 19; {
+			reclen := int(b[16]) | int(b[17])<<8
+			if reclen < 19 || reclen > len(b) {
+				w.fail(&os.PathError{Op: "readdirent", Path: prefix, Err: syscall.EIO})
+				return
+			}
+			typ, name := b[18], b[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			if len(name) == 0 || name[0] == '.' {
+				continue // ".", "..", and hidden entries (.git, swap files)
+			}
+			if typ == unix.DT_UNKNOWN {
+				var st unix.Stat_t
+				if err := unix.Fstatat(fd, string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+					continue // gone since it was listed
+				}
+				typ = dtOf(st.Mode)
+			}
+			md := len(name) >= 3 && strings.EqualFold(filepath.Ext(string(name)), ".md")
+			switch typ {
+			case unix.DT_DIR:
+				subdirs = append(subdirs, string(name))
+			case unix.DT_REG:
+				if !md {
+					continue
+				}
+				at := fileAt{d, int32(len(prefix))}
+				if prefix == "" && string(name) == memory.IndexFile {
+					w.indexAt = &at
+					continue
+				}
+				w.l.rels = append(w.l.rels, prefix+string(name))
+				w.l.at = append(w.l.at, at)
+			case unix.DT_LNK:
+				if md {
+					w.links = append(w.links, link{rel: prefix + string(name)})
+				}
+			}
+		}
+	}
+	for _, name := range subdirs {
+		sub, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			w.fail(&os.PathError{Op: "open", Path: prefix + name, Err: err})
+			continue
+		}
+		w.dir(sub, prefix+name+"/")
+	}
+}
+
+func (w *walk) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+func dtOf(mode uint32) uint8 {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return unix.DT_DIR
+	case unix.S_IFREG:
+		return unix.DT_REG
+	case unix.S_IFLNK:
+		return unix.DT_LNK
+	}
+	return unix.DT_UNKNOWN
+}
+
+// stat is the stat of file i (in scan order) and its permissions, when it
+// is a regular file: one fstatat on its directory, not following a link.
+func (l *memoryList) stat(i int) (fileStat, fs.FileMode, bool) {
+	if l == nil || i >= len(l.at) {
+		return fileStat{}, 0, false
+	}
+	at := l.at[i]
+	var st unix.Stat_t
+	if err := unix.Fstatat(l.dirs[at.dir], l.rels[i][at.base:], &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fileStat{}, 0, false
+	}
+	return fileStat{
+		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size),
+		Mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec),
+		Ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
+	}, fs.FileMode(st.Mode & 0o777), true
+}
+
+func (l *memoryList) close() {
+	if l == nil {
+		return
+	}
+	for _, fd := range l.dirs {
+		unix.Close(fd)
+	}
+	l.dirs = nil
+}

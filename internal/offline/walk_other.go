@@ -1,0 +1,38 @@
+//go:build !linux
+
+package offline
+
+import (
+	"io/fs"
+
+	"github.com/dreamkit/dream/internal/memory"
+)
+
+// memoryList is the memory's Markdown files in scan order (the index
+// first, then the others sorted by path), from memory.List; without the
+// change time (statOf) no stat is trusted here, so none is taken.
+type memoryList struct {
+	root  string
+	index bool
+	rels  []string
+}
+
+func listMemory(dir string) (*memoryList, error) {
+	if err := memory.CheckSymlinks(dir); err != nil {
+		return nil, err
+	}
+	l, err := memory.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := &memoryList{root: l.Root, index: l.Index}
+	if l.Index {
+		m.rels = append(m.rels, memory.IndexFile)
+	}
+	m.rels = append(m.rels, l.Topics...)
+	return m, nil
+}
+
+func (l *memoryList) stat(int) (fileStat, fs.FileMode, bool) { return fileStat{}, 0, false }
+
+func (l *memoryList) close() {}
