@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 )
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
@@ -52,46 +53,61 @@ func CachePath(stateDir, memoryDir string) string {
 }
 
 type cacheEntry struct {
+	rel  string
 	hash [32]byte
 	st   fileStat
 	sum  *fileSum
 	// idx is the index's own summary, for the index's entry.
 	idx *indexSum
+	// inMemo is set when the pairs memo was found in these bytes.
+	inMemo bool
 }
 
 type cacheData struct {
-	entries map[string]cacheEntry
+	// entries are in the order the scan lists files (the index first,
+	// then by path), so that the scan finds each file's entry at its own
+	// place, or by a binary search from sorted on when files came or went.
+	entries []cacheEntry
+	sorted  int
 	// pairs are the last run's pairs, nil if it kept none.
 	pairs *pairsMemo
 }
 
-// lookup returns the analysis of rel if the cache has one for these bytes.
-func (c *cacheData) lookup(rel string, hash [32]byte) *fileSum {
+// entry returns the entry of rel, if the cache has one; hint is where it
+// would be if no file came or went (-1: unknown).
+func (c *cacheData) entry(rel string, hint int) (*cacheEntry, bool) {
 	if c == nil {
-		return nil
+		return nil, false
 	}
-	if e, ok := c.entries[rel]; ok && e.hash == hash {
+	if hint >= 0 && hint < len(c.entries) && c.entries[hint].rel == rel {
+		return &c.entries[hint], true
+	}
+	if c.sorted == 1 && c.entries[0].rel == rel {
+		return &c.entries[0], true
+	}
+	es := c.entries[c.sorted:]
+	i := sort.Search(len(es), func(i int) bool { return es[i].rel >= rel })
+	if i < len(es) && es[i].rel == rel {
+		return &es[i], true
+	}
+	return nil, false
+}
+
+// lookup returns the analysis of rel if the cache has one for these bytes.
+func (c *cacheData) lookup(rel string, hint int, hash [32]byte) *fileSum {
+	if e, ok := c.entry(rel, hint); ok && e.hash == hash {
 		return e.sum
 	}
 	return nil
 }
 
-// entry returns the entry of rel, if the cache has one.
-func (c *cacheData) entry(rel string) (cacheEntry, bool) {
-	if c == nil {
-		return cacheEntry{}, false
-	}
-	e, ok := c.entries[rel]
-	return e, ok
-}
-
 // byStat returns the entry of rel if the file's stat now is the one
 // recorded with it (so its bytes are those hashed), without reading it.
-func (c *cacheData) byStat(rel string, st fileStat) (cacheEntry, bool) {
-	if c == nil || !st.valid() {
-		return cacheEntry{}, false
+func (c *cacheData) byStat(rel string, hint int, st fileStat) (*cacheEntry, bool) {
+	if !st.valid() {
+		return nil, false
 	}
-	e, ok := c.entries[rel]
+	e, ok := c.entry(rel, hint)
 	return e, ok && e.st == st
 }
 
@@ -230,8 +246,7 @@ func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, err
 	if r.err != nil {
 		return nil, errCache
 	}
-	c := &cacheData{entries: make(map[string]cacheEntry, n)}
-	var inMemo map[string][32]byte
+	c := &cacheData{entries: make([]cacheEntry, 0, n)}
 	uo, so, mo := 0, 0, 0
 	for i := range heads {
 		h := &heads[i]
@@ -249,20 +264,23 @@ func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, err
 			sum.Mentions = ments[mo : mo+int(h.ments) : mo+int(h.ments)]
 		}
 		mo += int(h.ments)
-		if h.flags&flagMemo != 0 {
-			if inMemo == nil {
-				inMemo = make(map[string][32]byte, n)
-			}
-			inMemo[h.rel] = h.e.hash
-		}
 		if needMentions && !sum.HasMentions {
-			continue
+			sum = nil // no analysis to take, but still a file of the memo
 		}
-		h.e.sum = sum
-		c.entries[h.rel] = h.e
+		h.e.rel, h.e.sum, h.e.inMemo = h.rel, sum, h.flags&flagMemo != 0
+		c.entries = append(c.entries, h.e)
+	}
+	// In scan order: sorted, but for the index ahead of the others.
+	for i := 1; i < len(c.entries); i++ {
+		if c.entries[i-1].rel >= c.entries[i].rel {
+			if i != 1 || c.sorted != 0 {
+				return nil, errCache
+			}
+			c.sorted = 1
+		}
 	}
 	if r.uint() == 1 {
-		c.pairs = r.memo(inMemo)
+		c.pairs = r.memo(c)
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
@@ -325,7 +343,6 @@ func (s *state) encodeCache(w *writer) error {
 	w.uint(uint64(len(layout)))
 	w.buf = append(w.buf, layout...)
 	w.uint(uint64(len(saved)))
-	listed := map[string]bool{}
 	for _, f := range saved {
 		flags := uint64(0)
 		if f.sum.Dirty {
@@ -342,9 +359,8 @@ func (s *state) encodeCache(w *writer) error {
 			idx = f.idx
 			flags |= flagIndex
 		}
-		if h, ok := m.fileHash(f.rel); ok && h == f.hash {
+		if h, ok := m.fileHash(f.rel, int(f.pos)); ok && h == f.hash {
 			flags |= flagMemo
-			listed[f.rel] = true
 		}
 		w.str(f.rel)
 		w.buf = append(w.buf, f.hash[:]...)
@@ -401,7 +417,10 @@ func (s *state) encodeCache(w *writer) error {
 	}
 	if m != nil {
 		w.uint(1)
-		w.memo(m, listed)
+		w.memo(m, func(rel string, h [32]byte) bool {
+			f := s.byRel[rel]
+			return f != nil && f.sum != nil && f.exists && f.hash == h
+		})
 	} else {
 		w.uint(0)
 	}

@@ -191,7 +191,7 @@ func (s *state) scanFile(f *file) error {
 		// A file whose stat is the one recorded with its entry is not
 		// read: its bytes are those the entry was made from.
 		if st, perm, ok := s.list.stat(int(f.pos)); ok {
-			if e, ok := s.cache.byStat(f.rel, st); ok && !e.sum.Dirty && (!f.index || e.idx != nil) {
+			if e, ok := s.cache.byStat(f.rel, int(f.pos), st); ok && e.sum != nil && !e.sum.Dirty && (!f.index || e.idx != nil) {
 				f.idx = e.idx
 				f.mode, f.hash, f.st, f.sum, f.cached, f.unread = perm, e.hash, e.st, e.sum, true, true
 				return nil
@@ -208,7 +208,7 @@ func (s *state) scanFile(f *file) error {
 		f.st = trustedStat(info, time.Now())
 	}
 	if !f.resident && !pointer {
-		if c := s.cache.lookup(f.rel, f.hash); c != nil && !c.Dirty {
+		if c := s.cache.lookup(f.rel, int(f.pos), f.hash); c != nil && !c.Dirty {
 			f.sum, f.cached = c, true
 			return nil
 		}
@@ -218,7 +218,7 @@ func (s *state) scanFile(f *file) error {
 		// to fix: the index's summary is the entry's, as for an index
 		// whose stat vouched for it, and it is parsed only if a step
 		// changes it (loadIndex reads it again, checked by hash).
-		if e, ok := s.cache.entry(f.rel); ok && e.hash == f.hash && !e.sum.Dirty && e.idx != nil {
+		if e, ok := s.cache.entry(f.rel, int(f.pos)); ok && e.hash == f.hash && e.sum != nil && !e.sum.Dirty && e.idx != nil {
 			f.idx, f.sum, f.cached = e.idx, e.sum, true
 			return nil
 		}
@@ -227,7 +227,7 @@ func (s *state) scanFile(f *file) error {
 	// A file parsed for its fixes (the index, the overflow file, one that
 	// needs a pointer) still takes its leads' summary from the cache when
 	// its bytes are the same: the summary depends on nothing else.
-	if f.sum = s.cache.lookup(f.rel, f.hash); f.sum == nil {
+	if f.sum = s.cache.lookup(f.rel, int(f.pos), f.hash); f.sum == nil {
 		f.sum = s.summarize(f)
 	}
 	s.fixDuplicatesIn(f)

@@ -39,8 +39,12 @@ type linkSum struct {
 func summarizeIndex(f *file) *indexSum {
 	d := f.doc
 	x := &indexSum{Comments: d.Comments}
+	// Each name once (a pointer names its file in its link and again in
+	// its text): the names are a set to the runs that read them.
+	seen := map[named]bool{}
 	name := func(raw string) {
-		if n, ok := resolveName(raw); ok {
+		if n, ok := resolveName(raw); ok && !seen[n] {
+			seen[n] = true
 			x.Named = append(x.Named, n)
 		}
 	}

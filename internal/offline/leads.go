@@ -201,7 +201,7 @@ func (s *state) pairsAfterWrite(ctx context.Context, touched []string) error {
 	}
 	memo := s.pairs
 	old := func(rel string, h [32]byte) (*fileSum, bool) {
-		if sum, ok := s.before[rel]; ok && memo.files[rel] == h {
+		if sum, ok := s.before[rel]; ok {
 			return sum, true
 		}
 		return nil, false

@@ -22,10 +22,12 @@ type pairsMemo struct {
 	cross         []pairRel
 	crossComplete bool
 	near          []pairRel
-	// files are the hashes of the files the pairs were found in, and all
-	// every qualifying near-duplicate pair (nil when there were too many
-	// to keep): what nearIncremental updates.
+	// files are the hashes of the files the pairs were found in (with
+	// the entries of cache that say so, for a memo read from the cache),
+	// and all every qualifying near-duplicate pair (nil when there were
+	// too many to keep): what nearIncremental updates.
 	files map[string][32]byte
+	cache *cacheData
 	all   []pairRel
 }
 
@@ -108,13 +110,46 @@ func (s *state) fromRels(rs []pairRel) ([]pairRef, bool) {
 	return out, true
 }
 
-// fileHash is the hash of rel's bytes the memo was found in, if it was.
-func (m *pairsMemo) fileHash(rel string) ([32]byte, bool) {
+// fileHash is the hash of rel's bytes the memo was found in, if it was;
+// hint is rel's place in the scan.
+func (m *pairsMemo) fileHash(rel string, hint int) ([32]byte, bool) {
 	if m == nil {
 		return [32]byte{}, false
 	}
-	h, ok := m.files[rel]
-	return h, ok
+	if h, ok := m.files[rel]; ok {
+		return h, true
+	}
+	if e, ok := m.cache.entry(rel, hint); ok && e.inMemo {
+		return e.hash, true
+	}
+	return [32]byte{}, false
+}
+
+// fileCount is how many files the memo was found in.
+func (m *pairsMemo) fileCount() int {
+	n := len(m.files)
+	if m.cache != nil {
+		for i := range m.cache.entries {
+			if m.cache.entries[i].inMemo {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// eachFile calls fn for every file the memo was found in.
+func (m *pairsMemo) eachFile(fn func(rel string, h [32]byte)) {
+	for rel, h := range m.files {
+		fn(rel, h)
+	}
+	if m.cache != nil {
+		for i := range m.cache.entries {
+			if e := &m.cache.entries[i]; e.inMemo {
+				fn(e.rel, e.hash)
+			}
+		}
+	}
 }
 
 func (w *writer) pairs(ps []pairRel) {
@@ -146,8 +181,8 @@ func (r *reader) pairs() []pairRel {
 }
 
 // memo encodes the memo; the files it was found in that the cache's
-// entries mark (listed) are not named again.
-func (w *writer) memo(m *pairsMemo, listed map[string]bool) {
+// entries mark (listed reports them) are not named again.
+func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte) bool) {
 	w.buf = append(w.buf, m.digest[:]...)
 	w.pairs(m.cross)
 	if m.crossComplete {
@@ -156,16 +191,18 @@ func (w *writer) memo(m *pairsMemo, listed map[string]bool) {
 		w.uint(0)
 	}
 	w.pairs(m.near)
-	rels := make([]string, 0, len(m.files)-len(listed))
-	for rel := range m.files {
-		if !listed[rel] {
+	var rels []string
+	hashes := map[string][32]byte{}
+	m.eachFile(func(rel string, h [32]byte) {
+		if !listed(rel, h) {
 			rels = append(rels, rel)
+			hashes[rel] = h
 		}
-	}
+	})
 	sort.Strings(rels)
 	w.uint(uint64(len(rels)))
 	for _, rel := range rels {
-		h := m.files[rel]
+		h := hashes[rel]
 		w.str(rel)
 		w.buf = append(w.buf, h[:]...)
 	}
@@ -177,13 +214,10 @@ func (w *writer) memo(m *pairsMemo, listed map[string]bool) {
 	w.pairs(m.all)
 }
 
-// memo decodes a memo whose files are inMemo (from the entries) and those
-// it names itself.
-func (r *reader) memo(inMemo map[string][32]byte) *pairsMemo {
-	m := &pairsMemo{files: inMemo}
-	if m.files == nil {
-		m.files = map[string][32]byte{}
-	}
+// memo decodes a memo whose files are the entries of c that say so and
+// those it names itself.
+func (r *reader) memo(c *cacheData) *pairsMemo {
+	m := &pairsMemo{files: map[string][32]byte{}, cache: c}
 	copy(m.digest[:], r.bytes(32))
 	m.cross = r.pairs()
 	m.crossComplete = r.uint() == 1

@@ -22,7 +22,7 @@ type changes struct {
 // when it is not known (then nothing can be updated: the caller computes
 // the pairs afresh). It returns nil past maxChangedFiles changes.
 func (s *state) changesSince(memo *pairsMemo, oldSum func(rel string, h [32]byte) (*fileSum, bool)) *changes {
-	if memo == nil || memo.files == nil {
+	if memo == nil {
 		return nil
 	}
 	ch := &changes{changed: make([]bool, len(s.files)), rels: map[string]bool{}}
@@ -32,7 +32,7 @@ func (s *state) changesSince(memo *pairsMemo, oldSum func(rel string, h [32]byte
 		if f.sum == nil {
 			continue
 		}
-		h, ok := memo.files[f.rel]
+		h, ok := memo.fileHash(f.rel, fi)
 		if ok {
 			seen++
 			if h == f.hash {
@@ -52,22 +52,28 @@ func (s *state) changesSince(memo *pairsMemo, oldSum func(rel string, h [32]byte
 			ch.old = append(ch.old, sum)
 		}
 	}
-	if seen < len(memo.files) {
+	if seen < memo.fileCount() {
 		// Files the memo saw that the scan does not have (or has no
 		// summary of): their units are gone.
-		for rel, h := range memo.files {
-			if f := s.byRel[rel]; f != nil && f.sum != nil {
-				continue
+		ok := true
+		memo.eachFile(func(rel string, h [32]byte) {
+			if f := s.byRel[rel]; !ok || f != nil && f.sum != nil {
+				return
 			}
 			ch.rels[rel] = true
 			if n++; n > maxChangedFiles {
-				return nil
+				ok = false
+				return
 			}
 			sum, known := oldSum(rel, h)
 			if !known {
-				return nil
+				ok = false
+				return
 			}
 			ch.old = append(ch.old, sum)
+		})
+		if !ok {
+			return nil
 		}
 	}
 	return ch
@@ -86,10 +92,7 @@ func (ch *changes) unchanged(rs []pairRel) []pairRel {
 
 // fromCache is the summary the cache holds for rel's bytes hashed to h.
 func (s *state) fromCache(rel string, h [32]byte) (*fileSum, bool) {
-	if s.cache == nil {
-		return nil, false
-	}
-	e, ok := s.cache.entries[rel]
+	e, ok := s.cache.entry(rel, -1)
 	if !ok || e.hash != h || e.sum == nil {
 		return nil, false
 	}

@@ -187,8 +187,8 @@ func sameCache(t *testing.T, a, b string) bool {
 	if len(ca.entries) != len(cb.entries) {
 		return false
 	}
-	for rel, e := range ca.entries {
-		f, ok := cb.entries[rel]
+	for _, e := range ca.entries {
+		f, ok := cb.entry(e.rel, -1)
 		if !ok || e.hash != f.hash {
 			return false
 		}
