@@ -417,8 +417,13 @@ func (s *state) encodeCache(w *writer) error {
 	}
 	if m != nil {
 		w.uint(1)
-		w.memo(m, func(rel string, h [32]byte) bool {
-			f := s.byRel[rel]
+		w.memo(m, func(rel string, h [32]byte, hint int) bool {
+			var f *file
+			if hint >= 0 && hint < len(s.files) && s.files[hint].rel == rel {
+				f = s.files[hint]
+			} else {
+				f = s.byRel[rel]
+			}
 			return f != nil && f.sum != nil && f.exists && f.hash == h
 		})
 	} else {

@@ -31,8 +31,9 @@ type pairsMemo struct {
 	all   []pairRel
 }
 
-// maxCrossMemo is how many cross-file pairs the memo keeps.
-const maxCrossMemo = 5 * maxLeads
+// maxCrossMemo is how many cross-file pairs the memo keeps (a variable
+// only so that a test can bring the limit within reach).
+var maxCrossMemo = 5 * maxLeads
 
 // pairRel is a pairRef by path, which stays valid when file indices shift.
 type pairRel struct {
@@ -138,15 +139,16 @@ func (m *pairsMemo) fileCount() int {
 	return n
 }
 
-// eachFile calls fn for every file the memo was found in.
-func (m *pairsMemo) eachFile(fn func(rel string, h [32]byte)) {
+// eachFile calls fn for every file the memo was found in, with where it
+// was in the scan the memo was read with (-1: unknown).
+func (m *pairsMemo) eachFile(fn func(rel string, h [32]byte, hint int)) {
 	for rel, h := range m.files {
-		fn(rel, h)
+		fn(rel, h, -1)
 	}
 	if m.cache != nil {
 		for i := range m.cache.entries {
 			if e := &m.cache.entries[i]; e.inMemo {
-				fn(e.rel, e.hash)
+				fn(e.rel, e.hash, i)
 			}
 		}
 	}
@@ -182,7 +184,7 @@ func (r *reader) pairs() []pairRel {
 
 // memo encodes the memo; the files it was found in that the cache's
 // entries mark (listed reports them) are not named again.
-func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte) bool) {
+func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte, hint int) bool) {
 	w.buf = append(w.buf, m.digest[:]...)
 	w.pairs(m.cross)
 	if m.crossComplete {
@@ -193,8 +195,8 @@ func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte) bool) {
 	w.pairs(m.near)
 	var rels []string
 	hashes := map[string][32]byte{}
-	m.eachFile(func(rel string, h [32]byte) {
-		if !listed(rel, h) {
+	m.eachFile(func(rel string, h [32]byte, hint int) {
+		if !listed(rel, h, hint) {
 			rels = append(rels, rel)
 			hashes[rel] = h
 		}

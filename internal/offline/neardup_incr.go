@@ -61,12 +61,11 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo, ch *change
 	}
 	// Pass 1: the count of each shingle of H now, and who holds it (up to
 	// maxPostings+1: past that it is not eligible, whoever they are).
-	holders := map[uint64][]unitRef{}
-	count := s.countIn(&h, func(sh uint64, u unitRef) {
-		if l := holders[sh]; len(l) <= maxPostings {
-			holders[sh] = append(l, u)
-		}
-	})
+	held := s.holdersIn(&h)
+	count := make(map[uint64]int32, len(held))
+	for sh, x := range held {
+		count[sh] = x.n
+	}
 	eligible := func(n int32) bool { return n >= 2 && n <= maxPostings }
 	type pair struct{ a, b unitRef }
 	pairs := map[pair]float64{}
@@ -101,7 +100,7 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo, ch *change
 		}
 	}
 	if len(doubtful) > 0 {
-		count2 := s.countIn(&h2, nil)
+		count2 := s.countIn(&h2)
 		for _, p := range doubtful {
 			keep := false
 			eachShared(set(p.a), set(p.b), func(sh uint64) {
@@ -121,10 +120,11 @@ func (s *state) nearIncremental(ctx context.Context, memo *pairsMemo, ch *change
 	// unit, and unchanged pairs that may have become candidates. Holders
 	// are in file order, so a pair's first unit is the earlier, as
 	// nearScan has it.
-	for sh, l := range holders {
-		if !eligible(count[sh]) {
+	for _, x := range held {
+		if !eligible(x.n) {
 			continue
 		}
+		l := x.units
 		for x := 0; x < len(l); x++ {
 			for y := x + 1; y < len(l); y++ {
 				p := pair{l[x], l[y]}
@@ -168,13 +168,23 @@ func (s *state) nearCandidate(u unitRef) bool {
 	return !f.index && f.sum != nil && u.unit >= 0 && int(u.unit) < len(f.sum.Units) && f.sum.Units[u.unit].N > 0
 }
 
-// countIn counts, over every near-duplicate candidate of the scan, the
-// units holding each shingle of h, calling each (if set) for every holder,
-// in file order.
-func (s *state) countIn(h *shingleSet, each func(sh uint64, u unitRef)) map[uint64]int32 {
-	count := map[uint64]int32{}
+// held is how many near-duplicate candidates hold a shingle, and the
+// first maxPostings+1 of them in file order (past that the shingle is not
+// eligible, whoever they are).
+type held struct {
+	n     int32
+	units []unitRef
+}
+
+// holdersIn is, for each shingle of h, who holds it among the scan's
+// near-duplicate candidates: one map access per shingle held.
+func (s *state) holdersIn(h *shingleSet) map[uint64]*held {
+	out := make(map[uint64]*held, len(h.m))
+	for sh := range h.m {
+		out[sh] = &held{}
+	}
 	if len(h.m) == 0 {
-		return count
+		return out
 	}
 	for fi, f := range s.files {
 		if f.index || f.sum == nil {
@@ -183,14 +193,27 @@ func (s *state) countIn(h *shingleSet, each func(sh uint64, u unitRef)) map[uint
 		for ui := range f.sum.Units {
 			u := &f.sum.Units[ui]
 			for _, sh := range f.sum.shingles(u) {
-				if h.has(sh) {
-					count[sh]++
-					if each != nil {
-						each(sh, unitRef{int32(fi), int32(ui)})
+				if h.bits[sh&0xffff>>6]&(1<<(sh&63)) == 0 {
+					continue
+				}
+				if x := out[sh]; x != nil {
+					x.n++
+					if len(x.units) <= maxPostings {
+						x.units = append(x.units, unitRef{int32(fi), int32(ui)})
 					}
 				}
 			}
 		}
+	}
+	return out
+}
+
+// countIn counts, over every near-duplicate candidate of the scan, the
+// units holding each shingle of h.
+func (s *state) countIn(h *shingleSet) map[uint64]int32 {
+	count := make(map[uint64]int32, len(h.m))
+	for sh, x := range s.holdersIn(h) {
+		count[sh] = x.n
 	}
 	return count
 }

@@ -187,6 +187,12 @@ func TestCrossIncrementalEqualsFull(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 23))
 			dir := t.TempDir()
+			if seed%2 == 0 {
+				// A memo barely longer than what a run reports: updates
+				// that find more pairs than it keeps, or lose some.
+				defer func(n int) { maxCrossMemo = n }(maxCrossMemo)
+				maxCrossMemo = maxLeads + 10
+			}
 			phrases := 20 + rng.IntN(60)
 			write := func(name string, k int, appendTo bool) {
 				var b strings.Builder
@@ -270,5 +276,40 @@ func TestCrossIncrementalEqualsFull(t *testing.T) {
 	t.Logf("the update was used %d times of 144, %d of them past the cap", used, capped)
 	if used < 60 || capped < 20 {
 		t.Fatalf("the update was used %d times, %d of them past the cap", used, capped)
+	}
+}
+
+// TestCrossIncrementalPastTheMemo: a change that makes more pairs than
+// the memo keeps (a new first holder of a key another file holds three
+// hundred times) gives the exact prefix, not one taken for complete.
+func TestCrossIncrementalPastTheMemo(t *testing.T) {
+	build := func(withFirst bool) *state {
+		s := &state{byRel: map[string]*file{}, opts: Options{CacheFile: "c"}}
+		if withFirst {
+			s.addFile(&file{rel: "f000.md", exists: true, hash: [32]byte{1}, sum: &fileSum{Units: []unitSum{{Key: 7, Cross: true}}}})
+		}
+		many := &fileSum{}
+		for i := 0; i < 300; i++ {
+			many.Units = append(many.Units, unitSum{Unit: int32(i), Key: 7, Cross: true})
+		}
+		s.addFile(&file{rel: "f001.md", exists: true, hash: [32]byte{2}, sum: many})
+		return s
+	}
+	old := build(false)
+	pairs, complete := old.crossPairs(maxCrossMemo)
+	if len(pairs) != 0 || !complete {
+		t.Fatalf("the old memory has %d pairs", len(pairs))
+	}
+	memo := &pairsMemo{cross: old.toRels(pairs), crossComplete: complete, files: old.fileHashes()}
+	s := build(true)
+	ch := s.changesSince(memo, func(string, [32]byte) (*fileSum, bool) { return nil, false })
+	defer func(n int) { maxCrossMemo = n }(maxCrossMemo)
+	for _, limit := range []int{maxLeads + 10, 1000} {
+		maxCrossMemo = limit
+		full, fullComplete := s.crossPairs(maxCrossMemo)
+		inc, incComplete, ok := s.crossIncremental(memo, ch)
+		if !ok || incComplete != fullComplete || fmt.Sprint(s.toRels(inc)) != fmt.Sprint(s.toRels(full)) {
+			t.Fatalf("limit %d: %d pairs (complete %v, ok %v), want %d (complete %v)", limit, len(inc), incComplete, ok, len(full), fullComplete)
+		}
 	}
 }

@@ -56,7 +56,7 @@ func (s *state) changesSince(memo *pairsMemo, oldSum func(rel string, h [32]byte
 		// Files the memo saw that the scan does not have (or has no
 		// summary of): their units are gone.
 		ok := true
-		memo.eachFile(func(rel string, h [32]byte) {
+		memo.eachFile(func(rel string, h [32]byte, _ int) {
 			if f := s.byRel[rel]; !ok || f != nil && f.sum != nil {
 				return
 			}
@@ -140,18 +140,36 @@ func (s *state) crossIncremental(memo *pairsMemo, ch *changes) (pairs []pairRef,
 		return nil, false, false
 	}
 	unit := func(u unitRef) unitSum { return s.files[u.file].sum.Units[u.unit] }
-	var out []pairRef
+	order := func(x, y pairRef) int {
+		if c := cmp.Compare(x.b.file, y.b.file); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.b.unit, y.b.unit)
+	}
+	var kept []pairRef
 	for _, p := range olds {
 		a, b := unit(p.a), unit(p.b)
 		if !a.Cross || !b.Cross || a.Key != b.Key || p.a.file == p.b.file {
 			return nil, false, false // not the memo of these summaries
 		}
 		if !k[a.Key] {
-			out = append(out, p)
+			kept = append(kept, p)
 		}
 	}
+	if !slices.IsSortedFunc(kept, order) {
+		return nil, false, false
+	}
+	var last *pairRel
+	if !memo.crossComplete {
+		last = &memo.cross[len(memo.cross)-1]
+	}
+	// The pairs of K, found in the order of their later unit: the pass
+	// stops once it has as many as the memo keeps, or is past its last.
+	var found []pairRef
+	truncated := false
 	if len(k) > 0 {
 		first := map[uint64]unitRef{}
+	units:
 		for fi, f := range s.files {
 			if f.sum == nil {
 				continue
@@ -164,29 +182,38 @@ func (s *state) crossIncremental(memo *pairsMemo, ch *changes) (pairs []pairRef,
 				if a, ok := first[u.Key]; !ok {
 					first[u.Key] = ref
 				} else if a.file != ref.file {
-					out = append(out, pairRef{a, ref, 1})
+					if last != nil && s.unitAfter(ref, last.b, last.ub) {
+						break units
+					}
+					if len(found) == maxCrossMemo {
+						truncated = true
+						break units
+					}
+					found = append(found, pairRef{a, ref, 1})
 				}
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y pairRef) int {
-		if c := cmp.Compare(x.b.file, y.b.file); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.b.unit, y.b.unit)
-	})
-	n := len(out)
-	if !memo.crossComplete {
-		last := memo.cross[len(memo.cross)-1]
-		n = 0
-		for _, p := range out {
-			if s.unitAfter(p.b, last.b, last.ub) {
-				break
-			}
-			n++
+	out := make([]pairRef, 0, len(kept)+len(found))
+	for i, j := 0, 0; i < len(kept) || j < len(found); {
+		if j == len(found) || i < len(kept) && order(kept[i], found[j]) < 0 {
+			out = append(out, kept[i])
+			i++
+		} else {
+			out = append(out, found[j])
+			j++
 		}
 	}
-	complete = memo.crossComplete && n <= maxCrossMemo
+	// The exact prefix: up to the memo's last pair, and up to the last
+	// pair of K found when the pass stopped short.
+	n := len(out)
+	for i, p := range out {
+		if last != nil && s.unitAfter(p.b, last.b, last.ub) || truncated && order(p, found[len(found)-1]) > 0 {
+			n = i
+			break
+		}
+	}
+	complete = memo.crossComplete && !truncated && n <= maxCrossMemo
 	out = out[:min(n, maxCrossMemo)]
 	if !complete && len(out) < maxLeads {
 		return nil, false, false // pairs past the memo's last are needed
