@@ -198,15 +198,28 @@ func (s *state) scanFile(f *file) error {
 			}
 		}
 	}
-	data, info, err := s.reader.ReadFile(f.rel)
+	// Read through the file's directory, the listing's (or, where it has
+	// none, through the memory reader).
+	data, st, perm, ok, err := s.list.read(int(f.pos))
 	if err != nil {
 		return err
 	}
-	f.mode = info.Mode().Perm()
-	f.hash = sha256.Sum256(data)
-	if s.opts.CacheFile != "" {
-		f.st = trustedStat(info, time.Now())
+	if ok {
+		f.mode = perm
+		if s.opts.CacheFile != "" {
+			f.st = trusted(st, time.Now())
+		}
+	} else {
+		var info fs.FileInfo
+		if data, info, err = s.reader.ReadFile(f.rel); err != nil {
+			return err
+		}
+		f.mode = info.Mode().Perm()
+		if s.opts.CacheFile != "" {
+			f.st = trustedStat(info, time.Now())
+		}
 	}
+	f.hash = sha256.Sum256(data)
 	if !f.resident && !pointer {
 		if c := s.cache.lookup(f.rel, int(f.pos), f.hash); c != nil && !c.Dirty {
 			f.sum, f.cached = c, true

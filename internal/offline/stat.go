@@ -35,6 +35,12 @@ func trustedStat(info fs.FileInfo, readAt time.Time) fileStat {
 	if !ok {
 		return fileStat{}
 	}
+	return trusted(st, readAt)
+}
+
+// trusted is st, for bytes read at readAt, unless the file changed too
+// recently (or in the future) to tell a later change by its stat.
+func trusted(st fileStat, readAt time.Time) fileStat {
 	w := racyWindow
 	if st.Mtime%1e9 == 0 && st.Ctime%1e9 == 0 {
 		w = 2 * time.Second // a file system with whole-second times

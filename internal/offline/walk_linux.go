@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/memory"
 	"golang.org/x/sys/unix"
 )
@@ -208,11 +209,83 @@ func (l *memoryList) stat(i int) (fileStat, fs.FileMode, bool) {
 	if err := unix.Fstatat(l.dirs[at.dir], l.rels[i][at.base:], &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return fileStat{}, 0, false
 	}
+	return statFrom(&st), fs.FileMode(st.Mode & 0o777), true
+}
+
+// read returns the bytes of file i (in scan order) and their stat, read
+// through its directory as memory.Reader reads a file: opened without
+// blocking (a FIFO or a device put in its place is refused, not waited
+// on) and checked to be a regular file on the descriptor; and, unlike
+// the reader, never through a link. ok is false when the listing has no
+// directories to read from (the caller reads through memory.Reader).
+func (l *memoryList) read(i int) (data []byte, st fileStat, perm fs.FileMode, ok bool, err error) {
+	if l == nil || i >= len(l.at) || l.dirs == nil {
+		return nil, fileStat{}, 0, false, nil
+	}
+	at, rel := l.at[i], l.rels[i]
+	fail := func(err error) ([]byte, fileStat, fs.FileMode, bool, error) {
+		return nil, fileStat{}, 0, true, fmt.Errorf("read memory file %s: %w", rel, err)
+	}
+	fd, err := unix.Openat(l.dirs[at.dir], rel[at.base:], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	for err == unix.EINTR {
+		fd, err = unix.Openat(l.dirs[at.dir], rel[at.base:], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return fail(&os.PathError{Op: "openat", Path: rel, Err: err})
+	}
+	defer unix.Close(fd)
+	var sys unix.Stat_t
+	if err := unix.Fstat(fd, &sys); err != nil {
+		return fail(&os.PathError{Op: "fstat", Path: rel, Err: err})
+	}
+	if sys.Mode&unix.S_IFMT != unix.S_IFREG {
+		return fail(fmt.Errorf("%w: it is a %s", fsutil.ErrNotRegular, fsutil.KindOf(modeOf(sys.Mode))))
+	}
+	data = make([]byte, 0, int(sys.Size)+1)
+	for {
+		n, err := unix.Read(fd, data[len(data):cap(data)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return fail(&os.PathError{Op: "read", Path: rel, Err: err})
+		}
+		if n == 0 {
+			break
+		}
+		data = data[:len(data)+n]
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+	return data, statFrom(&sys), fs.FileMode(sys.Mode & 0o777), true, nil
+}
+
+func statFrom(st *unix.Stat_t) fileStat {
 	return fileStat{
 		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size),
 		Mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec),
 		Ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
-	}, fs.FileMode(st.Mode & 0o777), true
+	}
+}
+
+// modeOf is a file's type as fs.FileMode, for an error message.
+func modeOf(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	}
+	return fs.ModeIrregular
 }
 
 func (l *memoryList) close() {

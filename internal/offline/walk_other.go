@@ -35,4 +35,8 @@ func listMemory(dir string) (*memoryList, error) {
 
 func (l *memoryList) stat(int) (fileStat, fs.FileMode, bool) { return fileStat{}, 0, false }
 
+func (l *memoryList) read(int) ([]byte, fileStat, fs.FileMode, bool, error) {
+	return nil, fileStat{}, 0, false, nil
+}
+
 func (l *memoryList) close() {}

@@ -117,6 +117,14 @@ func TestListMemoryAsList(t *testing.T) {
 				if ok != wok || st != want || ok && perm != info.Mode().Perm() {
 					t.Fatalf("%s: stat %+v %v %v, want %+v %v", rel, st, perm, ok, want, info.Mode().Perm())
 				}
+				// And its bytes, read through the same directory.
+				data, rst, rperm, rok, err := got.read(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if wantData, _ := os.ReadFile(filepath.Join(got.root, filepath.FromSlash(rel))); rok && (string(data) != string(wantData) || rst != st || rperm != perm) {
+					t.Fatalf("%s: read %q %+v, want %q %+v", rel, data, rst, wantData, st)
+				}
 			}
 		})
 	}
