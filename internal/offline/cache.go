@@ -9,9 +9,14 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
+
+	"github.com/dreamkit/dream/internal/memory"
 )
 
 // The cache keeps each memory file's analysis (fileSum) between runs, so
@@ -61,6 +66,10 @@ type cacheEntry struct {
 	idx *indexSum
 	// inMemo is set when the pairs memo was found in these bytes.
 	inMemo bool
+	// fromBase is set for an entry as the base file holds it, inBase for
+	// one whose file the base holds (perhaps with another entry, from the
+	// delta).
+	fromBase, inBase bool
 }
 
 type cacheData struct {
@@ -71,6 +80,14 @@ type cacheData struct {
 	sorted  int
 	// pairs are the last run's pairs, nil if it kept none.
 	pairs *pairsMemo
+	// id names the base file, which a delta names to apply to it;
+	// baseGone are the base's files the delta removed.
+	id       uint64
+	baseGone []string
+	// kind and removed are a decoded file's own: base or delta, and the
+	// base's files a delta removes.
+	kind    uint64
+	removed []string
 }
 
 // entry returns the entry of rel, if the cache has one; hint is where it
@@ -137,10 +154,23 @@ const (
 	flagMentions = 2
 	flagStat     = 4
 	flagIndex    = 8
-	// flagMemo marks a file the pairs memo was found in with the bytes of
-	// this entry, so that the memo need not name it again.
-	flagMemo = 16
 )
+
+// A cache is a base file, rewritten whole now and then, and a delta file
+// beside it (CacheFile + ".delta") holding the entries that changed since
+// and the last pairs: a dream after a few edits writes a few entries, not
+// all of them. A delta applies only to the base whose id it names; either
+// that does not verify is ignored, and what is left is still sound (every
+// entry is checked against its file's stat or hash, the pairs against the
+// files' hashes).
+const (
+	kindBase  = 0
+	kindDelta = 1
+)
+
+// deltaLimit is how many changed entries a delta may hold before the base
+// is written again: a small share of the memory, at least a few dozen.
+func deltaLimit(files int) int { return max(64, files/32) }
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -151,6 +181,17 @@ func loadCache(path, layout string, needMentions bool) *cacheData {
 	if path == "" {
 		return nil
 	}
+	c := readCacheFile(path, layout, needMentions)
+	if c == nil || c.kind != kindBase {
+		return nil
+	}
+	if d := readCacheFile(path+".delta", layout, needMentions); d != nil && d.kind == kindDelta && d.id == c.id {
+		c.apply(d)
+	}
+	return c
+}
+
+func readCacheFile(path, layout string, needMentions bool) *cacheData {
 	data, err := os.ReadFile(path)
 	if err != nil || len(data) < len(cacheMagic)+8+4 {
 		return nil
@@ -164,6 +205,64 @@ func loadCache(path, layout string, needMentions bool) *cacheData {
 		return nil
 	}
 	return c
+}
+
+// apply lays the delta d over the base c: its entries replace or join
+// the base's, the files it removed go, and its pairs are the pairs.
+func (c *cacheData) apply(d *cacheData) {
+	drop := make(map[string]bool, len(d.removed)+len(d.entries))
+	for _, rel := range d.removed {
+		drop[rel] = true
+	}
+	for i := range d.entries {
+		drop[d.entries[i].rel] = true
+	}
+	inBase := make(map[string]bool, len(drop))
+	merged := make([]cacheEntry, 0, len(c.entries)+len(d.entries))
+	for _, e := range c.entries {
+		if drop[e.rel] {
+			inBase[e.rel] = true
+			continue
+		}
+		merged = append(merged, e)
+	}
+	for _, rel := range d.removed {
+		if inBase[rel] {
+			c.baseGone = append(c.baseGone, rel)
+		}
+	}
+	for _, e := range d.entries {
+		e.fromBase, e.inBase = false, inBase[e.rel]
+		merged = append(merged, e)
+	}
+	slices.SortFunc(merged, func(a, b cacheEntry) int { return scanOrder(a.rel, b.rel) })
+	c.entries = merged
+	c.sorted = 0
+	if len(merged) > 1 && merged[0].rel > merged[1].rel {
+		c.sorted = 1
+	}
+	for i := range c.entries {
+		c.entries[i].inMemo = false // the base's pairs are not the delta's
+	}
+	c.pairs = d.pairs
+	if c.pairs != nil {
+		c.pairs.cache = c
+		c.pairs.mark()
+	}
+}
+
+// scanOrder orders paths as the scan lists them: the index first, then by
+// path.
+func scanOrder(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == memory.IndexFile:
+		return -1
+	case b == memory.IndexFile:
+		return 1
+	}
+	return strings.Compare(a, b)
 }
 
 // decodeCache decodes a cache body (after the magic, before the checksum).
@@ -181,6 +280,13 @@ func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, err
 		return nil, errCache
 	}
 	if ln := r.uint(); ln > uint64(len(r.b)) || string(r.bytes(int(ln))) != layout {
+		return nil, errCache
+	}
+	kind, id := r.uint(), r.u64()
+	var removed []string
+	if kind == kindDelta {
+		removed = r.strs()
+	} else if kind != kindBase {
 		return nil, errCache
 	}
 	n := r.uint()
@@ -246,7 +352,7 @@ func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, err
 	if r.err != nil {
 		return nil, errCache
 	}
-	c := &cacheData{entries: make([]cacheEntry, 0, n)}
+	c := &cacheData{entries: make([]cacheEntry, 0, n), kind: kind, id: id, removed: removed}
 	uo, so, mo := 0, 0, 0
 	for i := range heads {
 		h := &heads[i]
@@ -267,7 +373,8 @@ func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, err
 		if needMentions && !sum.HasMentions {
 			sum = nil // no analysis to take, but still a file of the memo
 		}
-		h.e.rel, h.e.sum, h.e.inMemo = h.rel, sum, h.flags&flagMemo != 0
+		h.e.rel, h.e.sum = h.rel, sum
+		h.e.fromBase, h.e.inBase = kind == kindBase, kind == kindBase
 		c.entries = append(c.entries, h.e)
 	}
 	// In scan order: sorted, but for the index ahead of the others.
@@ -285,6 +392,9 @@ func decodeCache(body []byte, layout string, needMentions bool) (*cacheData, err
 	if r.err != nil || len(r.b) != 0 {
 		return nil, errCache
 	}
+	if c.pairs != nil {
+		c.pairs.mark()
+	}
 	return c, nil
 }
 
@@ -300,14 +410,56 @@ func (s *state) saveCache() {
 	if err := os.MkdirAll(filepath.Dir(s.opts.CacheFile), 0o700); err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(s.opts.CacheFile), ".offline-cache-*")
+	var saved []*file
+	for _, f := range s.files {
+		if f.sum != nil && f.exists {
+			saved = append(saved, f)
+		}
+	}
+	if c := s.cache; c != nil {
+		// Only what differs from the base, when that is little.
+		var changed []*file
+		for _, f := range saved {
+			if e, ok := c.entry(f.rel, int(f.pos)); !ok || !f.unread || !e.fromBase || f.index && s.indexSumChanged {
+				changed = append(changed, f)
+			}
+		}
+		isSaved := func(rel string) bool {
+			f := s.byRel[rel]
+			return f != nil && f.sum != nil && f.exists
+		}
+		var removed []string
+		for i := range c.entries {
+			if e := &c.entries[i]; e.inBase && !isSaved(e.rel) {
+				removed = append(removed, e.rel)
+			}
+		}
+		for _, rel := range c.baseGone {
+			if !isSaved(rel) {
+				removed = append(removed, rel)
+			}
+		}
+		if len(changed)+len(removed) <= deltaLimit(len(saved)) {
+			s.writeCacheFile(s.opts.CacheFile+".delta", kindDelta, c.id, removed, changed)
+			return
+		}
+	}
+	if s.writeCacheFile(s.opts.CacheFile, kindBase, rand.Uint64(), nil, saved) {
+		os.Remove(s.opts.CacheFile + ".delta") // it named the base replaced
+	}
+}
+
+// writeCacheFile writes one cache file atomically and reports whether it
+// was written.
+func (s *state) writeCacheFile(path string, kind, id uint64, removed []string, files []*file) bool {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".offline-cache-*")
 	if err != nil {
-		return
+		return false
 	}
 	defer os.Remove(tmp.Name()) // after the rename, a no-op
 	cw := &crcWriter{w: tmp}
 	w := &writer{bw: bufio.NewWriterSize(cw, 64<<10)}
-	err = s.encodeCache(w)
+	err = s.encodeCache(w, kind, id, removed, files)
 	if err == nil {
 		err = w.bw.Flush()
 	}
@@ -317,31 +469,28 @@ func (s *state) saveCache() {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		_ = os.Rename(tmp.Name(), s.opts.CacheFile)
-	}
+	return err == nil && os.Rename(tmp.Name(), path) == nil
 }
 
-// encodeCache streams the cache: one pass over the files per table, so
-// that only the string table is held whole.
-func (s *state) encodeCache(w *writer) error {
+// encodeCache streams a cache file of the files given: one pass over them
+// per table, so that only the string table is held whole.
+func (s *state) encodeCache(w *writer, kind, id uint64, removed []string, saved []*file) error {
 	m := s.pairs
 	if m == nil && s.cache != nil && !s.dropPairs {
 		// A run without the leads keeps the last pairs: they carry the
 		// hashes they were found for, so they are never taken for others.
 		m = s.cache.pairs
 	}
-	var saved []*file
-	for _, f := range s.files {
-		if f.sum != nil && f.exists {
-			saved = append(saved, f)
-		}
-	}
 	w.buf = append(w.buf, cacheMagic...)
 	w.uint(cacheVersion)
 	layout := s.opts.Layout.fingerprint()
 	w.uint(uint64(len(layout)))
 	w.buf = append(w.buf, layout...)
+	w.uint(kind)
+	w.buf = binary.LittleEndian.AppendUint64(w.buf, id)
+	if kind == kindDelta {
+		w.strs(removed)
+	}
 	w.uint(uint64(len(saved)))
 	for _, f := range saved {
 		flags := uint64(0)
@@ -358,9 +507,6 @@ func (s *state) encodeCache(w *writer) error {
 		if f.index && f.idx != nil {
 			idx = f.idx
 			flags |= flagIndex
-		}
-		if h, ok := m.fileHash(f.rel, int(f.pos)); ok && h == f.hash {
-			flags |= flagMemo
 		}
 		w.str(f.rel)
 		w.buf = append(w.buf, f.hash[:]...)
@@ -417,15 +563,7 @@ func (s *state) encodeCache(w *writer) error {
 	}
 	if m != nil {
 		w.uint(1)
-		w.memo(m, func(rel string, h [32]byte, hint int) bool {
-			var f *file
-			if hint >= 0 && hint < len(s.files) && s.files[hint].rel == rel {
-				f = s.files[hint]
-			} else {
-				f = s.byRel[rel]
-			}
-			return f != nil && f.sum != nil && f.exists && f.hash == h
-		})
+		w.memo(s.memoFiles(m))
 	} else {
 		w.uint(0)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -114,6 +116,37 @@ func TestCacheNeverChangesAResult(t *testing.T) {
 				}
 				sameTree(t, withCache, without)
 			}
+			// A damaged delta over a good base, and a delta of another
+			// base: the same run again.
+			os.WriteFile(cache, good, 0o600)
+			for _, d := range []string{withCache, without} {
+				os.WriteFile(filepath.Join(d, "t2.md"), []byte("- The delta is written now.\n"), 0o644)
+			}
+			runJSON(t, withCache, cache)
+			runJSON(t, without, "")
+			delta, err := os.ReadFile(cache + ".delta")
+			if err != nil {
+				t.Fatalf("no delta written after a one-file edit: %v", err)
+			}
+			other := append([]byte(nil), delta...)
+			copy(other[len(cacheMagic)+2+len(LayoutFor("").fingerprint())+1:], "otherbas") // another base id
+			for name, bad := range map[string][]byte{
+				"flipped delta":   flip(delta, rng.IntN(len(delta))),
+				"truncated delta": delta[:len(delta)/2],
+				"garbage delta":   []byte(strings.Repeat("dream offline cache\n", 40)),
+				"another base":    resum(other),
+			} {
+				for _, d := range []string{withCache, without} {
+					os.WriteFile(filepath.Join(d, "t2.md"), []byte("## 2026-11-20\n\n- Yesterday we shipped the "+name+".\n- Yesterday we shipped the "+name+".\n"), 0o644)
+				}
+				if err := os.WriteFile(cache+".delta", bad, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+					t.Fatalf("%s changed the run:\n%s\n---\n%s", name, a, b)
+				}
+				sameTree(t, withCache, without)
+			}
 		})
 	}
 }
@@ -153,6 +186,13 @@ func TestCachePathIsInTheStateDir(t *testing.T) {
 	if CachePath(state, mem+"2") == p {
 		t.Fatal("two memories share a cache")
 	}
+}
+
+// resum gives a cache file body (without its checksum) a good checksum
+// again.
+func resum(b []byte) []byte {
+	body := b[:len(b)-4]
+	return binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, crcTable))
 }
 
 func flip(b []byte, i int) []byte {
@@ -541,5 +581,80 @@ func TestCacheWrittenIndex(t *testing.T) {
 			time.Sleep(racyWindow + 50*time.Millisecond)
 			check("settled")
 		})
+	}
+}
+
+// TestCacheDelta: a run that changed a few files writes a delta beside the
+// base, not the base again; one that changed many writes the base and no
+// delta; files removed stay removed; and every run reports and writes
+// what a run without a cache does.
+func TestCacheDelta(t *testing.T) {
+	base := t.TempDir()
+	for i := 0; i < 120; i++ {
+		os.WriteFile(filepath.Join(base, fmt.Sprintf("f%03d.md", i)), []byte(fmt.Sprintf("# F%d\n\n- The shared rule of every file says the same.\n- Fact %d of its own, kept here.\n", i, i)), 0o644)
+	}
+	cache := filepath.Join(t.TempDir(), "state", "offline.cache")
+	withCache, without := t.TempDir(), t.TempDir()
+	copyTree(t, base, withCache)
+	copyTree(t, base, without)
+	both := func(fn func(dir string)) {
+		fn(withCache)
+		fn(without)
+	}
+	check := func(step string) {
+		t.Helper()
+		if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
+			t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
+		}
+		sameTree(t, withCache, without)
+	}
+	stat := func(p string) os.FileInfo {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil
+		}
+		return info
+	}
+	// The files aged past the racy window first, so that the first run
+	// records their stats and the next writes only what changed.
+	time.Sleep(racyWindow + 50*time.Millisecond)
+	check("first")
+	time.Sleep(racyWindow + 50*time.Millisecond)
+	check("settle")
+	b0 := stat(cache)
+	both(func(d string) {
+		os.WriteFile(filepath.Join(d, "f007.md"), []byte("# F7\n\n- The shared rule of every file says the same.\n- Fact 7, edited by hand.\n"), 0o644)
+	})
+	check("one edit")
+	if b := stat(cache); !os.SameFile(b0, b) || stat(cache+".delta") == nil {
+		t.Fatal("a one-file edit rewrote the base, or wrote no delta")
+	}
+	both(func(d string) {
+		os.Remove(filepath.Join(d, "f011.md"))
+		os.WriteFile(filepath.Join(d, "new.md"), []byte("- A new file with the shared rule of every file says the same.\n"), 0o644)
+	})
+	check("a file removed, one added")
+	if c := loadCache(cache, LayoutFor("").fingerprint(), false); c == nil {
+		t.Fatal("the cache does not read")
+	} else if _, ok := c.entry("f011.md", -1); ok {
+		t.Fatal("the removed file is still in the cache")
+	}
+	time.Sleep(racyWindow + 50*time.Millisecond)
+	check("settle again")
+	both(func(d string) {
+		for i := 20; i < 100; i++ {
+			f, _ := os.OpenFile(filepath.Join(d, fmt.Sprintf("f%03d.md", i)), os.O_APPEND|os.O_WRONLY, 0)
+			fmt.Fprintf(f, "- Another fact %d.\n", i)
+			f.Close()
+		}
+	})
+	check("many edits")
+	if b := stat(cache); os.SameFile(b0, b) || stat(cache+".delta") != nil {
+		t.Fatal("many edits did not write the base again, or left a delta")
+	}
+	time.Sleep(racyWindow + 50*time.Millisecond)
+	check("settled after the base")
+	if n := unreadFiles(t, withCache, cache); n < 100 {
+		t.Fatalf("only %d files vouched for by their stat after the base was written", n)
 	}
 }

@@ -28,7 +28,10 @@ type pairsMemo struct {
 	// too many to keep): what nearIncremental updates.
 	files map[string][32]byte
 	cache *cacheData
-	all   []pairRel
+	// except are the cache's entries the memo was not found in (a memo
+	// read from the cache was found in every other).
+	except map[string]bool
+	all    []pairRel
 }
 
 // maxCrossMemo is how many cross-file pairs the memo keeps (a variable
@@ -182,9 +185,46 @@ func (r *reader) pairs() []pairRel {
 	return out
 }
 
-// memo encodes the memo; the files it was found in that the cache's
-// entries mark (listed reports them) are not named again.
-func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte, hint int) bool) {
+// memoFiles is how a memo's files are written: every file the cache
+// keeps (with the bytes it keeps them for) but the exceptions, and the
+// extras, named with their hashes.
+type memoFiles struct {
+	m      *pairsMemo
+	except []string
+	extras []string
+	hashes map[string][32]byte
+}
+
+// memoFiles says the memo's files against the files this run keeps.
+func (s *state) memoFiles(m *pairsMemo) memoFiles {
+	mf := memoFiles{m: m, hashes: map[string][32]byte{}}
+	for i, f := range s.files {
+		if f.sum == nil || !f.exists {
+			continue
+		}
+		if h, ok := m.fileHash(f.rel, i); !ok || h != f.hash {
+			mf.except = append(mf.except, f.rel)
+		}
+	}
+	m.eachFile(func(rel string, h [32]byte, hint int) {
+		var f *file
+		if hint >= 0 && hint < len(s.files) && s.files[hint].rel == rel {
+			f = s.files[hint]
+		} else {
+			f = s.byRel[rel]
+		}
+		if f == nil || f.sum == nil || !f.exists || f.hash != h {
+			mf.extras = append(mf.extras, rel)
+			mf.hashes[rel] = h
+		}
+	})
+	sort.Strings(mf.extras)
+	return mf
+}
+
+// memo encodes a memo.
+func (w *writer) memo(mf memoFiles) {
+	m := mf.m
 	w.buf = append(w.buf, m.digest[:]...)
 	w.pairs(m.cross)
 	if m.crossComplete {
@@ -193,18 +233,10 @@ func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte, hint int
 		w.uint(0)
 	}
 	w.pairs(m.near)
-	var rels []string
-	hashes := map[string][32]byte{}
-	m.eachFile(func(rel string, h [32]byte, hint int) {
-		if !listed(rel, h, hint) {
-			rels = append(rels, rel)
-			hashes[rel] = h
-		}
-	})
-	sort.Strings(rels)
-	w.uint(uint64(len(rels)))
-	for _, rel := range rels {
-		h := hashes[rel]
+	w.strs(mf.except)
+	w.uint(uint64(len(mf.extras)))
+	for _, rel := range mf.extras {
+		h := mf.hashes[rel]
 		w.str(rel)
 		w.buf = append(w.buf, h[:]...)
 	}
@@ -216,14 +248,16 @@ func (w *writer) memo(m *pairsMemo, listed func(rel string, h [32]byte, hint int
 	w.pairs(m.all)
 }
 
-// memo decodes a memo whose files are the entries of c that say so and
-// those it names itself.
+// memo decodes a memo of the cache c.
 func (r *reader) memo(c *cacheData) *pairsMemo {
-	m := &pairsMemo{files: map[string][32]byte{}, cache: c}
+	m := &pairsMemo{files: map[string][32]byte{}, cache: c, except: map[string]bool{}}
 	copy(m.digest[:], r.bytes(32))
 	m.cross = r.pairs()
 	m.crossComplete = r.uint() == 1
 	m.near = r.pairs()
+	for _, rel := range r.strs() {
+		m.except[rel] = true
+	}
 	n := r.uint()
 	if n > uint64(len(r.b))/34 {
 		r.err = errCache
@@ -239,4 +273,13 @@ func (r *reader) memo(c *cacheData) *pairsMemo {
 		m.all = r.pairs()
 	}
 	return m
+}
+
+// mark records on the cache's entries which the memo was found in.
+func (m *pairsMemo) mark() {
+	for i := range m.cache.entries {
+		e := &m.cache.entries[i]
+		_, extra := m.files[e.rel]
+		e.inMemo = !m.except[e.rel] && !extra
+	}
 }
