@@ -603,7 +603,12 @@ func (w *writer) indexSum(x *indexSum) {
 	w.uint(uint64(len(x.Links)))
 	for _, l := range x.Links {
 		w.str(l.Dest)
-		w.uint(uint64(l.Line))
+		if l.Target != "" {
+			w.uint(uint64(l.Line)<<1 | 1)
+			w.str(l.Target)
+		} else {
+			w.uint(uint64(l.Line) << 1)
+		}
 	}
 	flags := uint64(0)
 	if x.BudgetKnown {
@@ -635,7 +640,13 @@ func decodeIndexSum(r *reader) *indexSum {
 	}
 	x.Links = make([]linkSum, n)
 	for i := range x.Links {
-		x.Links[i] = linkSum{Dest: r.str(), Line: int32(r.uint())}
+		l := linkSum{Dest: r.str()}
+		v := r.uint()
+		l.Line = int32(v >> 1)
+		if v&1 != 0 {
+			l.Target = r.str()
+		}
+		x.Links[i] = l
 	}
 	flags := r.uint()
 	x.BudgetKnown, x.BudgetMoves = flags&1 != 0, flags&2 != 0

@@ -29,10 +29,20 @@ type indexSum struct {
 	BudgetNotes              []string
 }
 
-// linkSum is one link of the index: its destination and its line.
+// linkSum is one link of the index to a memory path: its destination,
+// the path it names (Target; empty when it is Dest itself) and its line.
+// Links to anything else are not kept: no run looks at them.
 type linkSum struct {
-	Dest string
-	Line int32
+	Dest, Target string
+	Line         int32
+}
+
+// target is the memory path the link names.
+func (l linkSum) target() string {
+	if l.Target == "" {
+		return l.Dest
+	}
+	return l.Target
 }
 
 // summarizeIndex reads what indexSum keeps from a parsed index.
@@ -54,7 +64,15 @@ func summarizeIndex(f *file) *indexSum {
 		if len(f.src) > 0 {
 			line = d.LineOf(min(l.Span.Start, len(f.src)-1))
 		}
-		x.Links = append(x.Links, linkSum{Dest: l.Dest, Line: int32(line)})
+		rel, ok := memory.LocalTarget(l.Dest)
+		if !ok {
+			continue
+		}
+		ls := linkSum{Dest: l.Dest, Line: int32(line)}
+		if rel != l.Dest {
+			ls.Target = rel
+		}
+		x.Links = append(x.Links, ls)
 	}
 	for _, c := range d.CodeSpans {
 		name(c)

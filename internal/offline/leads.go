@@ -327,8 +327,7 @@ func (s *state) danglingPointers() []Ref {
 	}
 	var out []Ref
 	for _, l := range s.indexSummary().Links {
-		rel, ok := memory.LocalTarget(l.Dest)
-		if !ok || s.exists(rel) {
+		if s.exists(l.target()) {
 			continue
 		}
 		if len(out) < maxLeads {
