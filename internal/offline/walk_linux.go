@@ -35,9 +35,15 @@ type memoryList struct {
 	dirs []int
 }
 
-// fileAt is a file's directory (an index into memoryList.dirs) and where
-// its name starts in its path.
+// fileAt is a file's directory (an index into memoryList.dirs; -1 for one
+// past maxOpenDirs) and where its name starts in its path.
 type fileAt struct{ dir, base int32 }
+
+// maxOpenDirs bounds the directories a listing keeps open: the files of
+// any others are read through the memory reader and checked by their hash,
+// never by a stat, so that a memory of thousands of folders cannot run the
+// process out of descriptors.
+const maxOpenDirs = 256
 
 func listMemory(dir string) (*memoryList, error) {
 	info, err := os.Stat(dir)
@@ -112,8 +118,13 @@ type link struct{ rel string }
 // dir lists the directory open at fd, whose path in the memory is prefix
 // (empty or ending in a slash), and the directories under it.
 func (w *walk) dir(fd int, prefix string) {
-	d := int32(len(w.l.dirs))
-	w.l.dirs = append(w.l.dirs, fd)
+	d := int32(-1)
+	if len(w.l.dirs) < maxOpenDirs {
+		d = int32(len(w.l.dirs))
+		w.l.dirs = append(w.l.dirs, fd)
+	} else {
+		defer unix.Close(fd)
+	}
 	var subdirs []string
 	for {
 		n, err := unix.ReadDirent(fd, w.buf)
@@ -201,7 +212,7 @@ func dtOf(mode uint32) uint8 {
 // stat is the stat of file i (in scan order) and its permissions, when it
 // is a regular file: one fstatat on its directory, not following a link.
 func (l *memoryList) stat(i int) (fileStat, fs.FileMode, bool) {
-	if l == nil || i >= len(l.at) {
+	if l == nil || i >= len(l.at) || l.at[i].dir < 0 {
 		return fileStat{}, 0, false
 	}
 	at := l.at[i]
@@ -219,7 +230,7 @@ func (l *memoryList) stat(i int) (fileStat, fs.FileMode, bool) {
 // the reader, never through a link. ok is false when the listing has no
 // directories to read from (the caller reads through memory.Reader).
 func (l *memoryList) read(i int) (data []byte, st fileStat, perm fs.FileMode, ok bool, err error) {
-	if l == nil || i >= len(l.at) || l.dirs == nil {
+	if l == nil || i >= len(l.at) || l.dirs == nil || l.at[i].dir < 0 {
 		return nil, fileStat{}, 0, false, nil
 	}
 	at, rel := l.at[i], l.rels[i]
