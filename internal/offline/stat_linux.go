@@ -13,8 +13,8 @@ func statOf(info fs.FileInfo) (fileStat, bool) {
 		return fileStat{}, false
 	}
 	return fileStat{
-		Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size,
-		Mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
-		Ctime: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
+		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size),
+		Mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec),
+		Ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
 	}, true
 }
