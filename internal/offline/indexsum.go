@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -133,13 +134,20 @@ func (s *state) afterWrite(ctx context.Context, touched []string) error {
 	if s.opts.CacheFile == "" || len(touched) == 0 {
 		return nil
 	}
-	if err := s.pairsAfterWrite(ctx, touched); err != nil {
-		return err
+	// The two are independent (the index's summary reads only the index
+	// and the options): on two processors, side by side.
+	var wg sync.WaitGroup
+	var idx *indexSum
+	ix := s.index
+	if ix != nil && ix.exists && ix.idx == nil && ix.sum != nil && slices.Contains(touched, ix.rel) {
+		wg.Go(func() { idx = s.writtenIndexSum(ix) })
 	}
-	if ix := s.index; ix != nil && ix.exists && ix.idx == nil && ix.sum != nil && slices.Contains(touched, ix.rel) {
-		ix.idx = s.writtenIndexSum(ix)
+	err := s.pairsAfterWrite(ctx, touched)
+	wg.Wait()
+	if idx != nil {
+		ix.idx = idx
 	}
-	return nil
+	return err
 }
 
 // writtenIndexSum is the summary of the index as the run wrote it, with
