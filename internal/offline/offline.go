@@ -31,11 +31,14 @@
 // shingle postings, not from comparing pairs, and every list of leads is
 // capped as it is built. Only the index and the overflow file stay whole.
 // With Options.CacheFile the summaries of files with nothing to fix are
-// kept between runs, validated by each file's stat before its hash, so a
-// dream after one hand edit reads and parses one file: the index's own
-// summary, the pairs of the leads (updated for the files that changed) and
-// the pinned facts come from the cache too. Files are read, analysed and
-// written on Options.Workers goroutines, the result merged in file order.
+// kept between runs, validated by each file's stat (one fstatat on its
+// directory, which the listing keeps open) before its hash, so a dream
+// after one hand edit reads and parses one file: the index's own summary
+// and the pairs of the leads (both updated for the files that changed, and
+// for the files a run wrote) come from the cache too, and the cache takes
+// only the entries that changed (a delta beside its base). Files are read,
+// analysed and written on Options.Workers goroutines, the result merged in
+// file order.
 package offline
 
 import (
