@@ -159,7 +159,9 @@ func (w *walk) dir(fd int, prefix string) {
 				}
 				typ = dtOf(st.Mode)
 			}
-			md := len(name) >= 3 && strings.EqualFold(filepath.Ext(string(name)), ".md")
+			// filepath.Ext(name) is ".md" in any case exactly when the
+			// name ends so (a name holds no separator).
+			md := len(name) >= 3 && bytes.EqualFold(name[len(name)-3:], []byte(".md"))
 			switch typ {
 			case unix.DT_DIR:
 				subdirs = append(subdirs, string(name))
