@@ -84,30 +84,20 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
-	files, more, err := h.stagedFiles(ctx, staged)
+	files, more, patch, err := h.stagedChange(ctx, staged)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
 		return "", nil
 	}
-	// As much of the patch as the message quotes: the first record of a
-	// memory of 30,000 files would otherwise hold the whole memory as a
-	// patch.
-	patch, err := h.gitHead(ctx, maxMsgDiffBytes+1, "diff", "--cached", "--no-renames", "--no-ext-diff", "-p")
-	if err != nil {
-		return "", err
-	}
 	msg := buildMessage(m, files, more, patch, extra)
-	if _, err := h.git(ctx, []byte(msg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
-		return "", err
-	}
-	sha, err := h.git(ctx, nil, "rev-parse", "HEAD")
+	sha, err := h.commitIndex(ctx, msg)
 	if err != nil {
 		return "", err
 	}
 	h.maybePack(ctx, staged > bulkBatch)
-	return strings.TrimSpace(string(sha)), nil
+	return sha, nil
 }
 
 // maxMsgFiles is how many files the message lists with their counts. Past
@@ -120,48 +110,55 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 // lists.
 const maxMsgFiles = 200
 
-// stagedFiles lists what the index holds against HEAD, sorted, with line
-// counts. staged is how many index entries the staging touched (an upper
+// stagedChange lists what the index holds against HEAD, sorted, with line
+// counts, and as much of the patch as the message quotes (the first record
+// of a memory of 30,000 files would otherwise hold the whole memory as a
+// patch). staged is how many index entries the staging touched (an upper
 // bound on the files changed): up to maxMsgFiles, one git process lists
-// statuses and counts together; past it the statuses of all are listed
-// (no content is read for them) and only the first maxMsgFiles are counted,
-// the others returned as more.
-func (h *History) stagedFiles(ctx context.Context, staged int) ([]FileStat, int, error) {
+// statuses, counts and the patch together; past it the statuses of all are
+// listed (no content is read for them) and only the first maxMsgFiles are
+// counted and quoted, the others returned as more. The quoted patch is the
+// same either way: each file's patch is at least three lines, so the first
+// maxMsgFiles files' patches fill the message's maxMsgDiffLines before any
+// later file's would be quoted.
+func (h *History) stagedChange(ctx context.Context, staged int) ([]FileStat, int, string, error) {
 	diff := []string{"diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw"}
+	full := []string{"--numstat", "-p"}
 	if staged <= maxMsgFiles {
-		out, err := h.git(ctx, nil, append(diff, "--numstat")...)
+		out, err := h.gitChange(ctx, nil, maxMsgDiffBytes+1, append(diff, full...)...)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
 		}
-		files, _, err := parseChange(out)
-		return files, 0, err
+		files, patch, err := parseChange(out)
+		return files, 0, patch, err
 	}
-	out, err := h.git(ctx, nil, diff...)
+	// --no-abbrev: the ids are not read, and abbreviating each one looks
+	// it up in every pack.
+	out, err := h.git(ctx, nil, append(slices.Clip(diff), "--no-abbrev")...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	diff = slices.Clip(diff)
 	all, _, err := parseChange(out)
 	if err != nil || len(all) == 0 {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	head := all[:min(len(all), maxMsgFiles)]
-	args := append(diff, "--numstat", "--")
+	args := append(append(slices.Clip(diff), full...), "--")
 	for _, f := range head {
 		args = append(args, f.Path)
 	}
-	out, err = h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, args...)
+	out, err = h.gitChange(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, maxMsgDiffBytes+1, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	counted, _, err := parseChange(out)
+	counted, patch, err := parseChange(out)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if len(counted) != len(head) {
-		return nil, 0, fmt.Errorf("git diff --numstat: %d of %d files counted", len(counted), len(head))
+		return nil, 0, "", fmt.Errorf("git diff --numstat: %d of %d files counted", len(counted), len(head))
 	}
-	return counted, len(all) - len(head), nil
+	return counted, len(all) - len(head), patch, nil
 }
 
 // stageAll brings the index up to the memory dir (in scope) at the cost of
@@ -334,11 +331,12 @@ func (h *History) stagePaths(ctx context.Context, paths []string) (int, error) {
 const bulkBatch = 2000
 
 // updateIndex feeds update-index a NUL-separated path list, bulkBatch
-// paths per process, each streaming its blobs into one pack. Several
-// batches work on a copy of the index that replaces it once all are done,
-// so that, as with one update-index, a record stopped halfway leaves the
-// index as it was (and the next hand-edit record does not commit half a
-// dream's files as the user's).
+// paths per process, each streaming its blobs into one pack, with every
+// core compressing (see stageParallel). Several batches work on a copy of
+// the index that replaces it once all are done, so that, as with one
+// update-index, a record stopped halfway leaves the index as it was (and
+// the next hand-edit record does not commit half a dream's files as the
+// user's).
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	if bytes.Count(list, []byte{0}) <= bulkBatch {
 		_, err := h.gitEnv(ctx, bulkEnv(), list, append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
@@ -351,6 +349,12 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	}
 	defer os.Remove(tmp)
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+tmp)
+	if workers := h.hashWorkers(); workers > 1 {
+		if err := h.stageParallel(ctx, env, list, workers); err != nil {
+			return err
+		}
+		return os.Rename(tmp, index)
+	}
 	for len(list) > 0 {
 		end, n := 0, 0
 		for end < len(list) && n < bulkBatch {
