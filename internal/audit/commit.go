@@ -29,6 +29,12 @@ func (h *History) commitIndex(ctx context.Context, msg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return h.commitOn(ctx, parent, msg)
+}
+
+// commitOn commits the index with parent as its parent ("" for the first
+// commit) and moves HEAD to it if HEAD is still at parent.
+func (h *History) commitOn(ctx context.Context, parent, msg string) (string, error) {
 	out, err := h.git(ctx, nil, "write-tree")
 	if err != nil {
 		return "", err

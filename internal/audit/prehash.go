@@ -40,13 +40,13 @@ func (h *History) hashWorkers() int {
 }
 
 // stageParallel stages the NUL-separated path list into the index env
-// names (GIT_INDEX_FILE), bulkBatch paths per process, with workers-1
+// names (GIT_INDEX_FILE), batch paths per process, with workers-1
 // helpers compressing batches from the back of the list (see above).
-func (h *History) stageParallel(ctx context.Context, env []string, list []byte, workers int) error {
+func (h *History) stageParallel(ctx context.Context, env []string, list []byte, batch, workers int) error {
 	var batches [][]byte
 	for len(list) > 0 {
 		end, n := 0, 0
-		for end < len(list) && n < bulkBatch {
+		for end < len(list) && n < batch {
 			end += bytes.IndexByte(list[end:], 0) + 1
 			n++
 		}

@@ -330,6 +330,15 @@ func (h *History) stagePaths(ctx context.Context, paths []string) (int, error) {
 // are not smaller.
 const bulkBatch = 2000
 
+// batchSize is bulkBatch, or the smaller batch a test sets to exercise many
+// batches with few files.
+func (h *History) batchSize() int {
+	if h.batch > 0 {
+		return h.batch
+	}
+	return bulkBatch
+}
+
 // updateIndex feeds update-index a NUL-separated path list, bulkBatch
 // paths per process, each streaming its blobs into one pack, with every
 // core compressing (see stageParallel). Several batches work on a copy of
@@ -338,7 +347,8 @@ const bulkBatch = 2000
 // the next hand-edit record does not commit half a dream's files as the
 // user's).
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
-	if bytes.Count(list, []byte{0}) <= bulkBatch {
+	batch := h.batchSize()
+	if bytes.Count(list, []byte{0}) <= batch {
 		_, err := h.gitEnv(ctx, bulkEnv(), list, append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
 		return err
 	}
@@ -350,14 +360,14 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	defer os.Remove(tmp)
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+tmp)
 	if workers := h.hashWorkers(); workers > 1 {
-		if err := h.stageParallel(ctx, env, list, workers); err != nil {
+		if err := h.stageParallel(ctx, env, list, batch, workers); err != nil {
 			return err
 		}
 		return os.Rename(tmp, index)
 	}
 	for len(list) > 0 {
 		end, n := 0, 0
-		for end < len(list) && n < bulkBatch {
+		for end < len(list) && n < batch {
 			end += bytes.IndexByte(list[end:], 0) + 1
 			n++
 		}
