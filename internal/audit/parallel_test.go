@@ -424,3 +424,58 @@ func TestPrehashSkips(t *testing.T) {
 		t.Fatal("a helper staged into the record's index")
 	}
 }
+
+// A record that stages nothing skips asking git only while the index is
+// the one the last record left with HEAD: what a failed record staged is
+// still committed by the next one, and a HEAD moved by anything else is
+// asked about.
+func TestNothingStagedSkipsOnlyWhileIndexIsHead(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	if h.indexIsHead() {
+		t.Fatal("an empty history claims its index is HEAD")
+	}
+	first, err := h.RecordHandEdits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.indexIsHead() {
+		t.Fatal("a record did not note its index")
+	}
+	// A record that failed after staging: the index is ahead of HEAD.
+	writeTree(t, mem, map[string]string{"topic.md": "# Staged by a record that failed\n"})
+	if _, err := h.stagePaths(ctx, []string{"topic.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if h.indexIsHead() {
+		t.Fatal("an index staged since the note claims to be HEAD")
+	}
+	second, err := h.RecordHandEdits(ctx)
+	if err != nil || second == "" {
+		t.Fatalf("the staged file was not recorded: %q %v", second, err)
+	}
+	if got, err := h.FileAt(ctx, "HEAD", "topic.md"); err != nil || string(got) != "# Staged by a record that failed\n" {
+		t.Fatalf("HEAD:topic.md %q (%v)", got, err)
+	}
+	if sha, err := h.RecordHandEdits(ctx); err != nil || sha != "" {
+		t.Fatalf("nothing changed, recorded %q (%v)", sha, err)
+	}
+	// HEAD moved back by something else: the index is not HEAD's.
+	if _, err := h.Git(ctx, nil, "update-ref", "HEAD", first); err != nil {
+		t.Fatal(err)
+	}
+	if h.indexIsHead() {
+		t.Fatal("a moved HEAD still matches the note")
+	}
+	third, err := h.RecordHandEdits(ctx)
+	if err != nil || third == "" {
+		t.Fatalf("the index ahead of the moved HEAD was not recorded: %q %v", third, err)
+	}
+	// A note that is not one is no match.
+	if err := os.WriteFile(filepath.Join(h.gitDir, recordedName), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h.indexIsHead() {
+		t.Fatal("a garbage note matched")
+	}
+}

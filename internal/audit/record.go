@@ -84,11 +84,17 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
+	if staged == 0 && h.indexIsHead() {
+		return "", nil // see recorded.go
+	}
 	files, more, patch, err := h.stagedChange(ctx, staged)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
+		if head, ok := h.readHead(); ok && head != "" {
+			h.noteRecorded(head)
+		}
 		return "", nil
 	}
 	msg := buildMessage(m, files, more, patch, extra)
@@ -96,6 +102,7 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
+	h.noteRecorded(sha)
 	h.maybePack(ctx, staged > bulkBatch)
 	return sha, nil
 }
