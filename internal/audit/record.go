@@ -187,17 +187,15 @@ func (h *History) stagedChange(ctx context.Context, staged int) ([]FileStat, int
 // removes it; so is a file outside the history's scope (see SetScope).
 func (h *History) stageAll(ctx context.Context) (int, error) {
 	spec := h.pathspec()
-	for _, dir := range nestedRepos(h.memDir) {
+	nested := nestedRepos(h.memDir)
+	for _, dir := range nested {
 		spec = append(spec, ":(exclude,top,literal)"+dir)
 	}
 	changed, err := h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
 	if err != nil {
 		return 0, err
 	}
-	// No --exclude-standard: a .gitignore in the memory dir must not keep
-	// a memory out of the history; dream's own names are skipped in
-	// stagePaths, and a nested repository (listed as "dir/") here.
-	untracked, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
+	untracked, drop, err := h.listUnrecorded(ctx, spec, nested)
 	if err != nil {
 		return 0, err
 	}
@@ -226,11 +224,7 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 			paths = append(paths, string(recs[i+1]))
 		}
 	}
-	for _, p := range bytes.Split(untracked, []byte{0}) {
-		if len(p) > 0 && p[len(p)-1] != '/' {
-			paths = append(paths, string(p))
-		}
-	}
+	paths = append(paths, untracked...)
 	if len(gone) > 0 {
 		if _, err := h.git(ctx, nulList(gone), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
 			return 0, err
@@ -240,8 +234,80 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	dropped, err := h.dropUnrecorded(ctx)
-	return len(gone) + n + dropped, err
+	if drop == nil {
+		dropped, err := h.dropUnrecorded(ctx)
+		return len(gone) + n + dropped, err
+	}
+	if len(drop) > 0 {
+		if _, err := h.git(ctx, nulList(drop), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
+			return 0, err
+		}
+	}
+	return len(gone) + n + len(drop), nil
+}
+
+// listUnrecorded lists the files of the memory dir the index does not
+// hold yet (untracked, in scope per spec) and, when it can from the same
+// git process, the index entries the history must not hold (drop, not nil
+// then; see dropUnrecorded). No --exclude-standard: a .gitignore in the
+// memory dir must not keep a memory out of the history; dream's own names
+// are skipped in stagePaths, and a nested repository (listed as "dir/")
+// here.
+//
+// A history without a scope lists both with one `ls-files --others
+// --stage` of the whole dir, which costs less than the two listings it
+// replaces (the exclude pathspecs cost more than matching their few names
+// here). A scoped history lists what is untracked inside its scope only
+// (a workspace's other folders can hold far more than its memory) and its
+// index entries afterwards.
+func (h *History) listUnrecorded(ctx context.Context, spec, nested []string) (untracked, drop []string, err error) {
+	if len(h.scope) > 0 {
+		out, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range bytes.Split(out, []byte{0}) {
+			if len(p) > 0 && p[len(p)-1] != '/' {
+				untracked = append(untracked, string(p))
+			}
+		}
+		return untracked, nil, nil
+	}
+	out, err := h.git(ctx, nil, "ls-files", "-z", "-t", "--stage", "--others")
+	if err != nil {
+		return nil, nil, err
+	}
+	drop = []string{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) < 3 || rec[1] != ' ' {
+			continue
+		}
+		if rec[0] != '?' { // "H <mode> <id> <stage>\t<path>": an index entry
+			if p, ok := h.unrecorded(rec[2:]); ok {
+				drop = append(drop, p)
+			}
+			continue
+		}
+		p := string(rec[2:])
+		if p[len(p)-1] == '/' || underAny(p, nested) {
+			// a nested repository, or a file inside one the index
+			// holds entries under (an older history's), where git
+			// lists what is untracked
+			continue
+		}
+		untracked = append(untracked, p)
+	}
+	return untracked, drop, nil
+}
+
+// underAny reports whether slash path p lies inside one of dirs.
+func underAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // refreshAt is how many files diff-files finds modified from which
@@ -289,13 +355,8 @@ func (h *History) dropUnrecorded(ctx context.Context) (int, error) {
 	var list bytes.Buffer
 	n := 0
 	for _, rec := range bytes.Split(out, []byte{0}) {
-		// "<mode> <sha> <stage>\t<path>"
-		tab := bytes.IndexByte(rec, '\t')
-		if tab <= 0 {
-			continue
-		}
-		if bytes.HasPrefix(rec, []byte("160000 ")) || !h.inScope(string(rec[tab+1:])) {
-			list.Write(rec[tab+1:])
+		if p, ok := h.unrecorded(rec); ok {
+			list.WriteString(p)
 			list.WriteByte(0)
 			n++
 		}
@@ -305,6 +366,18 @@ func (h *History) dropUnrecorded(ctx context.Context) (int, error) {
 	}
 	_, err = h.git(ctx, list.Bytes(), "update-index", "--force-remove", "-z", "--stdin")
 	return n, err
+}
+
+// unrecorded reads one `ls-files --stage` entry, "<mode> <id> <stage>\t<path>",
+// and returns its path if the history must not hold it: a gitlink, or a
+// file out of scope.
+func (h *History) unrecorded(rec []byte) (string, bool) {
+	tab := bytes.IndexByte(rec, '\t')
+	if tab <= 0 {
+		return "", false
+	}
+	p := string(rec[tab+1:])
+	return p, bytes.HasPrefix(rec, []byte("160000 ")) || !h.inScope(p)
 }
 
 // stagePaths updates the index entries of just these paths from the memory
