@@ -12,39 +12,26 @@ import (
 	"strings"
 )
 
-// commitIndex records the index as a new commit on HEAD with message msg
-// and returns its id. It is git's plumbing for what `git commit` does
-// here: write-tree (the index's tree, from its cache of unchanged
-// directories), commit-tree (the same author, committer, message and
-// parent a commit would write, so the same commit object) and update-ref
-// from the head the commit was made on. `git commit` also refreshes the
-// whole index (an lstat of every file of the memory, and the index written
-// again), looks for hooks and starts `git maintenance run --auto`: a third
-// of a settled one-file dream's git time for nothing the record uses.
-// Moving HEAD only from the commit's parent makes a concurrent writer fail
-// the record cleanly instead of losing the other commit; the reflog line
-// is the one `git commit` writes, for people reading `git reflog`.
-func (h *History) commitIndex(ctx context.Context, msg string) (string, error) {
-	parent, err := h.head(ctx)
-	if err != nil {
-		return "", err
-	}
-	return h.commitOn(ctx, parent, msg)
-}
-
-// commitOn commits the index with parent as its parent ("" for the first
-// commit) and moves HEAD to it if HEAD is still at parent.
-func (h *History) commitOn(ctx context.Context, parent, msg string) (string, error) {
-	out, err := h.git(ctx, nil, "write-tree")
-	if err != nil {
-		return "", err
-	}
-	tree := strings.TrimSpace(string(out))
+// commitOn records tree as a new commit on HEAD with message msg and
+// parent as its parent ("" for the first commit), moves HEAD to it if HEAD
+// is still at parent, and returns its id. With write-tree before it (see
+// record) it is git's plumbing for what `git commit` does here:
+// commit-tree writes the same author, committer, message and parent a
+// commit would, so the same commit object, and update-ref moves HEAD.
+// `git commit` also refreshes the whole index (an lstat of every file of
+// the memory, and the index written again), looks for hooks and starts
+// `git maintenance run --auto`: a third of a settled one-file dream's git
+// time for nothing the record uses. Moving HEAD only from the commit's
+// parent makes a concurrent writer fail the record cleanly instead of
+// losing the other commit; the reflog line is the one `git commit`
+// writes, for people reading `git reflog`.
+func (h *History) commitOn(ctx context.Context, parent, tree, msg string) (string, error) {
 	args := []string{"commit-tree", tree}
 	if parent != "" {
 		args = append(args, "-p", parent)
 	}
-	if out, err = h.git(ctx, []byte(msg), append(args, "-F", "-")...); err != nil {
+	out, err := h.git(ctx, []byte(msg), append(args, "-F", "-")...)
+	if err != nil {
 		return "", err
 	}
 	sha := strings.TrimSpace(string(out))

@@ -293,14 +293,15 @@ func TestCommitOnlyFromParent(t *testing.T) {
 	if _, err := h.stagePaths(ctx, []string{"new.md"}); err != nil {
 		t.Fatal(err)
 	}
+	tree := writeIndexTree(t, h)
 	stale := strings.Repeat("1", 40)
-	if _, err := h.commitOn(ctx, stale, "dream x: 1 file\n"); err == nil {
+	if _, err := h.commitOn(ctx, stale, tree, "dream x: 1 file\n"); err == nil {
 		t.Fatal("a commit on a stale parent moved HEAD")
 	}
 	if head, err := h.head(ctx); err != nil || head != first {
 		t.Fatalf("HEAD %s (%v), want it unmoved at %s", head, err, first)
 	}
-	if _, err := h.commitOn(ctx, "", "dream x: 1 file\n"); err == nil {
+	if _, err := h.commitOn(ctx, "", tree, "dream x: 1 file\n"); err == nil {
 		t.Fatal("a first commit replaced an existing history")
 	}
 }
@@ -320,7 +321,12 @@ func TestCommitIndexLikeGitCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := "dream d: 1 file (+1 −0)\n\n# not a comment\n\n\n   indented\n\nDream-Kind: dream\n\n"
-	sha, err := h.commitIndex(ctx, msg)
+	tree := writeIndexTree(t, h)
+	parent, err := h.head(ctx)
+	if err != nil || parent != first {
+		t.Fatalf("head %q (%v), want %s", parent, err, first)
+	}
+	sha, err := h.commitOn(ctx, parent, tree, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,13 +334,9 @@ func TestCommitIndexLikeGitCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := h.Git(ctx, nil, "write-tree")
-	if err != nil {
-		t.Fatal(err)
-	}
 	header, body, _ := strings.Cut(string(raw), "\n\n")
 	lines := strings.Split(header, "\n")
-	if len(lines) != 4 || lines[0] != "tree "+strings.TrimSpace(string(tree)) || lines[1] != "parent "+first ||
+	if len(lines) != 4 || lines[0] != "tree "+tree || lines[1] != "parent "+first ||
 		!strings.HasPrefix(lines[2], "author dream <dream@localhost> ") || !strings.HasPrefix(lines[3], "committer dream <dream@localhost> ") {
 		t.Errorf("commit header:\n%s", header)
 	}
@@ -351,6 +353,15 @@ func TestCommitIndexLikeGitCommit(t *testing.T) {
 	if want := "commit: dream d: 1 file (+1 −0)\ncommit (initial): hand edits: "; !strings.HasPrefix(string(reflog), want) {
 		t.Errorf("reflog %q, want it to start %q", reflog, want)
 	}
+}
+
+func writeIndexTree(t *testing.T, h *History) string {
+	t.Helper()
+	out, err := h.Git(testCtx(t), nil, "write-tree")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // head reads HEAD from a loose ref, from packed-refs alone, as nothing

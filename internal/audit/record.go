@@ -87,24 +87,49 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if staged == 0 && h.indexIsHead() {
 		return "", nil // see recorded.go
 	}
-	files, more, patch, err := h.stagedChange(ctx, staged)
+	// The index's tree first: the change is then a diff of two trees,
+	// which skips every directory whose tree id did not change, where a
+	// diff of the index against HEAD reads both in full.
+	parent, err := h.head(ctx)
+	if err != nil {
+		return "", err
+	}
+	out, err := h.git(ctx, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	tree := strings.TrimSpace(string(out))
+	base := emptyTree(len(tree))
+	if parent != "" {
+		base = parent
+	}
+	files, more, patch, err := h.changeOf(ctx, base, tree, staged)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
-		if head, ok := h.readHead(); ok && head != "" {
-			h.noteRecorded(head)
+		if parent != "" {
+			h.noteRecorded(parent)
 		}
 		return "", nil
 	}
 	msg := buildMessage(m, files, more, patch, extra)
-	sha, err := h.commitIndex(ctx, msg)
+	sha, err := h.commitOn(ctx, parent, tree, msg)
 	if err != nil {
 		return "", err
 	}
 	h.noteRecorded(sha)
 	h.maybePack(ctx, staged > bulkBatch)
 	return sha, nil
+}
+
+// emptyTree is git's id of the empty tree in a repository whose ids have
+// idLen hex digits (SHA-1 or SHA-256): the "before" of a first record.
+func emptyTree(idLen int) string {
+	if idLen == 64 {
+		return "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
+	}
+	return "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 }
 
 // maxMsgFiles is how many files the message lists with their counts. Past
@@ -117,20 +142,20 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 // lists.
 const maxMsgFiles = 200
 
-// stagedChange lists what the index holds against HEAD, sorted, with line
-// counts, and as much of the patch as the message quotes (the first record
-// of a memory of 30,000 files would otherwise hold the whole memory as a
-// patch). staged is how many index entries the staging touched (an upper
-// bound on the files changed): up to maxMsgFiles, one git process lists
-// statuses, counts and the patch together; past it the statuses of all are
-// listed (no content is read for them) and only the first maxMsgFiles are
-// counted and quoted, the others returned as more. The quoted patch is the
-// same either way: each file's patch is at least three lines, so the first
-// maxMsgFiles files' patches fill the message's maxMsgDiffLines before any
-// later file's would be quoted.
-func (h *History) stagedChange(ctx context.Context, staged int) ([]FileStat, int, string, error) {
-	diff := []string{"diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw"}
-	full := []string{"--numstat", "-p"}
+// changeOf lists what changed from base (a commit or tree) to tree,
+// sorted, with line counts, and as much of the patch as the message quotes
+// (the first record of a memory of 30,000 files would otherwise hold the
+// whole memory as a patch). staged is how many index entries the staging
+// touched (an upper bound on the files changed): up to maxMsgFiles, one git
+// process lists statuses, counts and the patch together; past it the
+// statuses of all are listed (no content is read for them) and only the
+// first maxMsgFiles are counted and quoted, the others returned as more.
+// The quoted patch is the same either way: each file's patch is at least
+// three lines, so the first maxMsgFiles files' patches fill the message's
+// maxMsgDiffLines before any later file's would be quoted.
+func (h *History) changeOf(ctx context.Context, base, tree string, staged int) ([]FileStat, int, string, error) {
+	diff := []string{"diff-tree", "-r", "--no-renames", "--no-ext-diff", "-z", "--raw"}
+	full := []string{"--numstat", "-p", base, tree}
 	if staged <= maxMsgFiles {
 		out, err := h.gitChange(ctx, nil, maxMsgDiffBytes+1, append(diff, full...)...)
 		if err != nil {
@@ -141,7 +166,7 @@ func (h *History) stagedChange(ctx context.Context, staged int) ([]FileStat, int
 	}
 	// --no-abbrev: the ids are not read, and abbreviating each one looks
 	// it up in every pack.
-	out, err := h.git(ctx, nil, append(slices.Clip(diff), "--no-abbrev")...)
+	out, err := h.git(ctx, nil, append(slices.Clip(diff), "--no-abbrev", base, tree)...)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -163,7 +188,7 @@ func (h *History) stagedChange(ctx context.Context, staged int) ([]FileStat, int
 		return nil, 0, "", err
 	}
 	if len(counted) != len(head) {
-		return nil, 0, "", fmt.Errorf("git diff --numstat: %d of %d files counted", len(counted), len(head))
+		return nil, 0, "", fmt.Errorf("git diff-tree --numstat: %d of %d files counted", len(counted), len(head))
 	}
 	return counted, len(all) - len(head), patch, nil
 }
