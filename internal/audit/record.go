@@ -342,31 +342,41 @@ func underAny(p string, dirs []string) bool {
 // that out costs seconds; hashing them a fraction of that.
 const refreshAt = 200
 
-// nestedRepos lists, slash-separated and relative to memDir, every
-// directory below memDir that holds a .git entry (a directory or a
-// gitdir file); it does not descend into them. Unreadable directories are
-// left to git, which reports them.
+// nestedRepos lists, slash-separated, relative to memDir and sorted, every
+// directory below memDir that holds a .git entry (a directory or a gitdir
+// file); it does not descend into them. Unreadable directories are left to
+// git, which reports them. Each directory is read once, unsorted, and its
+// listing says whether it holds a .git: at 30,000 files a sorted walk with
+// an lstat of every directory's .git was about as long as a git process.
 func nestedRepos(memDir string) []string {
 	var out []string
-	_ = filepath.WalkDir(memDir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.IsDir() {
-			return nil
+	var walk func(rel string)
+	walk = func(rel string) {
+		f, err := os.Open(filepath.Join(memDir, rel))
+		if err != nil {
+			return
 		}
-		if p == memDir {
-			return nil
-		}
-		if e.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
-			rel, rerr := filepath.Rel(memDir, p)
-			if rerr == nil {
+		entries, _ := f.ReadDir(-1)
+		f.Close()
+		var dirs []string
+		for _, e := range entries {
+			switch {
+			case e.Name() == ".git" && rel != "":
 				out = append(out, filepath.ToSlash(rel))
+				return
+			case e.Name() == ".git":
+				// the memory dir's own repository: not memory, not
+				// descended into
+			case e.IsDir():
+				dirs = append(dirs, e.Name())
 			}
-			return filepath.SkipDir
 		}
-		return nil
-	})
+		for _, d := range dirs {
+			walk(filepath.Join(rel, d))
+		}
+	}
+	walk("")
+	slices.Sort(out)
 	return out
 }
 
