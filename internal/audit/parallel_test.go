@@ -490,3 +490,26 @@ func TestNothingStagedSkipsOnlyWhileIndexIsHead(t *testing.T) {
 		t.Fatal("a garbage note matched")
 	}
 }
+
+// nestedRepos finds every directory holding a .git (a directory or a
+// gitdir file) at any depth, sorted, without descending into them, into
+// the memory dir's own .git or through a symlink.
+func TestNestedReposListing(t *testing.T) {
+	t.Parallel()
+	mem := t.TempDir()
+	for _, d := range []string{".git/objects", "a/repo/.git/refs", "a/repo/inner/.git", "b/c/d/wt", "e/f", "z/clone/.git"} {
+		if err := os.MkdirAll(filepath.Join(mem, filepath.FromSlash(d)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, mem, "b/c/d/wt/.git", "gitdir: /elsewhere\n", 0o644)
+	writeFile(t, mem, "e/f/notes.md", "# 笔记\n", 0o644)
+	if err := os.Symlink(filepath.Join(mem, "a/repo"), filepath.Join(mem, "e/link")); err != nil {
+		t.Fatal(err)
+	}
+	got := nestedRepos(mem)
+	want := []string{"a/repo", "b/c/d/wt", "z/clone"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("nestedRepos = %q, want %q", got, want)
+	}
+}
