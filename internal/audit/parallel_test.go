@@ -513,3 +513,35 @@ func TestNestedReposListing(t *testing.T) {
 		t.Fatalf("nestedRepos = %q, want %q", got, want)
 	}
 }
+
+// A folder the history holds that becomes a repository of its own (the
+// user ran git init in it) is left alone from then on: neither an edit of
+// a file recorded before nor a new file in it is recorded, while the rest
+// of the memory still is.
+func TestFolderTurnedRepositoryLeftAlone(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	writeTree(t, mem, map[string]string{"notes/proj/a.md": "# 项目 A\n\n1. Plan.\n"})
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(mem, "notes/proj/.git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, mem, map[string]string{
+		"notes/proj/a.md": "# 项目 A\n\n1. Plan.\n2. Edited inside the repository.\n",
+		"notes/proj/b.md": "new inside the repository\n",
+		"topic.md":        "# Topic\n\nedited outside it\n",
+	})
+	sha, err := h.RecordHandEdits(ctx)
+	if err != nil || sha == "" {
+		t.Fatalf("record %q: %v", sha, err)
+	}
+	out, err := h.Git(ctx, nil, "show", "--name-only", "--format=", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "topic.md" {
+		t.Fatalf("recorded %q, want only topic.md", got)
+	}
+}

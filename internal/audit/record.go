@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dreamkit/dream/internal/journal"
@@ -211,19 +212,35 @@ func (h *History) changeOf(ctx context.Context, base, tree string, staged int) (
 // older history recorded is dropped from the index, so the next record
 // removes it; so is a file outside the history's scope (see SetScope).
 func (h *History) stageAll(ctx context.Context) (int, error) {
+	// The three looks at the memory dir are independent, so they run at
+	// once: the walk for nested repositories, git's stat check and git's
+	// listing. What lies in a nested repository is dropped from what git
+	// reports rather than excluded by pathspec, which would make the stat
+	// check wait for the walk.
 	spec := h.pathspec()
-	nested := nestedRepos(h.memDir)
-	for _, dir := range nested {
-		spec = append(spec, ":(exclude,top,literal)"+dir)
-	}
-	changed, err := h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
-	if err != nil {
+	var (
+		nested           []string
+		untracked, drop  []string
+		listErr, diffErr error
+		changed          []byte
+		wg               sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		nested = nestedRepos(h.memDir)
+	}()
+	go func() {
+		defer wg.Done()
+		untracked, drop, listErr = h.listUnrecorded(ctx, spec)
+	}()
+	changed, diffErr = h.diffFiles(ctx, spec)
+	wg.Wait()
+	if err := errors.Join(diffErr, listErr); err != nil {
 		return 0, err
 	}
-	untracked, drop, err := h.listUnrecorded(ctx, spec, nested)
-	if err != nil {
-		return 0, err
-	}
+	inNested := newDirSet(nested)
+	untracked = slices.DeleteFunc(untracked, inNested.holds)
 	if bytes.Count(changed, []byte("\x00M\x00")) >= refreshAt {
 		// diff-files compares stat data only; a file whose stat changed
 		// and whose bytes did not would be compressed into a pack only to
@@ -233,7 +250,8 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 		if _, err := h.git(ctx, nil, "update-index", "-q", "--refresh"); err != nil {
 			return 0, err
 		}
-		if changed, err = h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...); err != nil {
+		var err error
+		if changed, err = h.diffFiles(ctx, spec); err != nil {
 			return 0, err
 		}
 	}
@@ -243,10 +261,12 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 	var paths, gone []string
 	recs := bytes.Split(changed, []byte{0})
 	for i := 0; i+1 < len(recs); i += 2 {
-		if string(recs[i]) == "D" {
-			gone = append(gone, string(recs[i+1]))
-		} else {
-			paths = append(paths, string(recs[i+1]))
+		switch p := string(recs[i+1]); {
+		case inNested.holds(p):
+		case string(recs[i]) == "D":
+			gone = append(gone, p)
+		default:
+			paths = append(paths, p)
 		}
 	}
 	paths = append(paths, untracked...)
@@ -271,13 +291,20 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 	return len(gone) + n + len(drop), nil
 }
 
+// diffFiles is git's stat check of the index against the memory dir (in
+// scope per spec): "<status>\0<path>\0" records.
+func (h *History) diffFiles(ctx context.Context, spec []string) ([]byte, error) {
+	return h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
+}
+
 // listUnrecorded lists the files of the memory dir the index does not
 // hold yet (untracked, in scope per spec) and, when it can from the same
 // git process, the index entries the history must not hold (drop, not nil
 // then; see dropUnrecorded). No --exclude-standard: a .gitignore in the
 // memory dir must not keep a memory out of the history; dream's own names
-// are skipped in stagePaths, and a nested repository (listed as "dir/")
-// here.
+// are skipped in stagePaths, a nested repository (listed as "dir/") here,
+// and the files git lists inside one it holds entries under (an older
+// history's) by the caller.
 //
 // A history without a scope lists both with one `ls-files --others
 // --stage` of the whole dir, which costs less than the two listings it
@@ -285,7 +312,7 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 // here). A scoped history lists what is untracked inside its scope only
 // (a workspace's other folders can hold far more than its memory) and its
 // index entries afterwards.
-func (h *History) listUnrecorded(ctx context.Context, spec, nested []string) (untracked, drop []string, err error) {
+func (h *History) listUnrecorded(ctx context.Context, spec []string) (untracked, drop []string, err error) {
 	if len(h.scope) > 0 {
 		out, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
 		if err != nil {
@@ -313,26 +340,36 @@ func (h *History) listUnrecorded(ctx context.Context, spec, nested []string) (un
 			}
 			continue
 		}
-		p := string(rec[2:])
-		if p[len(p)-1] == '/' || underAny(p, nested) {
-			// a nested repository, or a file inside one the index
-			// holds entries under (an older history's), where git
-			// lists what is untracked
-			continue
+		if p := string(rec[2:]); p[len(p)-1] != '/' {
+			untracked = append(untracked, p)
 		}
-		untracked = append(untracked, p)
 	}
 	return untracked, drop, nil
 }
 
-// underAny reports whether slash path p lies inside one of dirs.
-func underAny(p string, dirs []string) bool {
+// dirSet is a set of slash paths of directories.
+type dirSet map[string]bool
+
+func newDirSet(dirs []string) dirSet {
+	s := make(dirSet, len(dirs))
 	for _, d := range dirs {
-		if strings.HasPrefix(p, d+"/") {
+		s[d] = true
+	}
+	return s
+}
+
+// holds reports whether slash path p is one of the set's directories or
+// lies inside one, at the cost of p's depth, not of the set's size.
+func (s dirSet) holds(p string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i := range len(p) {
+		if p[i] == '/' && s[p[:i]] {
 			return true
 		}
 	}
-	return false
+	return s[p]
 }
 
 // refreshAt is how many files diff-files finds modified from which
