@@ -97,6 +97,12 @@ func change(dir string, n int) error {
 	if err != nil {
 		return err
 	}
+	return appendLine(dir, paths)
+}
+
+// appendLine appends one line to each of paths, as a dream dating them
+// would.
+func appendLine(dir string, paths []string) error {
 	for _, p := range paths {
 		f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(p)), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -159,10 +165,15 @@ func settled(ctx context.Context, mem, state string, n int) error {
 	if _, err := h.RecordHandEdits(ctx); err != nil {
 		return err
 	}
-	if err := change(mem, n); err != nil {
+	paths, err := topics(mem, n)
+	if err != nil {
 		return err
 	}
-	return dream(ctx, mem, state, n)
+	if err := appendLine(mem, paths); err != nil {
+		return err
+	}
+	_, err = h.RecordDream(ctx, audit.Meta{DreamID: "bench-" + time.Now().UTC().Format("20060102-150405.000"), Status: "completed", Provider: "offline", StartedAt: time.Now(), Kind: audit.KindDream, Paths: paths})
+	return err
 }
 
 // wait returns once no git gc or repack holds the history (git's gc.pid,
