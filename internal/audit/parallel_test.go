@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -544,4 +545,37 @@ func TestFolderTurnedRepositoryLeftAlone(t *testing.T) {
 	if got := strings.TrimSpace(string(out)); got != "topic.md" {
 		t.Fatalf("recorded %q, want only topic.md", got)
 	}
+}
+
+// changeWriter keeps a -z diff's records whole and at most maxPatch bytes
+// of the patch after the empty record, however git's output is cut into
+// writes, and stops git exactly when the patch is past the cap.
+func FuzzChangeWriter(f *testing.F) {
+	f.Add([]byte(":100644 100644 aaa bbb M\x00a.md\x001\t0\ta.md\x00\x00diff --git a/a.md b/a.md\n+x\n"), uint8(3), uint8(10))
+	f.Add([]byte(":000000 100644 0 1 A\x00x\ny\x00\x00"), uint8(1), uint8(0))
+	f.Add([]byte("no records at all"), uint8(5), uint8(4))
+	f.Fuzz(func(t *testing.T, out []byte, chunk, maxPatch uint8) {
+		step := int(chunk%16) + 1
+		stopped := false
+		w := &changeWriter{maxPatch: int(maxPatch), patchAt: -1, full: func() { stopped = true }}
+		for i := 0; i < len(out) && !w.done; i += step {
+			n, err := w.Write(out[i:min(i+step, len(out))])
+			if err == nil && n != min(step, len(out)-i) {
+				t.Fatalf("short write %d without an error", n)
+			}
+		}
+		want := out
+		if i := bytes.Index(out, []byte{0, 0}); i >= 0 {
+			recs, patch := out[:i+2], out[i+2:]
+			want = append(slices.Clip(recs), patch[:min(len(patch), int(maxPatch))]...)
+			if stopped != (len(patch) > int(maxPatch)) {
+				t.Fatalf("stopped %v with a patch of %d bytes and a cap of %d", stopped, len(patch), maxPatch)
+			}
+		} else if stopped {
+			t.Fatal("stopped before the records ended")
+		}
+		if !bytes.Equal(w.buf.Bytes(), want) {
+			t.Fatalf("kept %q, want %q", w.buf.Bytes(), want)
+		}
+	})
 }
