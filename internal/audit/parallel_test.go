@@ -579,3 +579,39 @@ func FuzzChangeWriter(f *testing.F) {
 		}
 	})
 }
+
+// parseListing takes every name as git wrote it (a newline, a tab, a
+// leading "? " inside a name) and drops only gitlinks (no scope here).
+func FuzzParseListing(f *testing.F) {
+	f.Add([]byte("? new.md\x00? tools/repo/\x00H 100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\ta\tb.md\x00H 160000 1111111111111111111111111111111111111111 0\told/clone\x00"))
+	f.Add([]byte("? odd\nname.md\x00? ? q\x00"))
+	h := &History{}
+	f.Fuzz(func(t *testing.T, out []byte) {
+		untracked, drop := h.parseListing(out)
+		if drop == nil {
+			t.Fatal("drop is nil")
+		}
+		recs := map[string]bool{}
+		for _, r := range bytes.Split(out, []byte{0}) {
+			recs[string(r)] = true
+		}
+		for _, p := range untracked {
+			if p == "" || strings.HasSuffix(p, "/") || !recs["? "+p] {
+				t.Fatalf("untracked %q is no untracked file record", p)
+			}
+		}
+		for _, p := range drop {
+			found := false
+			for r := range recs {
+				if strings.Contains(r, " 160000 ") || strings.HasPrefix(r[min(2, len(r)):], "160000 ") {
+					if strings.HasSuffix(r, "\t"+p) {
+						found = true
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("dropped %q, which is no gitlink record", p)
+			}
+		}
+	})
+}

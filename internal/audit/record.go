@@ -329,6 +329,14 @@ func (h *History) listUnrecorded(ctx context.Context, spec []string) (untracked,
 	if err != nil {
 		return nil, nil, err
 	}
+	untracked, drop = h.parseListing(out)
+	return untracked, drop, nil
+}
+
+// parseListing reads `git ls-files -z -t --stage --others`: "? <path>" for
+// an untracked file ("<dir>/" for a nested repository, skipped), "<tag>
+// <mode> <id> <stage>\t<path>" for an index entry. drop is never nil.
+func (h *History) parseListing(out []byte) (untracked, drop []string) {
 	drop = []string{}
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		if len(rec) < 3 || rec[1] != ' ' {
@@ -344,7 +352,7 @@ func (h *History) listUnrecorded(ctx context.Context, spec []string) (untracked,
 			untracked = append(untracked, p)
 		}
 	}
-	return untracked, drop, nil
+	return untracked, drop
 }
 
 // dirSet is a set of slash paths of directories.
