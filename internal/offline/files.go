@@ -354,7 +354,9 @@ func (s *state) writeOne(f *file) (bool, error) {
 
 // writeFile replaces rel with data: in the memory dir, or, with
 // Options.WriteDir, at the same place under the write dir, through an
-// os.Root so that no link inside the write dir can send it elsewhere.
+// os.Root so that no link inside the write dir can send it elsewhere. A
+// path the write dir does not hold yet is created there directly
+// (writeNewIn); one it holds is replaced atomically.
 func (s *state) writeFile(rel string, data []byte, perm fs.FileMode) error {
 	if s.opts.WriteDir == "" {
 		return writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel)), data, perm)
@@ -364,7 +366,11 @@ func (s *state) writeFile(rel string, data []byte, perm fs.FileMode) error {
 			return err
 		}
 	}
-	return writeAtomicIn(s.out, filepath.FromSlash(rel), data, perm)
+	rel = filepath.FromSlash(rel)
+	if done, err := writeNewIn(s.out, rel, data, perm); done || err != nil {
+		return err
+	}
+	return writeAtomicIn(s.out, rel, data, perm)
 }
 
 // openWriteDir creates and opens Options.WriteDir.
