@@ -63,6 +63,15 @@ type file struct {
 	kept []byte
 	// norms memoises normalize per unit while the file is parsed.
 	norms []*string
+	// out is the parse of the file's output as the structure check made
+	// it, valid while the file has outEdits edits (edits are only ever
+	// appended, so the count names the set); outSum is its analysis for
+	// the cache (probe's), taken from it at the end of the file's scan
+	// (when the later passes added no edit), after which the parse is
+	// dropped. It spares writeOne parsing the bytes it writes again.
+	out      *memory.Doc
+	outEdits int
+	outSum   *fileSum
 }
 
 // edit replaces src[start:end] with text.
@@ -236,6 +245,10 @@ func (s *state) scanFile(f *file) error {
 		f.topic = nil
 	}
 	f.norms = nil
+	if f.out != nil && len(f.edits) == f.outEdits && !f.resident && s.opts.CacheFile != "" {
+		f.outSum = s.probeDoc(f, f.out)
+	}
+	f.out = nil
 	if !f.resident {
 		f.src, f.doc = nil, nil
 		if len(f.edits) > 0 && s.reserveKept(len(data)) {
@@ -345,11 +358,24 @@ func (s *state) writeOne(f *file) (bool, error) {
 	f.st = fileStat{} // just written: the next run reads it (trustedStat)
 	if s.opts.CacheFile != "" {
 		f.hash = sha256.Sum256(out)
-		f.sum = s.probe(f, out)
+		f.sum = s.outputSum(f, out)
 	} else {
 		f.sum = nil
 	}
+	f.out, f.outSum = nil, nil
 	return true, nil
+}
+
+// outputSum is probe(f, out) for the bytes writeOne writes, taken from the
+// structure check's parse of them (outSum) when the file's edits are still
+// those it was made with: out is then the same render of the same bytes
+// (reread checks them by hash), so the analysis is the one a fresh parse
+// gives.
+func (s *state) outputSum(f *file, out []byte) *fileSum {
+	if f.outSum != nil && len(f.edits) == f.outEdits {
+		return f.outSum
+	}
+	return s.probe(f, out)
 }
 
 // writeFile replaces rel with data: in the memory dir, or, with
@@ -389,7 +415,12 @@ func (s *state) openWriteDir() error {
 // probe analyses bytes the run wrote, for the cache: their summary, and
 // whether they still hold work a pass would look at.
 func (s *state) probe(f *file, data []byte) *fileSum {
-	g := &file{rel: f.rel, src: data, doc: memory.ParseDoc(data), exists: true, index: f.index, probe: true}
+	return s.probeDoc(f, memory.ParseDoc(data))
+}
+
+// probeDoc is probe of the bytes d was parsed from.
+func (s *state) probeDoc(f *file, d *memory.Doc) *fileSum {
+	g := &file{rel: f.rel, src: d.Src, doc: d, exists: true, index: f.index, probe: true}
 	sum := s.summarize(g)
 	s.fixDuplicatesIn(g)
 	s.fixDatesIn(g)

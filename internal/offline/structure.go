@@ -12,7 +12,11 @@ import (
 // alone is not enough: removing the item between two blockquotes merges
 // them, removing a blank-separated paragraph can make the next one a
 // continuation of the previous, and the words then mean something else.
-func keepsStructure(f *file, edits []edit) bool {
+//
+// It returns the parse of the output it checked, which is the parse of
+// what is written when these edits end up being the file's (see
+// applyRemovals), so that the written bytes need not be parsed again.
+func keepsStructure(f *file, edits []edit) (bool, *memory.Doc) {
 	saved := f.edits
 	f.edits = edits
 	out, _ := f.render()
@@ -29,11 +33,11 @@ func keepsStructure(f *file, edits []edit) bool {
 		}
 		k := unitKey(d, u)
 		if have[k] == 0 {
-			return false
+			return false, nil
 		}
 		have[k]--
 	}
-	return true
+	return true, after
 }
 
 func unitKey(d *memory.Doc, u memory.Unit) string {
@@ -68,15 +72,18 @@ func (s *state) applyRemovals(f *file, rs []removal) []removal {
 		all = append(all, edit{r.start, r.end, ""})
 	}
 	var ok []removal
-	if keepsStructure(f, all) {
-		ok = rs
+	// out is the parse of f.src with the edits before these and the ok
+	// removals applied, in that order: the last check that passed.
+	var out *memory.Doc
+	if pass, doc := keepsStructure(f, all); pass {
+		ok, out = rs, doc
 	} else {
 		cur := append([]edit(nil), f.edits...)
 		for _, r := range rs {
 			try := append(append([]edit(nil), cur...), edit{r.start, r.end, ""})
-			if keepsStructure(f, try) {
+			if pass, doc := keepsStructure(f, try); pass {
 				cur = try
-				ok = append(ok, r)
+				ok, out = append(ok, r), doc
 			}
 		}
 	}
@@ -86,6 +93,11 @@ func (s *state) applyRemovals(f *file, rs []removal) []removal {
 			s.fix(f, r.kind, r.start, r.end, r.detail)
 			applied = append(applied, r)
 		}
+	}
+	if out != nil && len(applied) == len(ok) {
+		// f.edits are now exactly the edits out was rendered with: the
+		// same ones in the same order (a splice only appends).
+		f.out, f.outEdits = out, len(f.edits)
 	}
 	return applied
 }
