@@ -127,6 +127,9 @@ func findPhrases(en, zh *regexp.Regexp, seg string) [][]int {
 var enCues = []string{"yesterday", "today", "tomorrow", "tonight", "last", "this", "next", "ago"}
 
 func hasEnglishCue(s string) bool {
+	if isASCII(s) {
+		return hasASCIICue(s)
+	}
 	l := strings.ToLower(s)
 	if strings.Contains(l, "ſ") {
 		// The pattern is case-insensitive, and U+017F (long s) folds to
@@ -139,6 +142,24 @@ func hasEnglishCue(s string) bool {
 	for _, c := range enCues {
 		if strings.Contains(l, c) {
 			return true
+		}
+	}
+	return false
+}
+
+// hasASCIICue is hasEnglishCue of an ASCII string, without lowering a
+// copy of it: each cue is looked for from each place where its first
+// letter stands, in either case.
+func hasASCIICue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20 // lower case, for a letter
+		if c != 'y' && c != 't' && c != 'l' && c != 'n' && c != 'a' {
+			continue
+		}
+		for _, cue := range enCues {
+			if cue[0] == c && len(s)-i >= len(cue) && strings.EqualFold(s[i:i+len(cue)], cue) {
+				return true
+			}
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +15,7 @@ func FuzzFindPhrases(f *testing.F) {
 		"LAST MONDAY", "yeſterday", "laſt week", "thiſ morning", "two dayſ ago", "this Week", "next year",
 		"昨天，我们把导入器迁到了新集群。", "上个星期", "上礼拜", "3天前", "三 年前", "十二个月前", "两周前", "今早", "大前天", "目前天津",
 		"部署前先在预发环境验证迁移脚本。", "用户偏好简洁的提交信息，主题行不超过五十个字符。", "2026-11-18", "2026年11月18日",
-		"", "\xff\xfe", "yester\xffday", "今\xff天",
+		"", "\xff\xfe", "TODAY", "Last", "tOnIgHt", "AgO", "y", "nex", "latest news", "this", "ago", "yester\xffday", "今\xff天",
 	} {
 		f.Add(s)
 	}
@@ -24,6 +25,15 @@ func FuzzFindPhrases(f *testing.F) {
 		want := append(p.en.FindAllStringIndex(seg, -1), p.zh.FindAllStringIndex(seg, -1)...)
 		if len(got) != len(want) || len(got) > 0 && !reflect.DeepEqual(got, want) {
 			t.Fatalf("%q: filtered %v, patterns alone %v", seg, got, want)
+		}
+		if isASCII(seg) {
+			lowered := false
+			for _, c := range enCues {
+				lowered = lowered || strings.Contains(strings.ToLower(seg), c)
+			}
+			if hasASCIICue(seg) != lowered {
+				t.Fatalf("%q: hasASCIICue %v, lowered and searched %v", seg, !lowered, lowered)
+			}
 		}
 		if !hasDigit(seg) && p.headingDate.MatchString(seg) {
 			t.Fatalf("%q: the heading date pattern matches with no digit", seg)
