@@ -1,8 +1,6 @@
 package offline
 
 import (
-	"strings"
-
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -22,26 +20,49 @@ func keepsStructure(f *file, edits []edit) (bool, *memory.Doc) {
 	out, _ := f.render()
 	f.edits = saved
 	after := memory.ParseDoc(out)
-	have := make(map[string]int, len(after.Units))
+	// The keys are built in one buffer and looked up as string(buf), which
+	// allocates nothing: only a key seen first in the output is copied.
+	slot := make(map[string]int, len(after.Units))
+	have := make([]int, 0, len(after.Units))
+	var buf []byte
 	for _, u := range after.Units {
-		have[unitKey(after, u)]++
+		buf = appendUnitKey(buf[:0], after, u)
+		i, ok := slot[string(buf)]
+		if !ok {
+			i = len(have)
+			slot[string(buf)] = i
+			have = append(have, 0)
+		}
+		have[i]++
 	}
 	d := f.doc
 	for _, u := range d.Units {
 		if !u.Leaf || touchedBy(edits, u) {
 			continue
 		}
-		k := unitKey(d, u)
-		if have[k] == 0 {
+		buf = appendUnitKey(buf[:0], d, u)
+		i, ok := slot[string(buf)]
+		if !ok || have[i] == 0 {
 			return false, nil
 		}
-		have[k]--
+		have[i]--
 	}
 	return true, after
 }
 
-func unitKey(d *memory.Doc, u memory.Unit) string {
-	return string(u.Kind) + "\x00" + strings.Join(u.Path, "\x1f") + "\x00" + d.Text(u)
+// appendUnitKey appends what makes two units the same for keepsStructure:
+// kind, heading path and bytes.
+func appendUnitKey(b []byte, d *memory.Doc, u memory.Unit) []byte {
+	b = append(b, u.Kind...)
+	b = append(b, 0)
+	for i, p := range u.Path {
+		if i > 0 {
+			b = append(b, 0x1f)
+		}
+		b = append(b, p...)
+	}
+	b = append(b, 0)
+	return append(b, d.Src[u.Start:u.End]...)
 }
 
 func touchedBy(edits []edit, u memory.Unit) bool {
