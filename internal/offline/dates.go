@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -99,13 +98,7 @@ func mayHoldDates(src []byte) bool {
 			return true // possibly CJK: let the runs decide
 		}
 	}
-	l := bytes.ToLower(src)
-	for _, c := range enCues {
-		if bytes.Contains(l, []byte(c)) {
-			return true
-		}
-	}
-	return false
+	return hasASCIICue(src)
 }
 
 // findPhrases returns the match ranges of both patterns in seg, in order:
@@ -150,19 +143,33 @@ func hasEnglishCue(s string) bool {
 // hasASCIICue is hasEnglishCue of an ASCII string, without lowering a
 // copy of it: each cue is looked for from each place where its first
 // letter stands, in either case.
-func hasASCIICue(s string) bool {
+func hasASCIICue[T string | []byte](s T) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i] | 0x20 // lower case, for a letter
 		if c != 'y' && c != 't' && c != 'l' && c != 'n' && c != 'a' {
 			continue
 		}
 		for _, cue := range enCues {
-			if cue[0] == c && len(s)-i >= len(cue) && strings.EqualFold(s[i:i+len(cue)], cue) {
+			if cue[0] == c && len(s)-i >= len(cue) && equalFoldASCII(s[i:i+len(cue)], cue) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// equalFoldASCII reports whether s is lower, an ASCII word, in any case.
+func equalFoldASCII[T string | []byte](s T, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // zhCues are characters every match of the Chinese pattern holds one of

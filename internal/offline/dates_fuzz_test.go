@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,6 +35,17 @@ func FuzzFindPhrases(f *testing.F) {
 			if hasASCIICue(seg) != lowered {
 				t.Fatalf("%q: hasASCIICue %v, lowered and searched %v", seg, !lowered, lowered)
 			}
+		}
+		// The file filter, against the lowered search it was.
+		was := false
+		for _, c := range []byte(seg) {
+			was = was || c >= 0x80
+		}
+		for _, c := range enCues {
+			was = was || bytes.Contains(bytes.ToLower([]byte(seg)), []byte(c))
+		}
+		if mayHoldDates([]byte(seg)) != was {
+			t.Fatalf("%q: mayHoldDates %v, was %v", seg, !was, was)
 		}
 		if !hasDigit(seg) && p.headingDate.MatchString(seg) {
 			t.Fatalf("%q: the heading date pattern matches with no digit", seg)
