@@ -325,7 +325,8 @@ func (s *state) reread(f *file) ([]byte, error) {
 }
 
 // write writes every file whose splices change it, each replaced
-// atomically, and returns their paths, sorted. A written file's new bytes
+// atomically (or created whole in the write dir, where it is not yet: see
+// Options.WriteDir), and returns their paths, sorted. A written file's new bytes
 // are analysed for the cache, so that the next dream need not parse it.
 func (s *state) write(ctx context.Context) ([]string, error) {
 	var todo []*file

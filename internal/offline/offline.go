@@ -169,7 +169,8 @@ type Options struct {
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
-// changed (into o.WriteDir when set), each replaced atomically. The output depends only on the input files and
+// changed (into o.WriteDir when set), each replaced atomically (or, in
+// WriteDir, created whole where it is not yet). The output depends only on the input files and
 // the provenance, so the same input yields the same bytes, and a second run
 // over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {
