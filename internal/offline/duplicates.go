@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
+	"unicode"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -232,17 +232,29 @@ var emphasisMarks = sync.OnceValue(func() *strings.Replacer { return strings.New
 
 // substantial reports whether a normalised unit says enough to be removed as
 // a duplicate: "- none" under two headings is layout, not a fact.
+//
+// It is three or more words (as strings.Fields splits them), sixteen or
+// more characters, or six or more ideographs, counted in one pass with
+// nothing allocated: it runs on every list item and paragraph.
 func substantial(norm string) bool {
-	if len(strings.Fields(norm)) >= 3 || utf8.RuneCountInString(norm) >= 16 {
-		return true
-	}
-	cjk := 0
+	words, runes, cjk := 0, 0, 0
+	inWord := false
 	for _, r := range norm {
+		runes++
+		if unicode.IsSpace(r) {
+			inWord = false
+		} else if !inWord {
+			inWord = true
+			words++
+		}
 		if memory.IsCJK(r) {
 			cjk++
 		}
+		if words >= 3 || runes >= 16 || cjk >= 6 {
+			return true
+		}
 	}
-	return cjk >= 6
+	return false
 }
 
 func pathLabel(p []string) string {
