@@ -250,7 +250,9 @@ func (s *state) scanFile(f *file) error {
 	f.norms = nil
 	if f.out != nil && len(f.edits) == f.outEdits && !f.resident && s.opts.CacheFile != "" {
 		// Kept until the file is written, within a fixed budget: past it
-		// writeOne parses the bytes it writes, as it would without.
+		// writeOne parses the bytes it writes, as it would without. Which
+		// files keep one may differ between runs in parallel; the cache
+		// never does.
 		if sum := s.probeDoc(f, f.out); reserve(&s.outSums, sumBytes(sum), outSumBytes) {
 			f.outSum = sum
 		}
