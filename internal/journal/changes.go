@@ -84,6 +84,7 @@ func (t *Txn) scan() ([]recChange, error) {
 		return t.scanSparse()
 	}
 	var out []recChange
+	t.hashedAt = map[string]fingerprint{}
 	seen := make(map[string]bool, len(t.rec.Base))
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		seen[rel] = true
@@ -98,10 +99,11 @@ func (t *Txn) scan() ([]recChange, error) {
 				return nil
 			}
 		}
-		now, err := fingerprintFile(abs)
+		now, st, err := hashFile(abs)
 		if err != nil {
 			return err
 		}
+		t.hashedAt[rel] = st
 		if !inBase {
 			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
 			return nil

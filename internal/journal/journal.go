@@ -71,6 +71,11 @@ var (
 	ErrNotFound = errors.New("no such transaction")
 	// ErrClosed means the transaction was already committed or discarded.
 	ErrClosed = errors.New("transaction already finished")
+	// ErrStagingChanged means a staged file was written, replaced or held
+	// open for writing after the changes were checked (a runner that went
+	// on writing after it returned): the commit changed nothing, since
+	// what would land is not what the guards saw.
+	ErrStagingChanged = errors.New("staging changed after it was checked")
 )
 
 // Change is one file a transaction changes.

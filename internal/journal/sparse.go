@@ -190,6 +190,7 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 		t.absent = map[string]bool{}
 	}
 	var out []recChange
+	t.hashedAt = map[string]fingerprint{}
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		if validRel(rel) != nil {
 			return nil // not a memory path (walkFiles already skips dream's own names)
@@ -206,10 +207,11 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 				t.absent[rel] = true
 			}
 		}
-		now, err := fingerprintFile(abs)
+		now, st, err := hashFile(abs)
 		if err != nil {
 			return err
 		}
+		t.hashedAt[rel] = st
 		if !existed {
 			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
 			return nil
