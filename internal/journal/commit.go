@@ -540,7 +540,11 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 	}
 	dirs := map[string]bool{".": true}
 	for i, in := range installs {
-		if err := root.Rename(in.tmp, in.rel); err != nil {
+		rename := root.Rename
+		if in.linked {
+			rename = links.rename
+		}
+		if err := rename(in.tmp, in.rel); err != nil {
 			putBack(installs[i:])
 			if i == 0 {
 				return skipped, &notRenamedError{fmt.Errorf("install %s: %w", in.rel, err)}

@@ -17,10 +17,13 @@
 //	committed  → only cleanup was left
 //	parked     → kept for review on purpose: leave it alone
 //
-// Each memory file is replaced by writing a temporary file in the same
-// directory as its target, syncing it and renaming it over the target, so a
-// reader sees every file either old or new, never half written, even when the
-// state dir lives on another file system. Callers hold the memory dir's
+// Each memory file is replaced by putting its new content under a temporary
+// name in the same directory as its target and renaming it over the target,
+// so a reader sees every file either old or new, never half written: on the
+// memory's own file system the staged file itself is hard-linked there
+// (link_linux.go: nothing copied, a runner still writing refused), else,
+// even when the state dir lives on another file system, it is copied and
+// synced. Callers hold the memory dir's
 // consolidation lock around anything that changes files; the package itself
 // takes no locks.
 package journal

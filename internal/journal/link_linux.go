@@ -200,6 +200,20 @@ func (l *linker) install(rel string, perm fs.FileMode, n int) (tmp string, ok bo
 	return filepath.Join(dir, tmpName), true, nil
 }
 
+// rename moves a linked temporary file over its target, through the
+// directory the link was made in (no path is resolved again: both are
+// names in one directory the os.Root opened).
+func (l *linker) rename(tmp, rel string) error {
+	mdir, err := openDir(l.root, l.mdirs, filepath.Dir(rel))
+	if err != nil {
+		return err
+	}
+	if err := unix.Renameat(int(mdir.Fd()), filepath.Base(tmp), int(mdir.Fd()), filepath.Base(rel)); err != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: rel, Err: err}
+	}
+	return nil
+}
+
 // restore gives a linked temporary file back its staged name and removes
 // it from the memory dir: the commit is abandoned, and the staging must
 // still hold everything. A failure leaves the temporary file, which a

@@ -3,6 +3,7 @@
 package journal
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 )
@@ -21,3 +22,5 @@ func (l *linker) close() {}
 func (l *linker) install(string, fs.FileMode, int) (string, bool, error) { return "", false, nil }
 
 func (l *linker) restore(string, string) error { return nil }
+
+func (l *linker) rename(string, string) error { return errors.New("no linked installs here") }
