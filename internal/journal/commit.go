@@ -563,13 +563,16 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 		dirs[filepath.Dir(rel)] = true
 		removeEmptyParents(root, filepath.Dir(rel), dirs)
 	}
+	// The directories are flushed side by side too: a file system groups
+	// concurrent flushes into one journal commit.
+	var syncDirs []string
 	for _, d := range sortedKeys(dirs) {
-		if _, err := root.Stat(d); err != nil {
-			continue // an emptied subdir that was removed
+		if _, err := root.Stat(d); err == nil { // else an emptied subdir that was removed
+			syncDirs = append(syncDirs, d)
 		}
-		if err := fsutil.SyncDirIn(root, d); err != nil {
-			return skipped, err
-		}
+	}
+	if err := syncAll(len(syncDirs), func(i int) error { return fsutil.SyncDirIn(root, syncDirs[i]) }); err != nil {
+		return skipped, err
 	}
 	crashPoint("commit:synced")
 	return skipped, nil
@@ -698,12 +701,8 @@ func (t *Txn) syncStaged(chs []recChange) error {
 			}
 		}
 	}
-	for _, dir := range sortedKeys(dirs) {
-		if err := SyncDir(dir); err != nil {
-			return err
-		}
-	}
-	return nil
+	syncDirs := sortedKeys(dirs)
+	return syncAll(len(syncDirs), func(i int) error { return SyncDir(syncDirs[i]) })
 }
 
 func syncFile(path string) error {
