@@ -4,6 +4,7 @@ package journal
 
 import (
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -15,4 +16,10 @@ func device(info fs.FileInfo) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(st.Dev), true
+}
+
+// openNoBlock opens a file for reading without waiting on a FIFO someone
+// put at its path.
+func openNoBlock(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
