@@ -451,6 +451,25 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 		}
 	}
 	copies := 0
+	// Directories the install creates: their parents' entries must be
+	// synced too, or a power cut can lose a whole new subtree.
+	newDirs := map[string]bool{}
+	seenDirs := map[string]bool{".": true}
+	noteDir := func(rel string) {
+		dir := filepath.Dir(rel)
+		if seenDirs[dir] {
+			return
+		}
+		seenDirs[dir] = true
+		if _, err := root.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			for d := filepath.Dir(dir); !newDirs[d]; d = filepath.Dir(d) {
+				newDirs[d] = true
+				if d == "." {
+					break
+				}
+			}
+		}
+	}
 	for _, c := range rec.Changes {
 		rel := filepath.FromSlash(c.Path)
 		base, inBase := rec.Base[c.Path]
@@ -469,6 +488,7 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 				skipped = append(skipped, c.Path)
 				continue
 			}
+			noteDir(rel)
 			n := len(installs) + 1
 			tmp, linked, err := links.install(rel, c.Mode, n)
 			if err != nil {
@@ -539,6 +559,9 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 		}
 	}
 	dirs := map[string]bool{".": true}
+	for d := range newDirs {
+		dirs[d] = true
+	}
 	for i, in := range installs {
 		rename := root.Rename
 		if in.linked {
@@ -571,7 +594,7 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 			syncDirs = append(syncDirs, d)
 		}
 	}
-	if err := syncAll(len(syncDirs), func(i int) error { return fsutil.SyncDirIn(root, syncDirs[i]) }); err != nil {
+	if err := syncAll(len(syncDirs), func(i int) error { return syncDirIn(root, syncDirs[i]) }); err != nil {
 		return skipped, err
 	}
 	crashPoint("commit:synced")
@@ -685,9 +708,17 @@ func (t *Txn) syncStaged(chs []recChange) error {
 	dirs := map[string]bool{}
 	for _, c := range chs {
 		if c.Kind != Deleted {
-			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
-			files = append(files, p)
-			dirs[filepath.Dir(p)] = true
+			rel := filepath.FromSlash(c.Path)
+			files = append(files, filepath.Join(t.Dir(), rel))
+			// Every directory up to staging itself: the runner made them,
+			// and a file is only found after a power cut if each of its
+			// directories' entries is durable too.
+			for d := filepath.Dir(rel); !dirs[filepath.Join(t.Dir(), d)]; d = filepath.Dir(d) {
+				dirs[filepath.Join(t.Dir(), d)] = true
+				if d == "." {
+					break
+				}
+			}
 		}
 	}
 	if len(files) >= batchSync {
@@ -702,8 +733,15 @@ func (t *Txn) syncStaged(chs []recChange) error {
 		}
 	}
 	syncDirs := sortedKeys(dirs)
-	return syncAll(len(syncDirs), func(i int) error { return SyncDir(syncDirs[i]) })
+	return syncAll(len(syncDirs), func(i int) error { return syncDirAt(syncDirs[i]) })
 }
+
+// syncDirIn and syncDirAt flush a directory (in the memory's root, and by
+// path); variables only so that tests can see which are flushed.
+var (
+	syncDirIn = fsutil.SyncDirIn
+	syncDirAt = SyncDir
+)
 
 func syncFile(path string) error {
 	f, err := os.Open(path)

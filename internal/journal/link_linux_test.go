@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -392,6 +393,53 @@ func TestCommitLateWriteDuringInstallNeverReachesMemory(t *testing.T) {
 				}
 			default:
 				t.Fatalf("Commit = %v", err)
+			}
+		})
+	}
+}
+
+// A file added in a new directory survives a power cut only if every new
+// directory's entry is flushed too: the commit flushes the new directories'
+// parents up to the memory dir, and syncStaged the runner's directories up
+// to staging itself.
+func TestCommitFlushesNewDirectoriesParents(t *testing.T) {
+	for _, link := range []bool{true, false} {
+		t.Run(fmt.Sprintf("link=%v", link), func(t *testing.T) {
+			linkInstalls = link
+			defer func() { linkInstalls = true }()
+			state, mem := setup(t)
+			settle()
+			txn, err := BeginWith(state, mem, "d1", Options{Sparse: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeTree(t, txn.Dir(), map[string]string{"new/deep/er/n.md": "# N\n\n1. 第一步\n", "topics/x.md": "x one\nx 2\nx three\n"})
+			var mu sync.Mutex
+			inMem, inStage := map[string]bool{}, map[string]bool{}
+			syncDirIn = func(r *os.Root, dir string) error {
+				mu.Lock()
+				inMem[filepath.ToSlash(dir)] = true
+				mu.Unlock()
+				return fsutil.SyncDirIn(r, dir)
+			}
+			syncDirAt = func(dir string) error {
+				rel, _ := filepath.Rel(txn.Dir(), dir)
+				mu.Lock()
+				inStage[filepath.ToSlash(rel)] = true
+				mu.Unlock()
+				return SyncDir(dir)
+			}
+			defer func() { syncDirIn, syncDirAt = fsutil.SyncDirIn, SyncDir }()
+			if _, err := txn.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range []string{".", "new", "new/deep", "new/deep/er", "topics"} {
+				if !inMem[d] {
+					t.Errorf("memory dir %q not flushed (flushed %v)", d, inMem)
+				}
+				if !inStage[d] {
+					t.Errorf("staging dir %q not flushed (flushed %v)", d, inStage)
+				}
 			}
 		})
 	}
