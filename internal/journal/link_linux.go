@@ -32,8 +32,14 @@ import (
 //     it.
 //  3. Under the lease the staged name is removed right after the link, so
 //     from then on the staging path no longer leads to the memory; a lease
-//     found broken afterwards means a writer got in meanwhile, and the
-//     file goes back to staging untouched in the memory.
+//     found broken afterwards means a writer opened it meanwhile (and
+//     writes once the lease goes): the file goes back to staging, out of
+//     the memory, and the commit refuses.
+//
+// What is left is a writer of the memory dir itself (its temporary name,
+// or the memory file once renamed): that is an edit of the memory, which
+// the commit's checks and the next dream's record of hand edits treat as
+// any other.
 //
 // A file for which 1 fails, or that is found open for writing, makes the
 // commit refuse with ErrStagingChanged before anything is renamed: what
@@ -157,6 +163,10 @@ func (l *linker) install(rel string, perm fs.FileMode, n int) (tmp string, ok bo
 		return "", false, fmt.Errorf("install %s: %w", rel, err)
 	}
 	tmpName := linkTempName(l.id, rel)
+	// Flags 0: a symlink at the staged name would be linked itself, never
+	// followed (and is caught by the inode check below); both names are
+	// single elements under directories the two os.Roots opened, so no
+	// link in the memory dir can redirect the new name.
 	err = linkat(int(sdir.Fd()), name, int(mdir.Fd()), tmpName, 0)
 	if errors.Is(err, unix.EEXIST) { // left by an interrupted attempt
 		unix.Unlinkat(int(mdir.Fd()), tmpName, 0)
