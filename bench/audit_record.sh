@@ -6,6 +6,10 @@
 #   dream record  RecordDream of CHANGED rewritten paths vs  git add -A && git commit
 #   touched       RecordHandEdits after every file got a new mtime, bytes
 #                 unchanged (a copy that keeps contents, not times) vs git add -A
+#   settled       a settled dream of ONE file (default 1): the hand-edit
+#                 record before it (nothing to record), the change, the
+#                 dream's record of it (median of 5) vs the same change and
+#                 git add -A && git commit
 # then how long a pack each record left running in the background takes
 # (0: none), the audit repository's size and loose-object count. Issue 15:
 # an audit commit costs the change, and packing burns no core after a dream.
@@ -15,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 topics=${TOPICS:-30000}
 changed=${CHANGED:-22000}
+one=${ONE:-1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/genmemory" ./bench/cmd/genmemory
@@ -51,6 +56,20 @@ bg_dream=$("$tmp/auditrecord" wait -state-dir "$tmp/state")
 gitadd() { plaingit add -A; }
 timed git_touch gitadd
 timed rec_touch "$tmp/auditrecord" hand -memory-dir "$tmp/mem" -state-dir "$tmp/state"
+"$tmp/auditrecord" hand -memory-dir "$tmp/mem" -state-dir "$tmp/state" # settle after the touch
+plainone() { "$tmp/auditrecord" change -dir "$tmp/plain" -n "$one" && gitcommit one; }
+# median VAR cmd...: the run of median wall time of 5
+median() {
+  local var=$1 i runs=()
+  shift
+  for i in 1 2 3 4 5; do
+    timed run "$@"
+    runs+=("$run")
+  done
+  printf -v "$var" '%s' "$(printf '%s\n' "${runs[@]}" | sort -n | sed -n 3p)"
+}
+median git_one plainone
+median rec_one "$tmp/auditrecord" settled -memory-dir "$tmp/mem" -state-dir "$tmp/state" -n "$one"
 gitdir=$(ls -d "$tmp"/state/audit/*.git)
 printf 'memory: %d files, %d MB; dream rewrites %d\n' "$files" "$mb" "$changed"
 ratio() { awk -v a="$(wall "$1")" -v b="$(wall "$2")" 'BEGIN { printf "%.2f", a / b }'; }
@@ -59,6 +78,7 @@ printf 'first record: audit %s, git add -A && commit %s: %sx; background pack af
 printf 'dream record: audit %s, git add -A && commit %s: %sx; background pack after it %s s\n' \
   "$rec_dream" "$git_dream" "$(ratio "$rec_dream" "$git_dream")" "$bg_dream"
 printf 'touched, nothing to record: audit %s, git add -A %s: %sx\n' "$rec_touch" "$git_touch" "$(ratio "$rec_touch" "$git_touch")"
+printf 'settled dream of %d file(s): audit hand + dream records %s, change + git add -A && commit %s: %sx\n' "$one" "$rec_one" "$git_one" "$(ratio "$rec_one" "$git_one")"
 printf 'audit repo: %s MB (%s); plain git repo: %s MB\n' "$(du -sm "$gitdir" | awk '{ print $1 }')" \
   "$(GIT_DIR=$gitdir git count-objects -v | awk '/^count|^packs/ { printf "%s %s ", $1, $2 }')" \
   "$(du -sm "$tmp/plain.git" | awk '{ print $1 }')"

@@ -55,6 +55,11 @@ type History struct {
 	gitBin string
 	// scope, when not empty, is all the history records (see SetScope).
 	scope []string
+	// workers is how many git processes compress a big record's files at
+	// once; 0 is one per core (see prehash).
+	workers int
+	// batch, when not 0, replaces bulkBatch (tests).
+	batch int
 }
 
 // Meta describes a change being recorded.

@@ -136,9 +136,13 @@ func (h *History) gitEnv(ctx context.Context, env []string, stdin []byte, args .
 // gitTo runs one git command and streams its stdout into w, so a large
 // blob never sits in memory.
 func (h *History) gitTo(ctx context.Context, w io.Writer, args ...string) error {
+	return h.gitEnvTo(ctx, nil, w, args...)
+}
+
+func (h *History) gitEnvTo(ctx context.Context, env []string, w io.Writer, args ...string) error {
 	cmd := exec.CommandContext(ctx, h.gitBin, append(append([]string{}, isolation...), args...)...)
 	cmd.Dir = h.memDir
-	cmd.Env = h.env()
+	cmd.Env = h.env(env...)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = w, &stderr
 	if err := cmd.Run(); err != nil {
@@ -155,38 +159,60 @@ func (h *History) gitTo(ctx context.Context, w io.Writer, args ...string) error 
 	return nil
 }
 
-// gitHead runs one git command and returns the first max bytes of its
-// stdout; git is stopped once they are read (its broken pipe is not an
-// error).
-func (h *History) gitHead(ctx context.Context, max int, args ...string) (string, error) {
+// gitChange runs one `git diff -z --raw --numstat -p` and returns its
+// records whole and at most maxPatch bytes of the patch after them; git is
+// stopped once they are read (its broken pipe is not an error), so a
+// record's message costs the diff it quotes, not the whole patch.
+func (h *History) gitChange(ctx context.Context, env []string, maxPatch int, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &headWriter{max: max, full: cancel}
-	err := h.gitTo(ctx, w, args...)
+	w := &changeWriter{maxPatch: maxPatch, patchAt: -1, full: cancel}
+	err := h.gitEnvTo(ctx, env, w, args...)
 	if w.done {
-		return w.buf.String(), nil
+		return w.buf.Bytes(), nil
 	}
-	return w.buf.String(), err
+	return w.buf.Bytes(), err
 }
 
-// headWriter keeps the first max bytes written to it and then refuses
-// more, calling full once.
-type headWriter struct {
-	buf  bytes.Buffer
-	max  int
-	done bool
-	full func()
+// changeWriter keeps the NUL-terminated records of a -z diff and the
+// first maxPatch bytes of the patch that follows the empty record ending
+// them (two NULs in a row: no record is empty), then refuses more,
+// calling full once.
+type changeWriter struct {
+	buf      bytes.Buffer
+	maxPatch int
+	patchAt  int // where the patch starts in buf; -1 until the empty record
+	prevNUL  bool
+	done     bool
+	full     func()
 }
 
-func (w *headWriter) Write(p []byte) (int, error) {
+func (w *changeWriter) Write(p []byte) (int, error) {
 	if w.done {
 		return 0, io.ErrShortWrite
 	}
-	if room := w.max - w.buf.Len(); len(p) >= room {
+	n := len(p)
+	if w.patchAt < 0 {
+		i := 0
+		for ; i < len(p); i++ {
+			if p[i] == 0 && w.prevNUL {
+				break
+			}
+			w.prevNUL = p[i] == 0
+		}
+		if i == len(p) {
+			return w.buf.Write(p)
+		}
+		w.buf.Write(p[:i+1])
+		w.patchAt = w.buf.Len()
+		p = p[i+1:]
+	}
+	if room := w.patchAt + w.maxPatch - w.buf.Len(); len(p) > room {
 		w.buf.Write(p[:room])
 		w.done = true
 		w.full()
 		return 0, io.ErrShortWrite
 	}
-	return w.buf.Write(p)
+	w.buf.Write(p)
+	return n, nil
 }

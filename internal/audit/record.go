@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dreamkit/dream/internal/journal"
@@ -84,30 +85,52 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
-	files, more, err := h.stagedFiles(ctx, staged)
+	if staged == 0 && h.indexIsHead() {
+		return "", nil // see recorded.go
+	}
+	// The index's tree first: the change is then a diff of two trees,
+	// which skips every directory whose tree id did not change, where a
+	// diff of the index against HEAD reads both in full.
+	parent, err := h.head(ctx)
+	if err != nil {
+		return "", err
+	}
+	out, err := h.git(ctx, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	tree := strings.TrimSpace(string(out))
+	base := emptyTree(len(tree))
+	if parent != "" {
+		base = parent
+	}
+	files, more, patch, err := h.changeOf(ctx, base, tree, staged)
 	if err != nil {
 		return "", err
 	}
 	if len(files) == 0 {
+		if parent != "" {
+			h.noteRecorded(parent)
+		}
 		return "", nil
 	}
-	// As much of the patch as the message quotes: the first record of a
-	// memory of 30,000 files would otherwise hold the whole memory as a
-	// patch.
-	patch, err := h.gitHead(ctx, maxMsgDiffBytes+1, "diff", "--cached", "--no-renames", "--no-ext-diff", "-p")
-	if err != nil {
-		return "", err
-	}
 	msg := buildMessage(m, files, more, patch, extra)
-	if _, err := h.git(ctx, []byte(msg), "commit", "-q", "--no-verify", "--cleanup=verbatim", "-F", "-"); err != nil {
-		return "", err
-	}
-	sha, err := h.git(ctx, nil, "rev-parse", "HEAD")
+	sha, err := h.commitOn(ctx, parent, tree, msg)
 	if err != nil {
 		return "", err
 	}
+	h.noteRecorded(sha)
 	h.maybePack(ctx, staged > bulkBatch)
-	return strings.TrimSpace(string(sha)), nil
+	return sha, nil
+}
+
+// emptyTree is git's id of the empty tree in a repository whose ids have
+// idLen hex digits (SHA-1 or SHA-256): the "before" of a first record.
+func emptyTree(idLen int) string {
+	if idLen == 64 {
+		return "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
+	}
+	return "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 }
 
 // maxMsgFiles is how many files the message lists with their counts. Past
@@ -120,48 +143,55 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 // lists.
 const maxMsgFiles = 200
 
-// stagedFiles lists what the index holds against HEAD, sorted, with line
-// counts. staged is how many index entries the staging touched (an upper
-// bound on the files changed): up to maxMsgFiles, one git process lists
-// statuses and counts together; past it the statuses of all are listed
-// (no content is read for them) and only the first maxMsgFiles are counted,
-// the others returned as more.
-func (h *History) stagedFiles(ctx context.Context, staged int) ([]FileStat, int, error) {
-	diff := []string{"diff", "--cached", "--no-renames", "--no-ext-diff", "-z", "--raw"}
+// changeOf lists what changed from base (a commit or tree) to tree,
+// sorted, with line counts, and as much of the patch as the message quotes
+// (the first record of a memory of 30,000 files would otherwise hold the
+// whole memory as a patch). staged is how many index entries the staging
+// touched (an upper bound on the files changed): up to maxMsgFiles, one git
+// process lists statuses, counts and the patch together; past it the
+// statuses of all are listed (no content is read for them) and only the
+// first maxMsgFiles are counted and quoted, the others returned as more.
+// The quoted patch is the same either way: each file's patch is at least
+// three lines, so the first maxMsgFiles files' patches fill the message's
+// maxMsgDiffLines before any later file's would be quoted.
+func (h *History) changeOf(ctx context.Context, base, tree string, staged int) ([]FileStat, int, string, error) {
+	diff := []string{"diff-tree", "-r", "--no-renames", "--no-ext-diff", "-z", "--raw"}
+	full := []string{"--numstat", "-p", base, tree}
 	if staged <= maxMsgFiles {
-		out, err := h.git(ctx, nil, append(diff, "--numstat")...)
+		out, err := h.gitChange(ctx, nil, maxMsgDiffBytes+1, append(diff, full...)...)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, "", err
 		}
-		files, _, err := parseChange(out)
-		return files, 0, err
+		files, patch, err := parseChange(out)
+		return files, 0, patch, err
 	}
-	out, err := h.git(ctx, nil, diff...)
+	// --no-abbrev: the ids are not read, and abbreviating each one looks
+	// it up in every pack.
+	out, err := h.git(ctx, nil, append(slices.Clip(diff), "--no-abbrev", base, tree)...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	diff = slices.Clip(diff)
 	all, _, err := parseChange(out)
 	if err != nil || len(all) == 0 {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	head := all[:min(len(all), maxMsgFiles)]
-	args := append(diff, "--numstat", "--")
+	args := append(append(slices.Clip(diff), full...), "--")
 	for _, f := range head {
 		args = append(args, f.Path)
 	}
-	out, err = h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, args...)
+	out, err = h.gitChange(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, maxMsgDiffBytes+1, args...)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
-	counted, _, err := parseChange(out)
+	counted, patch, err := parseChange(out)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, "", err
 	}
 	if len(counted) != len(head) {
-		return nil, 0, fmt.Errorf("git diff --numstat: %d of %d files counted", len(counted), len(head))
+		return nil, 0, "", fmt.Errorf("git diff-tree --numstat: %d of %d files counted", len(counted), len(head))
 	}
-	return counted, len(all) - len(head), nil
+	return counted, len(all) - len(head), patch, nil
 }
 
 // stageAll brings the index up to the memory dir (in scope) at the cost of
@@ -182,21 +212,35 @@ func (h *History) stagedFiles(ctx context.Context, staged int) ([]FileStat, int,
 // older history recorded is dropped from the index, so the next record
 // removes it; so is a file outside the history's scope (see SetScope).
 func (h *History) stageAll(ctx context.Context) (int, error) {
+	// The three looks at the memory dir are independent, so they run at
+	// once: the walk for nested repositories, git's stat check and git's
+	// listing. What lies in a nested repository is dropped from what git
+	// reports rather than excluded by pathspec, which would make the stat
+	// check wait for the walk.
 	spec := h.pathspec()
-	for _, dir := range nestedRepos(h.memDir) {
-		spec = append(spec, ":(exclude,top,literal)"+dir)
-	}
-	changed, err := h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
-	if err != nil {
+	var (
+		nested           []string
+		untracked, drop  []string
+		listErr, diffErr error
+		changed          []byte
+		wg               sync.WaitGroup
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		nested = nestedRepos(h.memDir)
+	}()
+	go func() {
+		defer wg.Done()
+		untracked, drop, listErr = h.listUnrecorded(ctx, spec)
+	}()
+	changed, diffErr = h.diffFiles(ctx, spec)
+	wg.Wait()
+	if err := errors.Join(diffErr, listErr); err != nil {
 		return 0, err
 	}
-	// No --exclude-standard: a .gitignore in the memory dir must not keep
-	// a memory out of the history; dream's own names are skipped in
-	// stagePaths, and a nested repository (listed as "dir/") here.
-	untracked, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
-	if err != nil {
-		return 0, err
-	}
+	inNested := newDirSet(nested)
+	untracked = slices.DeleteFunc(untracked, inNested.holds)
 	if bytes.Count(changed, []byte("\x00M\x00")) >= refreshAt {
 		// diff-files compares stat data only; a file whose stat changed
 		// and whose bytes did not would be compressed into a pack only to
@@ -206,7 +250,8 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 		if _, err := h.git(ctx, nil, "update-index", "-q", "--refresh"); err != nil {
 			return 0, err
 		}
-		if changed, err = h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...); err != nil {
+		var err error
+		if changed, err = h.diffFiles(ctx, spec); err != nil {
 			return 0, err
 		}
 	}
@@ -216,17 +261,15 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 	var paths, gone []string
 	recs := bytes.Split(changed, []byte{0})
 	for i := 0; i+1 < len(recs); i += 2 {
-		if string(recs[i]) == "D" {
-			gone = append(gone, string(recs[i+1]))
-		} else {
-			paths = append(paths, string(recs[i+1]))
+		switch p := string(recs[i+1]); {
+		case inNested.holds(p):
+		case string(recs[i]) == "D":
+			gone = append(gone, p)
+		default:
+			paths = append(paths, p)
 		}
 	}
-	for _, p := range bytes.Split(untracked, []byte{0}) {
-		if len(p) > 0 && p[len(p)-1] != '/' {
-			paths = append(paths, string(p))
-		}
-	}
+	paths = append(paths, untracked...)
 	if len(gone) > 0 {
 		if _, err := h.git(ctx, nulList(gone), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
 			return 0, err
@@ -236,8 +279,105 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	dropped, err := h.dropUnrecorded(ctx)
-	return len(gone) + n + dropped, err
+	if drop == nil {
+		dropped, err := h.dropUnrecorded(ctx)
+		return len(gone) + n + dropped, err
+	}
+	if len(drop) > 0 {
+		if _, err := h.git(ctx, nulList(drop), "update-index", "--force-remove", "-z", "--stdin"); err != nil {
+			return 0, err
+		}
+	}
+	return len(gone) + n + len(drop), nil
+}
+
+// diffFiles is git's stat check of the index against the memory dir (in
+// scope per spec): "<status>\0<path>\0" records.
+func (h *History) diffFiles(ctx context.Context, spec []string) ([]byte, error) {
+	return h.git(ctx, nil, append([]string{"diff-files", "--name-status", "--no-renames", "-z", "--"}, spec...)...)
+}
+
+// listUnrecorded lists the files of the memory dir the index does not
+// hold yet (untracked, in scope per spec) and, when it can from the same
+// git process, the index entries the history must not hold (drop, not nil
+// then; see dropUnrecorded). No --exclude-standard: a .gitignore in the
+// memory dir must not keep a memory out of the history; dream's own names
+// are skipped in stagePaths, a nested repository (listed as "dir/") here,
+// and the files git lists inside one it holds entries under (an older
+// history's) by the caller.
+//
+// A history without a scope lists both with one `ls-files --others
+// --stage` of the whole dir, which costs less than the two listings it
+// replaces (the exclude pathspecs cost more than matching their few names
+// here). A scoped history lists what is untracked inside its scope only
+// (a workspace's other folders can hold far more than its memory) and its
+// index entries afterwards.
+func (h *History) listUnrecorded(ctx context.Context, spec []string) (untracked, drop []string, err error) {
+	if len(h.scope) > 0 {
+		out, err := h.git(ctx, nil, append([]string{"ls-files", "--others", "-z", "--"}, spec...)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, p := range bytes.Split(out, []byte{0}) {
+			if len(p) > 0 && p[len(p)-1] != '/' {
+				untracked = append(untracked, string(p))
+			}
+		}
+		return untracked, nil, nil
+	}
+	out, err := h.git(ctx, nil, "ls-files", "-z", "-t", "--stage", "--others")
+	if err != nil {
+		return nil, nil, err
+	}
+	untracked, drop = h.parseListing(out)
+	return untracked, drop, nil
+}
+
+// parseListing reads `git ls-files -z -t --stage --others`: "? <path>" for
+// an untracked file ("<dir>/" for a nested repository, skipped), "<tag>
+// <mode> <id> <stage>\t<path>" for an index entry. drop is never nil.
+func (h *History) parseListing(out []byte) (untracked, drop []string) {
+	drop = []string{}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) < 3 || rec[1] != ' ' {
+			continue
+		}
+		if rec[0] != '?' { // "H <mode> <id> <stage>\t<path>": an index entry
+			if p, ok := h.unrecorded(rec[2:]); ok {
+				drop = append(drop, p)
+			}
+			continue
+		}
+		if p := string(rec[2:]); p[len(p)-1] != '/' {
+			untracked = append(untracked, p)
+		}
+	}
+	return untracked, drop
+}
+
+// dirSet is a set of slash paths of directories.
+type dirSet map[string]bool
+
+func newDirSet(dirs []string) dirSet {
+	s := make(dirSet, len(dirs))
+	for _, d := range dirs {
+		s[d] = true
+	}
+	return s
+}
+
+// holds reports whether slash path p is one of the set's directories or
+// lies inside one, at the cost of p's depth, not of the set's size.
+func (s dirSet) holds(p string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	for i := range len(p) {
+		if p[i] == '/' && s[p[:i]] {
+			return true
+		}
+	}
+	return s[p]
 }
 
 // refreshAt is how many files diff-files finds modified from which
@@ -247,31 +387,41 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 // that out costs seconds; hashing them a fraction of that.
 const refreshAt = 200
 
-// nestedRepos lists, slash-separated and relative to memDir, every
-// directory below memDir that holds a .git entry (a directory or a
-// gitdir file); it does not descend into them. Unreadable directories are
-// left to git, which reports them.
+// nestedRepos lists, slash-separated, relative to memDir and sorted, every
+// directory below memDir that holds a .git entry (a directory or a gitdir
+// file); it does not descend into them. Unreadable directories are left to
+// git, which reports them. Each directory is read once, unsorted, and its
+// listing says whether it holds a .git: at 30,000 files a sorted walk with
+// an lstat of every directory's .git was about as long as a git process.
 func nestedRepos(memDir string) []string {
 	var out []string
-	_ = filepath.WalkDir(memDir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || !e.IsDir() {
-			return nil
+	var walk func(rel string)
+	walk = func(rel string) {
+		f, err := os.Open(filepath.Join(memDir, rel))
+		if err != nil {
+			return
 		}
-		if p == memDir {
-			return nil
-		}
-		if e.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
-			rel, rerr := filepath.Rel(memDir, p)
-			if rerr == nil {
+		entries, _ := f.ReadDir(-1)
+		f.Close()
+		var dirs []string
+		for _, e := range entries {
+			switch {
+			case e.Name() == ".git" && rel != "":
 				out = append(out, filepath.ToSlash(rel))
+				return
+			case e.Name() == ".git":
+				// the memory dir's own repository: not memory, not
+				// descended into
+			case e.IsDir():
+				dirs = append(dirs, e.Name())
 			}
-			return filepath.SkipDir
 		}
-		return nil
-	})
+		for _, d := range dirs {
+			walk(filepath.Join(rel, d))
+		}
+	}
+	walk("")
+	slices.Sort(out)
 	return out
 }
 
@@ -285,13 +435,8 @@ func (h *History) dropUnrecorded(ctx context.Context) (int, error) {
 	var list bytes.Buffer
 	n := 0
 	for _, rec := range bytes.Split(out, []byte{0}) {
-		// "<mode> <sha> <stage>\t<path>"
-		tab := bytes.IndexByte(rec, '\t')
-		if tab <= 0 {
-			continue
-		}
-		if bytes.HasPrefix(rec, []byte("160000 ")) || !h.inScope(string(rec[tab+1:])) {
-			list.Write(rec[tab+1:])
+		if p, ok := h.unrecorded(rec); ok {
+			list.WriteString(p)
 			list.WriteByte(0)
 			n++
 		}
@@ -301,6 +446,18 @@ func (h *History) dropUnrecorded(ctx context.Context) (int, error) {
 	}
 	_, err = h.git(ctx, list.Bytes(), "update-index", "--force-remove", "-z", "--stdin")
 	return n, err
+}
+
+// unrecorded reads one `ls-files --stage` entry, "<mode> <id> <stage>\t<path>",
+// and returns its path if the history must not hold it: a gitlink, or a
+// file out of scope.
+func (h *History) unrecorded(rec []byte) (string, bool) {
+	tab := bytes.IndexByte(rec, '\t')
+	if tab <= 0 {
+		return "", false
+	}
+	p := string(rec[tab+1:])
+	return p, bytes.HasPrefix(rec, []byte("160000 ")) || !h.inScope(p)
 }
 
 // stagePaths updates the index entries of just these paths from the memory
@@ -333,14 +490,25 @@ func (h *History) stagePaths(ctx context.Context, paths []string) (int, error) {
 // are not smaller.
 const bulkBatch = 2000
 
+// batchSize is bulkBatch, or the smaller batch a test sets to exercise many
+// batches with few files.
+func (h *History) batchSize() int {
+	if h.batch > 0 {
+		return h.batch
+	}
+	return bulkBatch
+}
+
 // updateIndex feeds update-index a NUL-separated path list, bulkBatch
-// paths per process, each streaming its blobs into one pack. Several
-// batches work on a copy of the index that replaces it once all are done,
-// so that, as with one update-index, a record stopped halfway leaves the
-// index as it was (and the next hand-edit record does not commit half a
-// dream's files as the user's).
+// paths per process, each streaming its blobs into one pack, with every
+// core compressing (see stageParallel). Several batches work on a copy of
+// the index that replaces it once all are done, so that, as with one
+// update-index, a record stopped halfway leaves the index as it was (and
+// the next hand-edit record does not commit half a dream's files as the
+// user's).
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
-	if bytes.Count(list, []byte{0}) <= bulkBatch {
+	batch := h.batchSize()
+	if bytes.Count(list, []byte{0}) <= batch {
 		_, err := h.gitEnv(ctx, bulkEnv(), list, append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
 		return err
 	}
@@ -351,9 +519,15 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	}
 	defer os.Remove(tmp)
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+tmp)
+	if workers := h.hashWorkers(); workers > 1 {
+		if err := h.stageParallel(ctx, env, list, batch, workers); err != nil {
+			return err
+		}
+		return os.Rename(tmp, index)
+	}
 	for len(list) > 0 {
 		end, n := 0, 0
-		for end < len(list) && n < bulkBatch {
+		for end < len(list) && n < batch {
 			end += bytes.IndexByte(list[end:], 0) + 1
 			n++
 		}

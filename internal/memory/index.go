@@ -3,17 +3,19 @@ package memory
 import (
 	"net/url"
 	"path"
-	"regexp"
 	"strings"
-	"sync"
 )
 
-// pointerRE matches a list item whose content starts with a markdown link:
+// A pointer is a list item whose content starts with a markdown link:
 // "- [Title](target) — hook". The optional link title ("...") is allowed and
 // discarded. Ordered list markers count too, since people renumber indexes.
-var pointerRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([^\]]*)\]\(\s*(?:<([^<>\n]*)>|([^)\s]*))(?:\s+"[^"]*")?\s*\)(.*)$`)
-})
+// The grammar is the regular expression
+//
+//	^\s*(?:[-*+]|\d{1,4}[.)])\s+\[([^\]]*)\]\(\s*(?:<([^<>\n]*)>|([^)\s]*))(?:\s+"[^"]*")?\s*\)(.*)$
+//
+// matched by hand (matchPointer): an index is thousands of such lines, and
+// the regular expression took over a microsecond for each.
+// FuzzMatchPointer holds matchPointer to that expression, groups included.
 
 // ParseIndex splits MEMORY.md into lines and recognises pointer lines. It
 // never fails: a line that is not a pointer is kept with IsPointer false.
@@ -28,19 +30,132 @@ func ParseIndex(data []byte) *Index {
 // ParseIndexLine parses one index line; n is its 1-based line number.
 func ParseIndexLine(n int, raw string) IndexLine {
 	l := IndexLine{Line: n, Raw: raw}
-	m := pointerRE().FindStringSubmatch(raw)
-	if m == nil {
-		return l
-	}
-	target := m[2] + m[3] // the <angle-bracketed> or the bare form
-	if strings.TrimSpace(target) == "" {
+	title, target, rest, ok := matchPointer(raw)
+	if !ok || strings.TrimSpace(target) == "" {
 		return l
 	}
 	l.IsPointer = true
-	l.Title = strings.TrimSpace(m[1])
+	l.Title = strings.TrimSpace(title)
 	l.Target = target
-	l.Hook = trimHookSeparator(m[4])
+	l.Hook = trimHookSeparator(rest)
 	return l
+}
+
+// isSpaceRE is \s of Go's regular expressions: ASCII space, \t, \n, \f, \r.
+func isSpaceRE(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
+// matchPointer matches raw against the pointer grammar the way the regular
+// expression does (leftmost-first: where it could match in more than one
+// way, the first way in its order of preference wins), and returns its
+// groups: the link text, the target (the <angle-bracketed> or the bare
+// form) and what follows the link.
+func matchPointer(raw string) (title, target, rest string, ok bool) {
+	i := 0
+	for i < len(raw) && isSpaceRE(raw[i]) {
+		i++
+	}
+	if i == len(raw) {
+		return "", "", "", false
+	}
+	switch c := raw[i]; {
+	case c == '-' || c == '*' || c == '+':
+		i++
+	case c >= '0' && c <= '9':
+		k := i
+		for k < len(raw) && raw[k] >= '0' && raw[k] <= '9' {
+			k++
+		}
+		// \d{1,4}[.)]: fewer digits leave a digit where [.)] must be.
+		if k-i > 4 || k == len(raw) || raw[k] != '.' && raw[k] != ')' {
+			return "", "", "", false
+		}
+		i = k + 1
+	default:
+		return "", "", "", false
+	}
+	k := i
+	for k < len(raw) && isSpaceRE(raw[k]) {
+		k++
+	}
+	if k == i || k == len(raw) || raw[k] != '[' {
+		return "", "", "", false // \s+ then \[
+	}
+	end := strings.IndexByte(raw[k+1:], ']')
+	if end < 0 {
+		return "", "", "", false
+	}
+	title = raw[k+1 : k+1+end]
+	open := k + 1 + end + 1 // just past ']'
+	if open == len(raw) || raw[open] != '(' {
+		return "", "", "", false
+	}
+	p := open + 1
+	sp := p
+	for sp < len(raw) && isSpaceRE(raw[sp]) {
+		sp++
+	}
+	// \s* gives back its spaces one by one, most first.
+	for q := sp; q >= p; q-- {
+		if q < len(raw) && raw[q] == '<' {
+			// <([^<>\n]*)>: the class holds neither '>' nor its stops, so
+			// only the longest run can be followed by '>'.
+			j := q + 1
+			for j < len(raw) && raw[j] != '<' && raw[j] != '>' && raw[j] != '\n' {
+				j++
+			}
+			if j < len(raw) && raw[j] == '>' {
+				if r, ok := afterTarget(raw, j+1); ok {
+					return title, raw[q+1 : j], r, true
+				}
+			}
+		}
+		// ([^)\s]*): longest first, then shorter.
+		m := q
+		for m < len(raw) && raw[m] != ')' && !isSpaceRE(raw[m]) {
+			m++
+		}
+		for t := m; t >= q; t-- {
+			if r, ok := afterTarget(raw, t); ok {
+				return title, raw[q:t], r, true
+			}
+		}
+	}
+	return "", "", "", false
+}
+
+// afterTarget matches (?:\s+"[^"]*")?\s*\)(.*)$ at raw[t:] and returns
+// the last group.
+func afterTarget(raw string, t int) (string, bool) {
+	// The optional link title first, as the greedy ? tries it first.
+	k := t
+	for k < len(raw) && isSpaceRE(raw[k]) {
+		k++
+	}
+	if k > t && k < len(raw) && raw[k] == '"' {
+		if e := strings.IndexByte(raw[k+1:], '"'); e >= 0 {
+			if r, ok := closeParen(raw, k+1+e+1); ok {
+				return r, true
+			}
+		}
+	}
+	return closeParen(raw, t)
+}
+
+// closeParen matches \s*\)(.*)$ at raw[t:]: spaces, the closing
+// parenthesis, and a rest without a line break (. stops at \n, $ is the
+// end of the text).
+func closeParen(raw string, t int) (string, bool) {
+	for t < len(raw) && isSpaceRE(raw[t]) {
+		t++
+	}
+	if t == len(raw) || raw[t] != ')' {
+		return "", false
+	}
+	rest := raw[t+1:]
+	if strings.IndexByte(rest, '\n') >= 0 {
+		return "", false
+	}
+	return rest, true
 }
 
 // trimHookSeparator removes the separator people put between a link and its

@@ -144,8 +144,35 @@ func parseDocWith(md goldmark.Markdown, src []byte) *Doc {
 	}
 	root := md.Parser().Parse(text.NewReader(work))
 	w := walker{d: d, src: work}
+	// One unit per block node at most (a list, a table and the document
+	// make none): sized once instead of grown unit by unit.
+	var n int
+	n, w.paragraphs = blockNodes(root)
+	if n > 0 {
+		units := make([]Unit, len(d.Units), len(d.Units)+n)
+		copy(units, d.Units)
+		d.Units = units
+	}
 	w.blocks(root, -1, false)
+	if len(d.Units) == 0 {
+		d.Units = nil // as when nothing was added
+	}
 	return d
+}
+
+// blockNodes counts the block nodes under n, and the paragraphs among them.
+func blockNodes(n ast.Node) (blocks, paragraphs int) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Type() == ast.TypeBlock {
+			b, p := blockNodes(c)
+			blocks += 1 + b
+			paragraphs += p
+			if k := c.Kind(); k == ast.KindParagraph || k == ast.KindTextBlock {
+				paragraphs++
+			}
+		}
+	}
+	return blocks, paragraphs
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
@@ -173,13 +200,15 @@ func frontmatterEnd(b []byte) (int, bool) {
 }
 
 func lineStarts(b []byte) []int {
-	starts := []int{0}
-	for i, c := range b {
-		if c == '\n' && i+1 < len(b) {
-			starts = append(starts, i+1)
+	starts := make([]int, 1, 1+bytes.Count(b, []byte{'\n'}))
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 || i+j+1 >= len(b) {
+			return starts
 		}
+		i += j + 1
+		starts = append(starts, i)
 	}
-	return starts
 }
 
 // LineOf is the 1-based line number of byte offset off.
@@ -240,9 +269,28 @@ type walker struct {
 	// bold-label pseudo-heading under the deepest heading, if any.
 	headings [7]string
 	label    string
+	// cur is path() as of the last change of headings or label, shared by
+	// every unit under them (capped, so that an append to one unit's Path
+	// never writes into another's); stale marks it out of date.
+	cur   []string
+	stale bool
+	// buf is inlineText's scratch space; last and lastText its last
+	// result (an item's text is its first paragraph's, asked for twice).
+	buf      []byte
+	last     ast.Node
+	lastText string
+	// paragraphs sizes Doc.Prose when its first run is added.
+	paragraphs int
 }
 
+// setHeading and setLabel change the heading path.
+func (w *walker) setHeading(level int, title string) { w.headings[level], w.stale = title, true }
+func (w *walker) setLabel(label string)              { w.label, w.stale = label, true }
+
 func (w *walker) path() []string {
+	if !w.stale {
+		return w.cur
+	}
 	var p []string
 	for _, h := range w.headings[1:] {
 		if h != "" {
@@ -252,7 +300,8 @@ func (w *walker) path() []string {
 	if w.label != "" {
 		p = append(p, w.label)
 	}
-	return p
+	w.cur, w.stale = p[:len(p):len(p)], false
+	return w.cur
 }
 
 func (w *walker) add(u Unit) int {
@@ -264,37 +313,7 @@ func (w *walker) add(u Unit) int {
 // span is the whole-line byte range of a block node.
 func (w *walker) span(n ast.Node) (int, int) {
 	start, end := n.Pos(), n.Pos()
-	var visit func(ast.Node)
-	visit = func(m ast.Node) {
-		if m.Type() == ast.TypeBlock {
-			if p := m.Pos(); p >= 0 && p > end {
-				end = p
-			}
-			ls := m.Lines()
-			for i := 0; i < ls.Len(); i++ {
-				s := ls.At(i)
-				if s.Start < start && s.Start >= 0 {
-					start = s.Start
-				}
-				if s.Stop > end {
-					end = s.Stop
-				}
-			}
-			if m.Kind() == ast.KindFencedCodeBlock {
-				if c := w.closingFence(m); c > end {
-					end = c
-				}
-			}
-		}
-		for c := m.FirstChild(); c != nil; c = c.NextSibling() {
-			if c.Type() == ast.TypeBlock {
-				visit(c)
-			} else if t, ok := c.(*ast.Text); ok && t.Segment.Stop > end {
-				end = t.Segment.Stop
-			}
-		}
-	}
-	visit(n)
+	w.extend(n, &start, &end)
 	if start < 0 {
 		start = 0
 	}
@@ -302,6 +321,38 @@ func (w *walker) span(n ast.Node) (int, int) {
 		end-- // a segment that includes its newline: stay on that line
 	}
 	return w.d.LineStart(min(start, len(w.src))), w.d.LineEnd(min(end, max(len(w.src)-1, 0)))
+}
+
+// extend widens [start, end) to the lines of block node m and of the
+// blocks and text under it.
+func (w *walker) extend(m ast.Node, start, end *int) {
+	if m.Type() == ast.TypeBlock {
+		if p := m.Pos(); p >= 0 && p > *end {
+			*end = p
+		}
+		ls := m.Lines()
+		for i := 0; i < ls.Len(); i++ {
+			s := ls.At(i)
+			if s.Start < *start && s.Start >= 0 {
+				*start = s.Start
+			}
+			if s.Stop > *end {
+				*end = s.Stop
+			}
+		}
+		if m.Kind() == ast.KindFencedCodeBlock {
+			if c := w.closingFence(m); c > *end {
+				*end = c
+			}
+		}
+	}
+	for c := m.FirstChild(); c != nil; c = c.NextSibling() {
+		if c.Type() == ast.TypeBlock {
+			w.extend(c, start, end)
+		} else if t, ok := c.(*ast.Text); ok && t.Segment.Stop > *end {
+			*end = t.Segment.Stop
+		}
+	}
 }
 
 // closingFence is the offset of the closing fence line of a fenced block,
@@ -349,18 +400,18 @@ func (w *walker) block(n ast.Node, parentUnit int, quoted bool) {
 		title := w.inlineText(n)
 		if parentUnit < 0 {
 			for l := v.Level; l < len(w.headings); l++ {
-				w.headings[l] = ""
+				w.setHeading(l, "")
 			}
-			w.label = ""
+			w.setLabel("")
 			w.add(Unit{Kind: UnitHeading, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: title})
-			w.headings[v.Level] = title
+			w.setHeading(v.Level, title)
 			return
 		}
 		w.add(Unit{Kind: UnitHeading, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: title})
 	case *ast.Paragraph, *ast.TextBlock:
 		content := w.inlineText(n)
 		if label, ok := w.boldLabel(n); ok && parentUnit < 0 {
-			w.label = label
+			w.setLabel(label)
 		}
 		i := w.add(Unit{Kind: UnitParagraph, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: content})
 		w.inlines(n, i, quoted)
@@ -430,51 +481,52 @@ func (w *walker) boldLabel(n ast.Node) (string, bool) {
 	return label, label != ""
 }
 
-// inlineText is the plain text of a node's inline content.
+// inlineText is the plain text of a node's inline content, gathered in
+// the walker's scratch buffer: one allocation, the string returned.
 func (w *walker) inlineText(n ast.Node) string {
-	var b strings.Builder
-	var visit func(ast.Node)
-	visit = func(m ast.Node) {
-		switch v := m.(type) {
-		case *ast.Text:
-			b.Write(v.Segment.Value(w.src))
-			if v.SoftLineBreak() || v.HardLineBreak() {
-				b.WriteByte(' ')
-			}
-			return
-		case *ast.String:
-			b.Write(v.Value)
-			return
-		case *ast.CodeSpan:
-			b.WriteByte('`')
-			for c := m.FirstChild(); c != nil; c = c.NextSibling() {
-				if t, ok := c.(*ast.Text); ok {
-					b.Write(t.Segment.Value(w.src))
-				}
-			}
-			b.WriteByte('`')
-			return
-		case *ast.AutoLink:
-			b.Write(v.URL(w.src))
-			return
-		case *ast.Link:
-			// The destination is part of what a line says: two pointers
-			// with the same words to different files are two facts.
-			b.WriteByte('[')
-			for c := m.FirstChild(); c != nil; c = c.NextSibling() {
-				visit(c)
-			}
-			b.WriteString("](")
-			b.Write(v.Destination)
-			b.WriteByte(')')
-			return
-		}
-		for c := m.FirstChild(); c != nil; c = c.NextSibling() {
-			visit(c)
-		}
+	if n == w.last {
+		return w.lastText
 	}
-	visit(n)
-	return strings.TrimSpace(b.String())
+	w.buf = w.inlineInto(w.buf[:0], n)
+	w.last, w.lastText = n, string(bytes.TrimSpace(w.buf))
+	return w.lastText
+}
+
+func (w *walker) inlineInto(b []byte, m ast.Node) []byte {
+	switch v := m.(type) {
+	case *ast.Text:
+		b = append(b, v.Segment.Value(w.src)...)
+		if v.SoftLineBreak() || v.HardLineBreak() {
+			b = append(b, ' ')
+		}
+		return b
+	case *ast.String:
+		return append(b, v.Value...)
+	case *ast.CodeSpan:
+		b = append(b, '`')
+		for c := m.FirstChild(); c != nil; c = c.NextSibling() {
+			if t, ok := c.(*ast.Text); ok {
+				b = append(b, t.Segment.Value(w.src)...)
+			}
+		}
+		return append(b, '`')
+	case *ast.AutoLink:
+		return append(b, v.URL(w.src)...)
+	case *ast.Link:
+		// The destination is part of what a line says: two pointers
+		// with the same words to different files are two facts.
+		b = append(b, '[')
+		for c := m.FirstChild(); c != nil; c = c.NextSibling() {
+			b = w.inlineInto(b, c)
+		}
+		b = append(b, "]("...)
+		b = append(b, v.Destination...)
+		return append(b, ')')
+	}
+	for c := m.FirstChild(); c != nil; c = c.NextSibling() {
+		b = w.inlineInto(b, c)
+	}
+	return b
 }
 
 // inlines records prose runs, links, code spans, comments and pins of a
@@ -549,6 +601,9 @@ func (w *walker) addProse(start, stop, unit int) {
 	if k := len(w.d.Prose) - 1; k >= 0 && w.d.Prose[k].Unit == unit && w.d.Prose[k].End == start {
 		w.d.Prose[k].End = stop
 		return
+	}
+	if w.d.Prose == nil {
+		w.d.Prose = make([]ProseRun, 0, max(w.paragraphs, 1))
 	}
 	w.d.Prose = append(w.d.Prose, ProseRun{Span: Span{start, stop}, Unit: unit})
 }

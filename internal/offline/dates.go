@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -99,22 +98,18 @@ func mayHoldDates(src []byte) bool {
 			return true // possibly CJK: let the runs decide
 		}
 	}
-	l := bytes.ToLower(src)
-	for _, c := range enCues {
-		if bytes.Contains(l, []byte(c)) {
-			return true
-		}
-	}
-	return false
+	return hasASCIICue(src)
 }
 
-// findPhrases returns the match ranges of both patterns in seg, in order.
+// findPhrases returns the match ranges of both patterns in seg, in order:
+// each pattern's FindAllStringIndex, run only where a cheap filter says it
+// can match at all (FuzzFindPhrases holds this to the patterns alone).
 func findPhrases(en, zh *regexp.Regexp, seg string) [][]int {
 	var out [][]int
 	if hasEnglishCue(seg) {
 		out = append(out, en.FindAllStringIndex(seg, -1)...)
 	}
-	if hasIdeographs(seg) {
+	if hasChineseCue(seg) {
 		out = append(out, zh.FindAllStringIndex(seg, -1)...)
 	}
 	return out
@@ -125,7 +120,18 @@ func findPhrases(en, zh *regexp.Regexp, seg string) [][]int {
 var enCues = []string{"yesterday", "today", "tomorrow", "tonight", "last", "this", "next", "ago"}
 
 func hasEnglishCue(s string) bool {
+	if isASCII(s) {
+		return hasASCIICue(s)
+	}
 	l := strings.ToLower(s)
+	if strings.Contains(l, "ſ") {
+		// The pattern is case-insensitive, and U+017F (long s) folds to
+		// s there, though ToLower keeps it: "yeſterday" is a match. It is
+		// the only letter outside ASCII that folds to one of the cues'
+		// (the Kelvin sign, the other one that folds into ASCII, is
+		// lowered to k already).
+		l = strings.ReplaceAll(l, "ſ", "s")
+	}
 	for _, c := range enCues {
 		if strings.Contains(l, c) {
 			return true
@@ -133,6 +139,47 @@ func hasEnglishCue(s string) bool {
 	}
 	return false
 }
+
+// hasASCIICue is hasEnglishCue of an ASCII string, without lowering a
+// copy of it: each cue is looked for from each place where its first
+// letter stands, in either case.
+func hasASCIICue[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20 // lower case, for a letter
+		if c != 'y' && c != 't' && c != 'l' && c != 'n' && c != 'a' {
+			continue
+		}
+		for _, cue := range enCues {
+			if cue[0] == c && len(s)-i >= len(cue) && equalFoldASCII(s[i:i+len(cue)], cue) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// equalFoldASCII reports whether s is lower, an ASCII word, in any case.
+func equalFoldASCII[T string | []byte](s T, lower string) bool {
+	for i := 0; i < len(lower); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// zhCues are characters every match of the Chinese pattern holds one of
+// (天 日 晚 早 for the days and times, 周 期 拜 for the weeks, 月 for the
+// months, 年 for the years: each alternative ends in one, or, for "N 天前"
+// and the like, holds one before its 前). Most Chinese prose holds none,
+// and is then never matched.
+const zhCues = "天日晚早周期拜月年"
+
+func hasChineseCue(s string) bool { return strings.ContainsAny(s, zhCues) }
 
 // anchor is the day the line at off was written.
 func (s *state) anchor(f *file, u memory.Unit, off int) (time.Time, bool) {
@@ -153,6 +200,9 @@ func (s *state) anchor(f *file, u memory.Unit, off int) (time.Time, bool) {
 
 // headingDate reads a full date written in a heading.
 func headingDate(h string) (time.Time, bool) {
+	if !hasDigit(h) {
+		return time.Time{}, false // both forms start with four ASCII digits (\d is ASCII)
+	}
 	m := datePatterns().headingDate.FindStringSubmatch(h)
 	if m == nil {
 		return time.Time{}, false
@@ -169,6 +219,15 @@ func headingDate(h string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return t, true
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 func day0(t time.Time) time.Time {

@@ -153,6 +153,14 @@ type Options struct {
 	// deleted: WriteDir laid over MemoryDir is what an in-place run leaves.
 	// It lets a caller stage only what a dream writes instead of copying
 	// the whole memory first.
+	//
+	// A path WriteDir does not hold yet is created there directly
+	// (exclusively, written whole, then closed) rather than through a
+	// temporary file and a rename, which would cost a second name per file
+	// for no reader: WriteDir is a dream's staging, which nothing reads
+	// while the engine runs; the journal hashes and freezes it only after
+	// the runner returns, and a crash before that discards it. A path it
+	// already holds is still replaced atomically.
 	WriteDir string
 	// Workers is how many files are read, analysed and written at once;
 	// 0 means one per processor (GOMAXPROCS). The result never depends on
@@ -161,7 +169,8 @@ type Options struct {
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
-// changed (into o.WriteDir when set), each replaced atomically. The output depends only on the input files and
+// changed (into o.WriteDir when set), each replaced atomically (or, in
+// WriteDir, created whole where it is not yet). The output depends only on the input files and
 // the provenance, so the same input yields the same bytes, and a second run
 // over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {

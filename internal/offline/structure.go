@@ -1,8 +1,6 @@
 package offline
 
 import (
-	"strings"
-
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -12,32 +10,59 @@ import (
 // alone is not enough: removing the item between two blockquotes merges
 // them, removing a blank-separated paragraph can make the next one a
 // continuation of the previous, and the words then mean something else.
-func keepsStructure(f *file, edits []edit) bool {
+//
+// It returns the parse of the output it checked, which is the parse of
+// what is written when these edits end up being the file's (see
+// applyRemovals), so that the written bytes need not be parsed again.
+func keepsStructure(f *file, edits []edit) (bool, *memory.Doc) {
 	saved := f.edits
 	f.edits = edits
 	out, _ := f.render()
 	f.edits = saved
 	after := memory.ParseDoc(out)
-	have := make(map[string]int, len(after.Units))
+	// The keys are built in one buffer and looked up as string(buf), which
+	// allocates nothing: only a key seen first in the output is copied.
+	slot := make(map[string]int, len(after.Units))
+	have := make([]int, 0, len(after.Units))
+	var buf []byte
 	for _, u := range after.Units {
-		have[unitKey(after, u)]++
+		buf = appendUnitKey(buf[:0], after, u)
+		i, ok := slot[string(buf)]
+		if !ok {
+			i = len(have)
+			slot[string(buf)] = i
+			have = append(have, 0)
+		}
+		have[i]++
 	}
 	d := f.doc
 	for _, u := range d.Units {
 		if !u.Leaf || touchedBy(edits, u) {
 			continue
 		}
-		k := unitKey(d, u)
-		if have[k] == 0 {
-			return false
+		buf = appendUnitKey(buf[:0], d, u)
+		i, ok := slot[string(buf)]
+		if !ok || have[i] == 0 {
+			return false, nil
 		}
-		have[k]--
+		have[i]--
 	}
-	return true
+	return true, after
 }
 
-func unitKey(d *memory.Doc, u memory.Unit) string {
-	return string(u.Kind) + "\x00" + strings.Join(u.Path, "\x1f") + "\x00" + d.Text(u)
+// appendUnitKey appends what makes two units the same for keepsStructure:
+// kind, heading path and bytes.
+func appendUnitKey(b []byte, d *memory.Doc, u memory.Unit) []byte {
+	b = append(b, u.Kind...)
+	b = append(b, 0)
+	for i, p := range u.Path {
+		if i > 0 {
+			b = append(b, 0x1f)
+		}
+		b = append(b, p...)
+	}
+	b = append(b, 0)
+	return append(b, d.Src[u.Start:u.End]...)
 }
 
 func touchedBy(edits []edit, u memory.Unit) bool {
@@ -68,15 +93,18 @@ func (s *state) applyRemovals(f *file, rs []removal) []removal {
 		all = append(all, edit{r.start, r.end, ""})
 	}
 	var ok []removal
-	if keepsStructure(f, all) {
-		ok = rs
+	// out is the parse of f.src with the edits before these and the ok
+	// removals applied, in that order: the last check that passed.
+	var out *memory.Doc
+	if pass, doc := keepsStructure(f, all); pass {
+		ok, out = rs, doc
 	} else {
 		cur := append([]edit(nil), f.edits...)
 		for _, r := range rs {
 			try := append(append([]edit(nil), cur...), edit{r.start, r.end, ""})
-			if keepsStructure(f, try) {
+			if pass, doc := keepsStructure(f, try); pass {
 				cur = try
-				ok = append(ok, r)
+				ok, out = append(ok, r), doc
 			}
 		}
 	}
@@ -86,6 +114,11 @@ func (s *state) applyRemovals(f *file, rs []removal) []removal {
 			s.fix(f, r.kind, r.start, r.end, r.detail)
 			applied = append(applied, r)
 		}
+	}
+	if out != nil && len(applied) == len(ok) {
+		// f.edits are now exactly the edits out was rendered with: the
+		// same ones in the same order (a splice only appends).
+		f.out, f.outEdits = out, len(f.edits)
 	}
 	return applied
 }

@@ -7,12 +7,15 @@
 //	auditrecord dream -memory-dir M -state-dir S -n N
 //	auditrecord touch -dir D              new mtime (and ctime) on every file
 //	auditrecord hand -memory-dir M -state-dir S
+//	auditrecord settled -memory-dir M -state-dir S -n N
 //	auditrecord wait -state-dir S         until a background pack is done
 //
 // "change" appends one line to the first N topic files in path order (every
 // file but MEMORY.md), as an offline dream dating or merging them would;
 // "dream" records exactly those paths, as the pipeline does with a dream's
-// touched files.
+// touched files. "settled" is a whole dream's two records on a settled
+// memory: the hand-edit record before it (nothing to record), then the
+// change of N files and the dream's record of them.
 package main
 
 import (
@@ -49,6 +52,8 @@ func main() {
 		err = touch(*dir)
 	case "dream":
 		err = dream(ctx, *mem, *state, *n)
+	case "settled":
+		err = settled(ctx, *mem, *state, *n)
 	case "wait":
 		err = wait(*state)
 	default:
@@ -61,7 +66,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: auditrecord change|first|dream|wait [flags]")
+	fmt.Fprintln(os.Stderr, "usage: auditrecord change|first|dream|touch|hand|settled|wait [flags]")
 	os.Exit(2)
 }
 
@@ -92,6 +97,12 @@ func change(dir string, n int) error {
 	if err != nil {
 		return err
 	}
+	return appendLine(dir, paths)
+}
+
+// appendLine appends one line to each of paths, as a dream dating them
+// would.
+func appendLine(dir string, paths []string) error {
 	for _, p := range paths {
 		f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(p)), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -143,6 +154,25 @@ func dream(ctx context.Context, mem, state string, n int) error {
 		return err
 	}
 	_, err = h.RecordDream(ctx, audit.Meta{DreamID: "bench-" + time.Now().UTC().Format("20060102-150405"), Status: "completed", Provider: "offline", StartedAt: time.Now(), Kind: audit.KindDream, Paths: paths})
+	return err
+}
+
+func settled(ctx context.Context, mem, state string, n int) error {
+	h, err := audit.Open(ctx, state, mem)
+	if err != nil {
+		return err
+	}
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		return err
+	}
+	paths, err := topics(mem, n)
+	if err != nil {
+		return err
+	}
+	if err := appendLine(mem, paths); err != nil {
+		return err
+	}
+	_, err = h.RecordDream(ctx, audit.Meta{DreamID: "bench-" + time.Now().UTC().Format("20060102-150405.000"), Status: "completed", Provider: "offline", StartedAt: time.Now(), Kind: audit.KindDream, Paths: paths})
 	return err
 }
 
