@@ -1,7 +1,7 @@
 package journal
 
 import (
-	"io"
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -45,7 +45,7 @@ func (t *Txn) ReadOriginal(rel string) (data []byte, existed, intact bool, err e
 	if !ok {
 		return nil, false, false, nil
 	}
-	f, err := openNoBlock(filepath.Join(t.memDir, filepath.FromSlash(rel)))
+	f, err := openNoFollow(filepath.Join(t.memDir, filepath.FromSlash(rel)))
 	if err != nil {
 		return nil, true, false, nil
 	}
@@ -58,19 +58,8 @@ func (t *Txn) ReadOriginal(rel string) (data []byte, existed, intact bool, err e
 	if !t.sameOriginal(first, base) {
 		return nil, true, false, nil
 	}
-	data = make([]byte, 0, info.Size()+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
-		n, rerr := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return nil, true, false, rerr
-		}
+	if data, err = readSized(f, info.Size()); err != nil {
+		return nil, true, false, err
 	}
 	again, err := f.Stat()
 	if err != nil || !statPrint(again).sameStat(first) {
@@ -78,3 +67,7 @@ func (t *Txn) ReadOriginal(rel string) (data []byte, existed, intact bool, err e
 	}
 	return data, true, true, nil
 }
+
+// errNotRegular is what openNoFollow says of a symlink (or, where it can
+// tell, anything but a regular file) at a path.
+var errNotRegular = errors.New("not a regular file")

@@ -266,14 +266,25 @@ type original struct {
 }
 
 // readOriginal reads rel's original in the memory dir once, for the hash of
-// its base (as baseHash does) and its line counts (as sides does).
+// its base (as baseHash does) and its line counts (as sides does): one
+// open that follows no symlink, the stat taken from the open file before
+// and after the read.
 func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
 	o := original{base: base}
 	abs := filepath.Join(t.memDir, filepath.FromSlash(rel))
-	info, err := os.Lstat(abs)
+	f, err := openNoFollow(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return o, nil
+	case errors.Is(err, errNotRegular):
+		o.opaque = true // a symlink or a dir: never followed
+		return o, nil
+	case err != nil:
+		return o, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	switch {
 	case err != nil:
 		return o, err
 	case !info.Mode().IsRegular():
@@ -287,15 +298,12 @@ func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
 		return o, nil
 	}
 	first := statPrint(info)
-	data, err := os.ReadFile(abs)
-	if errors.Is(err, fs.ErrNotExist) {
-		return o, nil
-	}
+	data, err := readSized(f, info.Size())
 	if err != nil {
 		return o, err
 	}
 	o.data = data
-	again, err := os.Lstat(abs)
+	again, err := f.Stat()
 	o.intact = err == nil && t.sameOriginal(first, base) && statPrint(again).sameStat(first) && int64(len(data)) == base.Size
 	if o.intact && base.SHA256 == "" {
 		sum := sha256.Sum256(data)
@@ -303,6 +311,25 @@ func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
 		t.rec.Base[rel] = o.base
 	}
 	return o, nil
+}
+
+// readSized reads an open file to its end, expecting size bytes (it may
+// have grown or shrunk since the stat).
+func readSized(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew while being read
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // readHashed hashes a staged file and, when it is at most OpaqueSize,
@@ -327,19 +354,8 @@ func readHashed(path string) (fp, stat fingerprint, data []byte, opaque bool, er
 		}
 		return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, stat, nil, true, nil
 	}
-	data = make([]byte, 0, info.Size()+1)
-	for {
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)] // it grew while being read
-		}
-		n, rerr := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			return fp, stat, nil, false, fmt.Errorf("hash %s: %w", path, rerr)
-		}
+	if data, err = readSized(f, info.Size()); err != nil {
+		return fp, stat, nil, false, fmt.Errorf("hash %s: %w", path, err)
 	}
 	sum := sha256.Sum256(data)
 	fp = fingerprint{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Mode: info.Mode().Perm()}

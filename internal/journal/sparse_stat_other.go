@@ -11,5 +11,15 @@ import (
 // and compares every written file's original by content (see resolveBase).
 func device(fs.FileInfo) (uint64, bool) { return 0, false }
 
-// openNoBlock is os.Open here.
-func openNoBlock(path string) (*os.File, error) { return os.Open(path) }
+// openNoFollow opens a regular file for reading, refusing (errNotRegular)
+// anything else at its path.
+func openNoFollow(path string) (*os.File, error) {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return os.Open(path)
+}

@@ -3,6 +3,7 @@
 package journal
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"syscall"
@@ -18,8 +19,12 @@ func device(info fs.FileInfo) (uint64, bool) {
 	return uint64(st.Dev), true
 }
 
-// openNoBlock opens a file for reading without waiting on a FIFO someone
-// put at its path.
-func openNoBlock(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+// openNoFollow opens a regular file for reading without following a
+// symlink at its path (errNotRegular) or waiting on a FIFO.
+func openNoFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errNotRegular
+	}
+	return f, err
 }

@@ -447,3 +447,32 @@ func TestSparseChangesWithOriginals(t *testing.T) {
 		t.Fatalf("second look visited %v (%v)", visited, err)
 	}
 }
+
+// A memory path that is a symlink when the dream writes it is never read
+// through: the change is listed with no line counts (the outside file,
+// followed, would give some), and its original is not handed over.
+func TestSparseSymlinkOriginalNotFollowed(t *testing.T) {
+	state, mem := setup(t)
+	outside := filepath.Join(t.TempDir(), "outside.md")
+	if err := os.WriteFile(outside, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(mem, "user.md"))
+	if err := os.Symlink(outside, filepath.Join(mem, "user.md")); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	txn := beginSparse(t, state, mem, "s1", nil)
+	writeTree(t, txn.Dir(), map[string]string{"user.md": "one\ntwo\nthree\nfour\n"})
+	txn.Freeze()
+	chs, visited, err := txn.ChangesWithOriginals(func(string, []byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) != 1 || chs[0].Kind != Modified || chs[0].Added != 0 || chs[0].Removed != 0 || len(visited) != 0 {
+		t.Fatalf("changes %+v, visited %v", chs, visited)
+	}
+	if _, existed, intact, _ := txn.ReadOriginal("user.md"); !existed || intact {
+		t.Fatalf("ReadOriginal through a symlink: existed %v intact %v", existed, intact)
+	}
+}
