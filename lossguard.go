@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/audit"
@@ -38,18 +37,14 @@ func (d *Dreamer) memoryBefore(ctx context.Context, txn *journal.Txn, hist *audi
 // A file the history does not hold (out of its scope, or created between
 // the record and staging) and edited since is read live, as a last resort.
 func (s *memoryStart) file(rel string) ([]byte, error) {
-	path, existed, intact := s.txn.Original(rel)
+	b, existed, intact, err := s.txn.ReadOriginal(rel)
 	if !existed {
 		return nil, nil
 	}
-	if intact {
-		b, err := os.ReadFile(path)
-		if err == nil {
-			if _, _, still := s.txn.Original(rel); still {
-				return b, nil
-			}
-		}
+	if err == nil && intact {
+		return b, nil
 	}
+	path, _, _ := s.txn.Original(rel)
 	if s.hist != nil {
 		b, err := s.hist.HeadFile(s.ctx, rel)
 		if err == nil {

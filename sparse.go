@@ -103,37 +103,46 @@ func (d *Dreamer) pinnedBefore(txn *journal.Txn) ([]string, error) {
 // staging, pinned adds those pinned in the start versions of the files it
 // changed (read as the guards read them, see memoryStart), those that hold
 // a comment at all copied aside for PinnedFacts; otherwise pinned as it is.
+// The journal's first look at the staging reads every changed file's
+// original anyway: those it proves to be the start version are taken from
+// that read (ChangesWithOriginals), and only the others read again.
 func (r *dreamRun) pinnedAfter() ([]string, error) {
 	if !r.txn.Sparse() {
 		return r.pinned, nil
-	}
-	changes, err := r.txn.Changes()
-	if err != nil {
-		return nil, err
 	}
 	dir, err := os.MkdirTemp(filepath.Dir(r.txn.Dir()), "pinned-start-")
 	if err != nil {
 		return nil, fmt.Errorf("pinned facts: %w", err)
 	}
 	defer os.RemoveAll(dir)
+	var keepErr error
+	keep := func(rel string, b []byte) {
+		if keepErr != nil || !bytes.Contains(b, []byte("<!--")) {
+			return // a pin marker is an HTML comment: no comment, no pin
+		}
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			keepErr = err
+			return
+		}
+		keepErr = os.WriteFile(p, b, 0o600)
+	}
+	changes, read, err := r.txn.ChangesWithOriginals(keep)
+	if err != nil {
+		return nil, err
+	}
 	for _, c := range changes {
-		if c.Kind == journal.Added {
+		if c.Kind == journal.Added || read[c.Path] {
 			continue
 		}
 		b, err := r.before.file(c.Path)
 		if err != nil {
 			return nil, fmt.Errorf("pinned facts: %w", err)
 		}
-		if !bytes.Contains(b, []byte("<!--")) {
-			continue // a pin marker is an HTML comment: no comment, no pin
-		}
-		p := filepath.Join(dir, filepath.FromSlash(c.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return nil, fmt.Errorf("pinned facts: %w", err)
-		}
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			return nil, fmt.Errorf("pinned facts: %w", err)
-		}
+		keep(c.Path, b)
+	}
+	if keepErr != nil {
+		return nil, fmt.Errorf("pinned facts: %w", keepErr)
 	}
 	return offline.PinnedFacts(dir, r.pinned)
 }

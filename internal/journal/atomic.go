@@ -2,6 +2,7 @@ package journal
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -36,12 +37,26 @@ func finishTemp(f *os.File, perm os.FileMode, sync bool, fill func(io.Writer) er
 // goes through the os.Root of the memory dir, so no symlink in the memory
 // dir can redirect a write outside it. n numbers the file for the crash
 // points. Without sync the caller flushes the file system before renaming.
-func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync bool) (string, error) {
+//
+// want, when known (a live commit), is the staged file's stat when its
+// content was hashed: a file written since, before or during the copy,
+// fails with ErrStagingChanged, so what lands is what the guards checked.
+func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync bool, want fingerprint) (string, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
 	defer in.Close()
+	unchanged := func() bool {
+		if want.Ino == 0 {
+			return true // no stat to compare (a roll-forward checks content)
+		}
+		info, err := in.Stat()
+		return err == nil && statPrint(info).sameStat(want)
+	}
+	if !unchanged() {
+		return "", fmt.Errorf("install %s: %w: written after it was checked", rel, ErrStagingChanged)
+	}
 	dir := filepath.Dir(rel)
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("install %s: %w", rel, err)
@@ -59,8 +74,20 @@ func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync b
 		root.Remove(tmp)
 		return "", fmt.Errorf("install %s: %w", rel, err)
 	}
+	if !unchanged() {
+		root.Remove(tmp)
+		return "", fmt.Errorf("install %s: %w: written while it was copied", rel, ErrStagingChanged)
+	}
 	crashPoint("commit:tmp:%d", n)
 	return tmp, nil
+}
+
+// linkTempName is the temporary name of rel's linked file in its target's
+// directory (see link_linux.go): fixed by the transaction and the path, so
+// a roll-forward can find it once the staged name is gone.
+func linkTempName(id, rel string) string {
+	sum := sha256.Sum256([]byte(id + "\x00" + filepath.ToSlash(rel)))
+	return TempPrefix + "link-" + hex.EncodeToString(sum[:8])
 }
 
 // writeTempData streams a staged file into its temporary file. It is a

@@ -53,6 +53,27 @@ func plain(chs []recChange) []Change {
 	return out
 }
 
+// ChangesWithOriginals is Changes for a sparse staging that also hands
+// visit the content of each modified file's original that the scan read
+// and proved to be the version the dream began from (its stat the base's
+// before and after the read), and returns the paths it visited: the caller
+// then reads the start versions of the others only, instead of every
+// original a second time. Visit sees nothing when the changes were already
+// known (a frozen staging looked at before).
+func (t *Txn) ChangesWithOriginals(visit func(rel string, data []byte)) ([]Change, map[string]bool, error) {
+	visited := map[string]bool{}
+	t.visit = func(rel string, data []byte) {
+		visited[rel] = true
+		visit(rel, data)
+	}
+	defer func() { t.visit = nil }()
+	chs, err := t.changes()
+	if err != nil {
+		return nil, nil, err
+	}
+	return plain(chs), visited, nil
+}
+
 // changes is Changes with what Commit needs to record. Its cost follows
 // what the runner wrote: a staged file whose stat is still the one recorded
 // at Begin was not written and is neither read nor hashed; only written,
@@ -84,6 +105,7 @@ func (t *Txn) scan() ([]recChange, error) {
 		return t.scanSparse()
 	}
 	var out []recChange
+	t.hashedAt = map[string]fingerprint{}
 	seen := make(map[string]bool, len(t.rec.Base))
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		seen[rel] = true
@@ -98,10 +120,11 @@ func (t *Txn) scan() ([]recChange, error) {
 				return nil
 			}
 		}
-		now, err := fingerprintFile(abs)
+		now, st, err := hashFile(abs)
 		if err != nil {
 			return err
 		}
+		t.hashedAt[rel] = st
 		if !inBase {
 			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
 			return nil
@@ -137,6 +160,9 @@ func (t *Txn) finishScan(out []recChange) ([]recChange, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	for i := range out {
+		if out[i].counted {
+			continue
+		}
 		old, new, err := t.sides(out[i].Change)
 		if err != nil {
 			return nil, fmt.Errorf("journal: changes %s: %w", out[i].Path, err)

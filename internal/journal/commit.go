@@ -133,10 +133,13 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	}
 	t.rec = rec
 	crashPoint("commit:record")
-	skipped, err := apply(t.memDir, t.Dir(), rec)
+	skipped, err := apply(t.memDir, t.Dir(), rec, t.hashedAt)
 	if err != nil {
 		var nr *notRenamedError
 		if errors.As(err, &nr) {
+			// Linked files went back to staging, with a new ctime: a
+			// retry looks at staging afresh.
+			t.cached = nil
 			// Nothing reached the memory dir: the commit is abandoned, not
 			// left for a roll-forward, and the staging is dropped with it.
 			back := full
@@ -296,6 +299,9 @@ func (t *Txn) merge(c recChange, baseOf func(string) ([]byte, bool, error)) (rec
 	if err := fsutil.WriteFileAtomic(dreamPath, out, c.Mode.Perm()|0o200); err != nil {
 		return c, false, err
 	}
+	if info, err := os.Lstat(dreamPath); err == nil && t.hashedAt != nil {
+		t.hashedAt[c.Path] = statPrint(info)
+	}
 	cur, err := fingerprintFile(userPath)
 	if err != nil {
 		return c, false, err
@@ -397,32 +403,71 @@ func (e *notRenamedError) Error() string { return e.err.Error() }
 func (e *notRenamedError) Unwrap() error { return e.err }
 
 // apply performs the recorded changes in two passes: first every new
-// file's content goes to a synced temporary file beside its target, then
-// the temporaries are renamed into place and deletions done. A failure in
-// the first pass (a full disk, a quota) removes the temporaries and returns
-// a *notRenamedError: nothing changed. Each step is idempotent: a file that
-// already holds its new content (or is already gone) is left as is, so a
-// roll-forward can redo the whole list. A file that holds neither its base
-// nor its new content was edited by hand after the record was written; it is
-// left alone and returned in skipped. Every file operation goes through an
+// file's content is made ready under a temporary name beside its target
+// (hard-linked from staging where it can be, see link_linux.go, else
+// copied and synced), then the temporaries are renamed into place and
+// deletions done. A failure in the first pass (a full disk, a quota, a
+// staged file written after it was checked) gives every linked file back
+// to staging, removes the temporaries and returns a *notRenamedError:
+// nothing changed. Each step is idempotent: a file that already holds its
+// new content (or is already gone) is left as is, so a roll-forward can
+// redo the whole list; one whose staged file an interrupted link already
+// moved out of staging is installed from its linked temporary, after its
+// content hash is checked. A file that holds neither its base nor its new
+// content was edited by hand after the record was written; it is left
+// alone and returned in skipped. Every file operation goes through an
 // os.Root on the memory dir: a path that crosses a symlink out of it fails
 // instead of writing elsewhere.
-func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
+//
+// frozen is, for a live commit, each staged file's stat when its content
+// was hashed (nil for a roll-forward, which only copies).
+func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (skipped []string, err error) {
 	root, err := os.OpenRoot(memDir)
 	if err != nil {
 		return nil, &notRenamedError{err}
 	}
 	defer root.Close()
-	type install struct{ tmp, rel string }
+	links := newLinker(root, stageDir, rec.ID, frozen)
+	defer links.close()
+	type install struct {
+		tmp, rel string
+		linked   bool // the staged file itself, moved out of staging
+		rescued  bool // left linked by an interrupted commit: its only copy
+	}
 	var installs []install
-	// Many files: write them all, then fsync them side by side, so the file
-	// system commits them in a few journal transactions instead of one per
-	// file.
-	batch := len(rec.Changes) >= batchSync
 	var deletes []recChange
-	cleanup := func() {
-		for _, in := range installs {
-			root.Remove(in.tmp)
+	// putBack undoes the first pass for the given installs: linked files
+	// get their staged names back, copies are removed, and a rescued
+	// temporary stays for the next roll-forward.
+	putBack := func(ins []install) {
+		for _, in := range ins {
+			switch {
+			case in.rescued:
+			case in.linked:
+				links.restore(in.rel, in.tmp)
+			default:
+				root.Remove(in.tmp)
+			}
+		}
+	}
+	copies := 0
+	// Directories the install creates: their parents' entries must be
+	// synced too, or a power cut can lose a whole new subtree.
+	newDirs := map[string]bool{}
+	seenDirs := map[string]bool{".": true}
+	noteDir := func(rel string) {
+		dir := filepath.Dir(rel)
+		if seenDirs[dir] {
+			return
+		}
+		seenDirs[dir] = true
+		if _, err := root.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			for d := filepath.Dir(dir); !newDirs[d]; d = filepath.Dir(d) {
+				newDirs[d] = true
+				if d == "." {
+					break
+				}
+			}
 		}
 	}
 	for _, c := range rec.Changes {
@@ -430,7 +475,7 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 		base, inBase := rec.Base[c.Path]
 		cur, exists, err := currentIn(root, rel, base, inBase, rec.Linked)
 		if err != nil {
-			cleanup()
+			putBack(installs)
 			return skipped, &notRenamedError{err}
 		}
 		switch c.Kind {
@@ -443,12 +488,32 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 				skipped = append(skipped, c.Path)
 				continue
 			}
-			tmp, err := prepareTemp(root, filepath.Join(stageDir, rel), rel, c.Mode, len(installs)+1, !batch)
+			noteDir(rel)
+			n := len(installs) + 1
+			tmp, linked, err := links.install(rel, c.Mode, n)
 			if err != nil {
-				cleanup()
+				putBack(installs)
 				return skipped, &notRenamedError{err}
 			}
-			installs = append(installs, install{tmp, rel})
+			if linked {
+				crashPoint("commit:tmp:%d", n)
+				installs = append(installs, install{tmp: tmp, rel: rel, linked: true})
+				continue
+			}
+			src := filepath.Join(stageDir, rel)
+			if frozen == nil {
+				if tmp, ok := rescueLinked(root, src, rec.ID, rel, c.NewSHA256); ok {
+					installs = append(installs, install{tmp: tmp, rel: rel, rescued: true})
+					continue
+				}
+			}
+			copies++
+			tmp, err = prepareTemp(root, src, rel, c.Mode, n, false, frozen[c.Path])
+			if err != nil {
+				putBack(installs)
+				return skipped, &notRenamedError{err}
+			}
+			installs = append(installs, install{tmp: tmp, rel: rel})
 		case Deleted:
 			if !exists {
 				continue
@@ -460,26 +525,50 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 			deletes = append(deletes, c)
 		}
 	}
-	if batch && len(installs) > 0 {
-		err := syncAll(len(installs), func(i int) error {
-			f, err := root.Open(installs[i].tmp)
+	// The copies are flushed before any rename, side by side when there
+	// are many, so the file system commits them in a few journal
+	// transactions instead of one per file. A linked file's data was
+	// flushed in staging (syncStaged) and is not flushed again.
+	if copies > 0 {
+		var toSync []string
+		for _, in := range installs {
+			if !in.linked && !in.rescued {
+				toSync = append(toSync, in.tmp)
+			}
+		}
+		syncOne := func(i int) error {
+			f, err := root.Open(toSync[i])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			return f.Sync()
-		})
+		}
+		if len(toSync) >= batchSync {
+			err = syncAll(len(toSync), syncOne)
+		} else {
+			for i := range toSync {
+				if err = syncOne(i); err != nil {
+					break
+				}
+			}
+		}
 		if err != nil {
-			cleanup()
+			putBack(installs)
 			return skipped, &notRenamedError{err}
 		}
 	}
 	dirs := map[string]bool{".": true}
+	for d := range newDirs {
+		dirs[d] = true
+	}
 	for i, in := range installs {
-		if err := root.Rename(in.tmp, in.rel); err != nil {
-			for _, rest := range installs[i:] {
-				root.Remove(rest.tmp)
-			}
+		rename := root.Rename
+		if in.linked {
+			rename = links.rename
+		}
+		if err := rename(in.tmp, in.rel); err != nil {
+			putBack(installs[i:])
 			if i == 0 {
 				return skipped, &notRenamedError{fmt.Errorf("install %s: %w", in.rel, err)}
 			}
@@ -497,13 +586,16 @@ func apply(memDir, stageDir string, rec record) (skipped []string, err error) {
 		dirs[filepath.Dir(rel)] = true
 		removeEmptyParents(root, filepath.Dir(rel), dirs)
 	}
+	// The directories are flushed side by side too: a file system groups
+	// concurrent flushes into one journal commit.
+	var syncDirs []string
 	for _, d := range sortedKeys(dirs) {
-		if _, err := root.Stat(d); err != nil {
-			continue // an emptied subdir that was removed
+		if _, err := root.Stat(d); err == nil { // else an emptied subdir that was removed
+			syncDirs = append(syncDirs, d)
 		}
-		if err := fsutil.SyncDirIn(root, d); err != nil {
-			return skipped, err
-		}
+	}
+	if err := syncAll(len(syncDirs), func(i int) error { return syncDirIn(root, syncDirs[i]) }); err != nil {
+		return skipped, err
 	}
 	crashPoint("commit:synced")
 	return skipped, nil
@@ -616,9 +708,17 @@ func (t *Txn) syncStaged(chs []recChange) error {
 	dirs := map[string]bool{}
 	for _, c := range chs {
 		if c.Kind != Deleted {
-			p := filepath.Join(t.Dir(), filepath.FromSlash(c.Path))
-			files = append(files, p)
-			dirs[filepath.Dir(p)] = true
+			rel := filepath.FromSlash(c.Path)
+			files = append(files, filepath.Join(t.Dir(), rel))
+			// Every directory up to staging itself: the runner made them,
+			// and a file is only found after a power cut if each of its
+			// directories' entries is durable too.
+			for d := filepath.Dir(rel); !dirs[filepath.Join(t.Dir(), d)]; d = filepath.Dir(d) {
+				dirs[filepath.Join(t.Dir(), d)] = true
+				if d == "." {
+					break
+				}
+			}
 		}
 	}
 	if len(files) >= batchSync {
@@ -632,13 +732,16 @@ func (t *Txn) syncStaged(chs []recChange) error {
 			}
 		}
 	}
-	for _, dir := range sortedKeys(dirs) {
-		if err := SyncDir(dir); err != nil {
-			return err
-		}
-	}
-	return nil
+	syncDirs := sortedKeys(dirs)
+	return syncAll(len(syncDirs), func(i int) error { return syncDirAt(syncDirs[i]) })
 }
+
+// syncDirIn and syncDirAt flush a directory (in the memory's root, and by
+// path); variables only so that tests can see which are flushed.
+var (
+	syncDirIn = fsutil.SyncDirIn
+	syncDirAt = SyncDir
+)
 
 func syncFile(path string) error {
 	f, err := os.Open(path)
@@ -659,4 +762,32 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// rescueLinked finds, for a roll-forward, the file an interrupted commit
+// had already moved out of staging by link (see link_linux.go): when src
+// is gone and rel's linked temporary holds the recorded content, that
+// temporary is what to rename into place.
+func rescueLinked(root *os.Root, src, id, rel, sha string) (string, bool) {
+	if _, err := os.Lstat(src); !errors.Is(err, fs.ErrNotExist) {
+		return "", false
+	}
+	tmp := filepath.Join(filepath.Dir(rel), linkTempName(id, rel))
+	fp, exists, err := fingerprintIn(root, tmp)
+	if err != nil || !exists || fp.SHA256 != sha {
+		return "", false
+	}
+	return tmp, true
+}
+
+// pendingLinkTemps are the linked temporaries a committing transaction may
+// still need (see rescueLinked): Recover leaves them while the transaction
+// is pending.
+func pendingLinkTemps(rec record, keep map[string]bool) {
+	for _, c := range rec.Changes {
+		if c.Kind != Deleted {
+			rel := filepath.FromSlash(c.Path)
+			keep[filepath.Join(filepath.Dir(rel), linkTempName(rec.ID, rel))] = true
+		}
+	}
 }

@@ -10,7 +10,9 @@ import "fmt"
 //
 // Points: "begin:copied:N" after the N-th file is copied into staging,
 // "begin:done", "commit:record" after the commit record is durable,
-// "commit:tmp:N" after the N-th temp file is written, "commit:rename:N"
+// "commit:link:N" when the N-th file is hard-linked under its temporary
+// name and its staged name not yet removed, "commit:tmp:N" after the N-th
+// temp file is ready (copied, or linked and out of staging), "commit:rename:N"
 // after it is renamed into place, "commit:delete:N" after the N-th removal,
 // "commit:synced" after the directories are synced, "commit:marked" after the
 // record says committed, and "recover:forward:ID" before a roll-forward.

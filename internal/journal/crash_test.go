@@ -21,6 +21,7 @@ const (
 	envCrashAt = "DREAM_TEST_CRASH_AT"
 	envState   = "DREAM_JOURNAL_STATE"
 	envMem     = "DREAM_JOURNAL_MEM"
+	envCopy    = "DREAM_JOURNAL_COPY_INSTALL" // "1": the commit copies, never links
 )
 
 func TestMain(m *testing.M) {
@@ -41,6 +42,9 @@ func helperMain(mode string) int {
 		}
 	}
 	state, mem := os.Getenv(envState), os.Getenv(envMem)
+	if os.Getenv(envCopy) == "1" {
+		linkInstalls = false
+	}
 	var err error
 	switch mode {
 	case "dream":
@@ -101,9 +105,18 @@ func lastElem(p string) string {
 
 // runHelper runs the child and reports whether it was killed at its point.
 func runHelper(t *testing.T, mode, state, mem, at string) (killed bool) {
+	return runHelperWith(t, mode, state, mem, at, false)
+}
+
+// runHelperWith is runHelper; copyInstall makes the child's commit copy
+// every file instead of linking it.
+func runHelperWith(t *testing.T, mode, state, mem, at string, copyInstall bool) (killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envHelper+"="+mode, envCrashAt+"="+at, envState+"="+state, envMem+"="+mem)
+	if copyInstall {
+		cmd.Env = append(cmd.Env, envCopy+"=1")
+	}
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -127,7 +140,7 @@ func crashPoints() (pre, post []string) {
 	}
 	post = append(post, "commit:record")
 	for i := 1; i <= 7; i++ {
-		post = append(post, fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
+		post = append(post, fmt.Sprintf("commit:link:%d", i), fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
 	}
 	post = append(post, "commit:delete:1", "commit:synced", "commit:marked")
 	return pre, post
@@ -138,6 +151,7 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 	type tc struct {
 		at, recoverAt string // recoverAt: also crash the first recovery there
 		wantPost      bool
+		copyInstall   bool // the commit copies instead of linking
 	}
 	var cases []tc
 	for _, p := range pre {
@@ -146,12 +160,19 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 	for _, p := range post {
 		cases = append(cases, tc{at: p, wantPost: true})
 	}
-	// Crashing again during recovery must still converge.
+	// Crashing again during recovery must still converge; a recovery
+	// that dies after renaming a file an interrupted link had already
+	// moved out of staging (commit:tmp:4: four staged names gone) too.
 	cases = append(cases,
 		tc{at: "commit:rename:2", recoverAt: "recover:forward:crashdream", wantPost: true},
 		tc{at: "commit:tmp:4", recoverAt: "commit:rename:1", wantPost: true},
+		tc{at: "commit:link:4", recoverAt: "commit:rename:2", wantPost: true},
 		tc{at: "commit:rename:6", recoverAt: "commit:marked", wantPost: true},
 	)
+	// The copy's own crash points, where links are refused.
+	for _, p := range []string{"commit:tmp:1", "commit:tmp:4", "commit:rename:3", "commit:synced"} {
+		cases = append(cases, tc{at: p, wantPost: true, copyInstall: true})
+	}
 	if len(cases) < 20 {
 		t.Fatalf("only %d crash points", len(cases))
 	}
@@ -161,13 +182,16 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 		if c.recoverAt != "" {
 			name += "+" + c.recoverAt
 		}
+		if c.copyInstall {
+			name += "+copy"
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each case waits mostly on a child process and fsync
 			if time.Now().After(deadline) {
 				t.Skip("crash test time budget spent")
 			}
 			state, mem := setup(t)
-			if !runHelper(t, "dream", state, mem, c.at) {
+			if !runHelperWith(t, "dream", state, mem, c.at, c.copyInstall) {
 				t.Fatalf("crash point %q was never reached", c.at)
 			}
 			if c.recoverAt != "" && !runHelper(t, "recover", state, mem, c.recoverAt) {

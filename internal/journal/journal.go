@@ -17,10 +17,13 @@
 //	committed  → only cleanup was left
 //	parked     → kept for review on purpose: leave it alone
 //
-// Each memory file is replaced by writing a temporary file in the same
-// directory as its target, syncing it and renaming it over the target, so a
-// reader sees every file either old or new, never half written, even when the
-// state dir lives on another file system. Callers hold the memory dir's
+// Each memory file is replaced by putting its new content under a temporary
+// name in the same directory as its target and renaming it over the target,
+// so a reader sees every file either old or new, never half written: on the
+// memory's own file system the staged file itself is hard-linked there
+// (link_linux.go: nothing copied, a runner still writing refused), else,
+// even when the state dir lives on another file system, it is copied and
+// synced. Callers hold the memory dir's
 // consolidation lock around anything that changes files; the package itself
 // takes no locks.
 package journal
@@ -71,6 +74,11 @@ var (
 	ErrNotFound = errors.New("no such transaction")
 	// ErrClosed means the transaction was already committed or discarded.
 	ErrClosed = errors.New("transaction already finished")
+	// ErrStagingChanged means a staged file was written, replaced or held
+	// open for writing after the changes were checked (a runner that went
+	// on writing after it returned): the commit changed nothing, since
+	// what would land is not what the guards saw.
+	ErrStagingChanged = errors.New("staging changed after it was checked")
 )
 
 // Change is one file a transaction changes.

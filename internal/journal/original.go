@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 )
@@ -29,3 +30,44 @@ func (t *Txn) Original(rel string) (path string, existed, intact bool) {
 	}
 	return path, true, t.sameOriginal(statPrint(info), base)
 }
+
+// ReadOriginal reads rel as it was when the transaction began, when the
+// memory's file provably still is that version: one open, with the file's
+// stat checked against the base before the read and unchanged after it (an
+// edit made in place meanwhile leaves it not intact). It costs one path
+// lookup where Original, a read and Original again cost three. existed is
+// false when there was no such file; when intact is false (someone changed
+// it, or it is no longer a regular file) data is nil and the caller must
+// find the version elsewhere, as for Original.
+func (t *Txn) ReadOriginal(rel string) (data []byte, existed, intact bool, err error) {
+	rel = filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel)))
+	base, ok := t.rec.Base[rel]
+	if !ok {
+		return nil, false, false, nil
+	}
+	f, err := openNoFollow(filepath.Join(t.memDir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, true, false, nil
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() {
+		return nil, true, false, nil
+	}
+	first := statPrint(info)
+	if !t.sameOriginal(first, base) {
+		return nil, true, false, nil
+	}
+	if data, err = readSized(f, info.Size()); err != nil {
+		return nil, true, false, err
+	}
+	again, err := f.Stat()
+	if err != nil || !statPrint(again).sameStat(first) {
+		return nil, true, false, nil
+	}
+	return data, true, true, nil
+}
+
+// errNotRegular is what openNoFollow says of a symlink (or, where it can
+// tell, anything but a regular file) at a path.
+var errNotRegular = errors.New("not a regular file")

@@ -30,6 +30,9 @@ func TestOriginalTellsIntactFromEdited(t *testing.T) {
 		if p, existed, intact := txn.Original("ops.md"); !existed || !intact || p != filepath.Join(txn.MemoryDir(), "ops.md") {
 			t.Errorf("linked=%v: untouched original: %q %v %v", linked, p, existed, intact)
 		}
+		if b, existed, intact, err := txn.ReadOriginal("ops.md"); err != nil || !existed || !intact || string(b) != "# Ops\n\n1. 先备份。\n2. Deploy.\n" {
+			t.Errorf("linked=%v: ReadOriginal of the untouched original: %q %v %v %v", linked, b, existed, intact, err)
+		}
 		// The user edits MEMORY.md in place while the dream runs.
 		later := time.Now().Add(2 * time.Second)
 		if err := os.WriteFile(filepath.Join(mem, "MEMORY.md"), []byte("# Memory\n\n- [Ops](ops.md)\n- mine\n"), 0o644); err != nil {
@@ -39,8 +42,22 @@ func TestOriginalTellsIntactFromEdited(t *testing.T) {
 		if _, existed, intact := txn.Original("MEMORY.md"); !existed || intact {
 			t.Errorf("linked=%v: an edited original counts as intact (%v %v)", linked, existed, intact)
 		}
+		if b, existed, intact, err := txn.ReadOriginal("MEMORY.md"); err != nil || !existed || intact || b != nil {
+			t.Errorf("linked=%v: ReadOriginal of an edited original: %q %v %v %v", linked, b, existed, intact, err)
+		}
 		if _, existed, _ := txn.Original("new.md"); existed {
 			t.Errorf("linked=%v: a file created later existed at Begin", linked)
+		}
+		if _, existed, _, _ := txn.ReadOriginal("new.md"); existed {
+			t.Errorf("linked=%v: ReadOriginal: a file created later existed at Begin", linked)
+		}
+		// A symlink put where the original was is never followed as it.
+		outside := filepath.Join(root, "outside.md")
+		os.WriteFile(outside, []byte("# Ops\n\n1. 先备份。\n2. Deploy.\n"), 0o644)
+		os.Remove(filepath.Join(mem, "ops.md"))
+		os.Symlink(outside, filepath.Join(mem, "ops.md"))
+		if b, existed, intact, _ := txn.ReadOriginal("ops.md"); !existed || intact || b != nil {
+			t.Errorf("linked=%v: ReadOriginal through a symlink: %q %v %v", linked, b, existed, intact)
 		}
 		txn.Discard()
 	}

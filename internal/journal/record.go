@@ -43,6 +43,8 @@ type recChange struct {
 	Change
 	NewSHA256 string      `json:"new_sha256,omitempty"`
 	Mode      os.FileMode `json:"mode,omitempty"`
+	// counted: the scan already counted its lines (not recorded).
+	counted bool
 }
 
 const recordName = "txn.json"

@@ -29,6 +29,7 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		return res, fmt.Errorf("journal: recover: %w", err)
 	}
 	var errs []error
+	keep := map[string]bool{} // linked temporaries a pending roll-forward still needs
 	for _, e := range entries {
 		dir := filepath.Join(root, e.name)
 		if e.err != nil {
@@ -55,8 +56,9 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		case StateCommitting:
 			crashPoint("recover:forward:%s", e.name)
 			t := &Txn{memDir: mem, txnDir: dir, rec: e.rec}
-			skipped, err := apply(mem, t.Dir(), e.rec)
+			skipped, err := apply(mem, t.Dir(), e.rec, nil)
 			if err != nil {
+				pendingLinkTemps(e.rec, keep)
 				errs = append(errs, fmt.Errorf("journal: recover %s: roll forward: %w", e.name, err))
 				continue
 			}
@@ -90,16 +92,16 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		case StateParked:
 		}
 	}
-	if err := removeTemps(mem); err != nil {
+	if err := removeTemps(mem, keep); err != nil {
 		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
 	}
 	return res, errors.Join(errs...)
 }
 
-// removeTemps deletes dream's temporary files anywhere in the memory dir.
-// It reads directory entries only, unsorted (no stat, no sort per
+// removeTemps deletes dream's temporary files anywhere in the memory dir,
+// except those in keep (paths relative to it). It reads directory entries only, unsorted (no stat, no sort per
 // directory): it runs before every dream, over a memory of any size.
-func removeTemps(mem string) error {
+func removeTemps(mem string, keep map[string]bool) error {
 	var errs []error
 	var walk func(dir string)
 	walk = func(dir string) {
@@ -121,6 +123,11 @@ func removeTemps(mem string) error {
 						walk(filepath.Join(dir, name))
 					}
 				case strings.HasPrefix(name, TempPrefix):
+					if len(keep) > 0 {
+						if rel, err := filepath.Rel(mem, filepath.Join(dir, name)); err == nil && keep[rel] {
+							continue
+						}
+					}
 					if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 						errs = append(errs, fmt.Errorf("remove temp %s: %w", filepath.Join(dir, name), err))
 					}

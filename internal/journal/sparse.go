@@ -5,11 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/dreamkit/dream/internal/journal/linediff"
 )
 
 // Sparse staging: a dream costs what it changes.
@@ -190,6 +193,7 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 		t.absent = map[string]bool{}
 	}
 	var out []recChange
+	t.hashedAt = map[string]fingerprint{}
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		if validRel(rel) != nil {
 			return nil // not a memory path (walkFiles already skips dream's own names)
@@ -206,25 +210,157 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 				t.absent[rel] = true
 			}
 		}
-		now, err := fingerprintFile(abs)
+		// Each side is read once: for its hash, its line counts and (the
+		// original) for whoever asked to see it (ChangesWithOriginals).
+		now, st, data, opaque, err := readHashed(abs)
 		if err != nil {
 			return err
 		}
+		t.hashedAt[rel] = st
 		if !existed {
-			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
+			c := recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode, counted: true}
+			if !opaque {
+				c.Added, c.Removed = linediff.Counts(nil, data)
+			}
+			out = append(out, c)
 			return nil
 		}
+		var old original
+		read := false
 		if base.SHA256 == "" && base.Ino != 0 {
-			base = t.baseHash(rel, base)
+			if old, err = t.readOriginal(rel, base); err != nil {
+				return err
+			}
+			base, read = old.base, true
 		}
 		if base.SHA256 != "" && now.Size == base.Size && now.SHA256 == base.SHA256 {
 			return nil
 		}
-		out = append(out, recChange{Change: Change{Path: rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode})
+		if !read {
+			if old, err = t.readOriginal(rel, base); err != nil {
+				return err
+			}
+		}
+		if old.intact && t.visit != nil {
+			t.visit(rel, old.data)
+		}
+		c := recChange{Change: Change{Path: rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode, counted: true}
+		if !opaque && !old.opaque {
+			c.Added, c.Removed = linediff.Counts(old.data, data)
+		}
+		out = append(out, c)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("journal: changes: %w", err)
 	}
 	return t.finishScan(out)
+}
+
+// original is a written file's original as the sparse scan read it.
+type original struct {
+	base   fingerprint // its base, with the content hash filled in when it was read intact
+	data   []byte      // nil when absent or opaque
+	opaque bool        // not a regular file, or over OpaqueSize: not read
+	intact bool        // provably the version the dream began from (its stat is the base's, before and after the read)
+}
+
+// readOriginal reads rel's original in the memory dir once, for the hash of
+// its base (as baseHash does) and its line counts (as sides does): one
+// open that follows no symlink, the stat taken from the open file before
+// and after the read.
+func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
+	o := original{base: base}
+	abs := filepath.Join(t.memDir, filepath.FromSlash(rel))
+	f, err := openNoFollow(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return o, nil
+	case errors.Is(err, errNotRegular):
+		o.opaque = true // a symlink or a dir: never followed
+		return o, nil
+	case err != nil:
+		return o, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+		return o, err
+	case !info.Mode().IsRegular():
+		o.opaque = true
+		return o, nil
+	case info.Size() > OpaqueSize:
+		o.opaque = true
+		if base.SHA256 == "" {
+			o.base = t.baseHash(rel, base)
+		}
+		return o, nil
+	}
+	first := statPrint(info)
+	data, err := readSized(f, info.Size())
+	if err != nil {
+		return o, err
+	}
+	o.data = data
+	again, err := f.Stat()
+	o.intact = err == nil && t.sameOriginal(first, base) && statPrint(again).sameStat(first) && int64(len(data)) == base.Size
+	if o.intact && base.SHA256 == "" {
+		sum := sha256.Sum256(data)
+		o.base.SHA256 = hex.EncodeToString(sum[:])
+		t.rec.Base[rel] = o.base
+	}
+	return o, nil
+}
+
+// readSized reads an open file to its end, expecting size bytes (it may
+// have grown or shrunk since the stat).
+func readSized(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew while being read
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readHashed hashes a staged file and, when it is at most OpaqueSize,
+// returns its content too (opaque otherwise, hashed as a stream); stat is
+// its stat when opened (see hashFile).
+func readHashed(path string) (fp, stat fingerprint, data []byte, opaque bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fp, stat, nil, false, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fp, stat, nil, false, err
+	}
+	stat = statPrint(info)
+	if !info.Mode().IsRegular() || info.Size() > OpaqueSize {
+		h := sha256.New()
+		n, err := copyStream(h, f)
+		if err != nil {
+			return fp, stat, nil, false, fmt.Errorf("hash %s: %w", path, err)
+		}
+		return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, stat, nil, true, nil
+	}
+	if data, err = readSized(f, info.Size()); err != nil {
+		return fp, stat, nil, false, fmt.Errorf("hash %s: %w", path, err)
+	}
+	sum := sha256.Sum256(data)
+	fp = fingerprint{Size: int64(len(data)), SHA256: hex.EncodeToString(sum[:]), Mode: info.Mode().Perm()}
+	if len(data) > OpaqueSize {
+		return fp, stat, nil, true, nil
+	}
+	return fp, stat, data, false, nil
 }

@@ -48,7 +48,7 @@ func TestSparseCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 	}
 	post = append(post, "commit:record")
 	for i := 1; i <= 7; i++ {
-		post = append(post, fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
+		post = append(post, fmt.Sprintf("commit:link:%d", i), fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
 	}
 	post = append(post, "commit:synced", "commit:marked")
 	type tc struct {
@@ -62,7 +62,10 @@ func TestSparseCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 	for _, p := range post {
 		cases = append(cases, tc{at: p, wantPost: true})
 	}
-	cases = append(cases, tc{at: "commit:rename:3", recoverAt: "recover:forward:crashdream", wantPost: true})
+	cases = append(cases,
+		tc{at: "commit:rename:3", recoverAt: "recover:forward:crashdream", wantPost: true},
+		tc{at: "commit:tmp:5", recoverAt: "commit:rename:2", wantPost: true},
+	)
 	deadline := time.Now().Add(60 * time.Second)
 	for _, c := range cases {
 		name := c.at

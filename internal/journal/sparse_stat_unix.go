@@ -3,7 +3,9 @@
 package journal
 
 import (
+	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -15,4 +17,14 @@ func device(info fs.FileInfo) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(st.Dev), true
+}
+
+// openNoFollow opens a regular file for reading without following a
+// symlink at its path (errNotRegular) or waiting on a FIFO.
+func openNoFollow(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, errNotRegular
+	}
+	return f, err
 }

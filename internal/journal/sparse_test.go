@@ -411,3 +411,68 @@ func TestKernelCtimeOfTempDir(t *testing.T) {
 		t.Fatal("kernelCtime of a missing path = true")
 	}
 }
+
+// ChangesWithOriginals hands over, from the one scan, the start version of
+// every modified file whose original is provably unchanged since Begin,
+// and nothing for a file edited during the dream (its start version is
+// elsewhere) or added; the line counts are those of the two sides; a second
+// look at a frozen staging reads nothing again and visits nothing.
+func TestSparseChangesWithOriginals(t *testing.T) {
+	state, mem := setup(t)
+	settle()
+	txn := beginSparse(t, state, mem, "s1", nil)
+	writeTree(t, txn.Dir(), sparseEdits())
+	edit(t, mem, map[string]string{"topics/x.md": "x one\nx two (user)\nx three\n"}) // during the dream
+	txn.Freeze()
+	seen := map[string]string{}
+	chs, visited, err := txn.ChangesWithOriginals(func(rel string, data []byte) { seen[rel] = string(data) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := changeKinds(chs); got != "modified MEMORY.md, added new/deep/n.md, modified project_a.md, added project_c.md, modified topics/x.md, added topics/z.md, modified user.md" {
+		t.Fatalf("changes = %s", got)
+	}
+	pre := preTree()
+	want := map[string]string{"MEMORY.md": pre["MEMORY.md"], "project_a.md": pre["project_a.md"], "user.md": pre["user.md"]}
+	if !sameTree(seen, want) || len(visited) != len(want) {
+		t.Fatalf("visited %s (%v), want %s", describe(seen), visited, describe(want))
+	}
+	for _, c := range chs {
+		if c.Path == "user.md" && (c.Added != 0 || c.Removed != 1) || c.Path == "new/deep/n.md" && (c.Added != 1 || c.Removed != 0) {
+			t.Errorf("%s: +%d -%d", c.Path, c.Added, c.Removed)
+		}
+	}
+	seen = map[string]string{}
+	if _, visited, err := txn.ChangesWithOriginals(func(rel string, data []byte) { seen[rel] = string(data) }); err != nil || len(visited) != 0 || len(seen) != 0 {
+		t.Fatalf("second look visited %v (%v)", visited, err)
+	}
+}
+
+// A memory path that is a symlink when the dream writes it is never read
+// through: the change is listed with no line counts (the outside file,
+// followed, would give some), and its original is not handed over.
+func TestSparseSymlinkOriginalNotFollowed(t *testing.T) {
+	state, mem := setup(t)
+	outside := filepath.Join(t.TempDir(), "outside.md")
+	if err := os.WriteFile(outside, []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(mem, "user.md"))
+	if err := os.Symlink(outside, filepath.Join(mem, "user.md")); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+	txn := beginSparse(t, state, mem, "s1", nil)
+	writeTree(t, txn.Dir(), map[string]string{"user.md": "one\ntwo\nthree\nfour\n"})
+	txn.Freeze()
+	chs, visited, err := txn.ChangesWithOriginals(func(string, []byte) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) != 1 || chs[0].Kind != Modified || chs[0].Added != 0 || chs[0].Removed != 0 || len(visited) != 0 {
+		t.Fatalf("changes %+v, visited %v", chs, visited)
+	}
+	if _, existed, intact, _ := txn.ReadOriginal("user.md"); !existed || intact {
+		t.Fatalf("ReadOriginal through a symlink: existed %v intact %v", existed, intact)
+	}
+}

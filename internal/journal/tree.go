@@ -96,23 +96,31 @@ func walkFiles(root string, fn func(rel, abs string, info fs.FileInfo) error) er
 	})
 }
 
-// fingerprintFile hashes one file; ok is false when it does not exist.
+// fingerprintFile hashes one file.
 func fingerprintFile(path string) (fingerprint, error) {
+	fp, _, err := hashFile(path)
+	return fp, err
+}
+
+// hashFile is fingerprintFile that also returns the file's stat as it was
+// when it was opened: a later stat equal to it (inode, size, mtime, ctime)
+// proves the content is still the one hashed.
+func hashFile(path string) (fp, stat fingerprint, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fingerprint{}, err
+		return fingerprint{}, fingerprint{}, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return fingerprint{}, err
+		return fingerprint{}, fingerprint{}, err
 	}
 	h := sha256.New()
 	n, err := copyStream(h, f)
 	if err != nil {
-		return fingerprint{}, fmt.Errorf("hash %s: %w", path, err)
+		return fingerprint{}, fingerprint{}, fmt.Errorf("hash %s: %w", path, err)
 	}
-	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, nil
+	return fingerprint{Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), Mode: info.Mode().Perm()}, statPrint(info), nil
 }
 
 // stageTree fills dst with every memory file of src and returns, per file,

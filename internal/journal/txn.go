@@ -21,6 +21,12 @@ type Txn struct {
 	// holds its changes.
 	frozen bool
 	cached *[]recChange
+	// hashedAt is each staged file's stat when the last scan hashed it:
+	// the commit installs a file only while it is still that version.
+	hashedAt map[string]fingerprint
+	// visit, during ChangesWithOriginals, sees the originals a sparse scan
+	// reads intact.
+	visit func(rel string, data []byte)
 	// A sparse transaction's in-process knowledge (see sparse.go): the
 	// clock at Begin, how to read a file's version at the start, and the
 	// staged paths found to have had no original.
