@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -102,48 +103,8 @@ func FuzzCommit(f *testing.F) {
 
 		t.Logf("changes %s; conflict expected %v", describeChanges(want), wantConflict)
 		applied, err := txn.Commit()
-		memAfter := snapshot(t, mem)
-		if tmp := tempFiles(memAfter); len(tmp) > 0 {
-			t.Fatalf("commit left temporary files %q", tmp)
-		}
-		if out := snapshot(t, outside); !sameTree(out, outBefore) {
-			t.Fatalf("commit changed the directory outside the memory dir: %s", describe(out))
-		}
-		if entries := dirNames(t, top); entries != "mem,outside,state" {
-			t.Fatalf("commit created files beside the memory dir: %s", entries)
-		}
-		if wantConflict {
-			if !errors.Is(err, ErrConflict) {
-				t.Fatalf("commit through a directory that is a symlink in the memory dir: err = %v, want ErrConflict", err)
-			}
-			if !sameTree(memAfter, memBefore) {
-				t.Fatalf("a refused commit changed memory: %s", describe(memAfter))
-			}
-			if err := txn.Discard(); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			if err != nil {
-				t.Fatalf("Commit: %v", err)
-			}
-			if g, w := describeChanges(applied), describeChanges(want); g != w {
-				t.Fatalf("Commit applied\n%s\nwant\n%s", g, w)
-			}
-			wantMem := make(map[string]string, len(memBefore))
-			for p, v := range memBefore {
-				wantMem[p] = v
-			}
-			for _, c := range want {
-				if c.Kind == Deleted {
-					delete(wantMem, c.Path)
-				} else {
-					wantMem[c.Path] = staged[c.Path]
-				}
-			}
-			if !sameTree(memAfter, wantMem) {
-				t.Fatalf("memory after commit differs from the staged changes:\ngot  %s\nwant %s", describe(memAfter), describe(wantMem))
-			}
-		}
+		memAfter := commitOutcome{top: top, mem: mem, outside: outside, memBefore: memBefore, outBefore: outBefore, staged: staged, want: want,
+			conflict: wantConflict, why: "commit through a directory that is a symlink in the memory dir"}.check(t, txn, applied, err)
 		if _, err := txn.Changes(); !errors.Is(err, ErrClosed) {
 			t.Fatalf("Changes after the commit: err = %v, want ErrClosed", err)
 		}
@@ -204,6 +165,66 @@ func rootWrite(r *os.Root, name string, data []byte) bool {
 // snapshot maps every entry under dir that is not a directory to its
 // content, a symlink to "-> target", so a link written, removed or
 // retargeted shows.
+// commitOutcome is what a fuzzed commit must have done, whatever the
+// staging mode: no temporary file left and nothing outside the memory dir
+// touched; a refused commit (ErrConflict, with why naming the case) changed
+// nothing and is discarded; an accepted one applied exactly want, so that
+// the memory is its start with the staged files put in and the deleted
+// ones gone.
+type commitOutcome struct {
+	top, mem, outside    string
+	memBefore, outBefore map[string]string
+	staged               map[string]string
+	want                 []Change
+	conflict             bool
+	why                  string
+}
+
+// check returns the memory as the commit left it.
+func (o commitOutcome) check(t *testing.T, txn *Txn, applied []Change, err error) (memAfter map[string]string) {
+	t.Helper()
+	memAfter = snapshot(t, o.mem)
+	if tmp := tempFiles(memAfter); len(tmp) > 0 {
+		t.Fatalf("commit left temporary files %q", tmp)
+	}
+	if out := snapshot(t, o.outside); !sameTree(out, o.outBefore) {
+		t.Fatalf("commit changed the directory outside the memory dir: %s", describe(out))
+	}
+	if entries := dirNames(t, o.top); entries != "mem,outside,state" {
+		t.Fatalf("commit created files beside the memory dir: %s", entries)
+	}
+	if o.conflict {
+		if !errors.Is(err, ErrConflict) {
+			t.Fatalf("%s: err = %v, want ErrConflict", o.why, err)
+		}
+		if !sameTree(memAfter, o.memBefore) {
+			t.Fatalf("a refused commit changed memory: %s", describe(memAfter))
+		}
+		if err := txn.Discard(); err != nil {
+			t.Fatal(err)
+		}
+		return memAfter
+	}
+	if err != nil {
+		t.Fatalf("Commit: %v", err)
+	}
+	if g, w := describeChanges(applied), describeChanges(o.want); g != w {
+		t.Fatalf("Commit applied\n%s\nwant\n%s", g, w)
+	}
+	wantMem := maps.Clone(o.memBefore)
+	for _, c := range o.want {
+		if c.Kind == Deleted {
+			delete(wantMem, c.Path)
+		} else {
+			wantMem[c.Path] = o.staged[c.Path]
+		}
+	}
+	if !sameTree(memAfter, wantMem) {
+		t.Fatalf("memory after commit differs from the staged changes:\ngot  %s\nwant %s", describe(memAfter), describe(wantMem))
+	}
+	return memAfter
+}
+
 func snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}

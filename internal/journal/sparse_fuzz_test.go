@@ -2,7 +2,6 @@ package journal
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,44 +117,8 @@ func FuzzSparseCommit(f *testing.F) {
 			}
 		}
 		applied, err := txn.Commit()
-		memAfter := snapshot(t, mem)
-		if tmp := tempFiles(memAfter); len(tmp) > 0 {
-			t.Fatalf("commit left temporary files %q", tmp)
-		}
-		if out := snapshot(t, outside); !sameTree(out, outBefore) {
-			t.Fatalf("commit changed the directory outside the memory dir: %s", describe(out))
-		}
-		if entries := dirNames(t, top); entries != "mem,outside,state" {
-			t.Fatalf("commit created files beside the memory dir: %s", entries)
-		}
-		if conflict {
-			if !errors.Is(err, ErrConflict) {
-				t.Fatalf("a staged path across the memory's symlink, file or dir: err = %v, want ErrConflict", err)
-			}
-			if !sameTree(memAfter, memBefore) {
-				t.Fatalf("a refused commit changed memory: %s", describe(memAfter))
-			}
-			if err := txn.Discard(); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			if err != nil {
-				t.Fatalf("Commit: %v", err)
-			}
-			if g, w := describeChanges(applied), describeChanges(want); g != w {
-				t.Fatalf("Commit applied\n%s\nwant\n%s", g, w)
-			}
-			wantMem := make(map[string]string, len(memBefore))
-			for p, v := range memBefore {
-				wantMem[p] = v
-			}
-			for _, c := range want {
-				wantMem[c.Path] = staged[c.Path]
-			}
-			if !sameTree(memAfter, wantMem) {
-				t.Fatalf("memory after commit differs from the staged changes:\ngot  %s\nwant %s", describe(memAfter), describe(wantMem))
-			}
-		}
+		commitOutcome{top: top, mem: mem, outside: outside, memBefore: memBefore, outBefore: outBefore, staged: staged, want: want,
+			conflict: conflict, why: "a staged path across the memory's symlink, file or dir"}.check(t, txn, applied, err)
 		if HasPending(state, mem) {
 			t.Fatal("the commit left a pending transaction")
 		}
