@@ -2,11 +2,10 @@ package memory
 
 import (
 	"fmt"
-	"io/fs"
+	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -78,37 +77,17 @@ func sameParse(t *testing.T, name string, src []byte) {
 // data in this module (memories of every host layout, the eval corpus, the
 // offline engine's cases) with both parsers and wants the same units.
 func TestTableMatchesGoldmarkExtension(t *testing.T) {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
+	corpus := testdataMarkdown(t)
 	files, tables := 0, 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(d.Name(), ".md") || !strings.Contains(filepath.ToSlash(path), "/testdata/") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	for _, rel := range slices.Sorted(maps.Keys(corpus)) {
+		src := corpus[rel]
 		files++
 		for _, u := range parseDocWith(extensionMarkdown(), src).Units {
 			if u.Kind == UnitTableRow {
 				tables++
 			}
 		}
-		rel, _ := filepath.Rel(root, path)
 		sameParse(t, rel, src)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if files < 100 || tables == 0 {
 		t.Fatalf("compared %d test data files holding %d table rows; the corpus went missing", files, tables)

@@ -93,9 +93,9 @@ func randomDoc(rng *rand.Rand) []byte {
 	return []byte(s)
 }
 
-// walkCorpus is every Markdown file kept as test data in this module, the
-// table corners and the fuzz seeds.
-func walkCorpus(t testing.TB) map[string][]byte {
+// testdataMarkdown is every Markdown file under a testdata dir of this
+// module, by its path from the module's root.
+func testdataMarkdown(t testing.TB) map[string][]byte {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -123,6 +123,14 @@ func walkCorpus(t testing.TB) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// walkCorpus is every Markdown file kept as test data in this module, the
+// table corners and the fuzz seeds.
+func walkCorpus(t testing.TB) map[string][]byte {
+	t.Helper()
+	out := testdataMarkdown(t)
 	for i, c := range tableCases {
 		out[fmt.Sprintf("tableCases[%d]", i)] = []byte(c)
 	}
