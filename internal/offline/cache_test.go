@@ -250,16 +250,11 @@ func TestCacheStatNeverChangesAResult(t *testing.T) {
 			os.WriteFile(filepath.Join(base, "near.md"), []byte("- the deploy runs from main after a review by two people\n- ship it\n"), 0o644)
 			os.WriteFile(filepath.Join(base, "near2.md"), []byte("- the deploy runs from main after a review by three people\n"), 0o644)
 			os.WriteFile(filepath.Join(base, "quiet.md"), []byte("# Quiet\n\n- The release train leaves on Thursdays.\n- Owner: Ana Souza\n"), 0o644)
-			cache := filepath.Join(t.TempDir(), "state", "offline.cache")
-			withCache, without := t.TempDir(), t.TempDir()
-			copyTree(t, base, withCache)
-			copyTree(t, base, without)
+			pair := newCachePair(t, base)
+			cache, withCache, without := pair.cache, pair.withCache, pair.without
 			check := func(step string) {
 				t.Helper()
-				if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
-					t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
-				}
-				sameTree(t, withCache, without)
+				pair.check(t, step)
 				// The cache written back (entries of unread files copied as
 				// they were) still reads.
 				if loadCache(cache, LayoutFor("").fingerprint(), false) == nil {
@@ -472,19 +467,9 @@ func TestCacheUnreadIndex(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		os.WriteFile(filepath.Join(base, fmt.Sprintf("area-%d.md", i)), []byte(fmt.Sprintf("# Area %d\n\n- The release train %d leaves on Thursdays.\n", i, i)), 0o644)
 	}
-	cache := filepath.Join(t.TempDir(), "state", "offline.cache")
-	withCache, without := t.TempDir(), t.TempDir()
-	copyTree(t, base, withCache)
-	copyTree(t, base, without)
-	check := func(step string) []byte {
-		t.Helper()
-		a, b := runJSON(t, withCache, cache), runJSON(t, without, "")
-		if !bytes.Equal(a, b) {
-			t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
-		}
-		sameTree(t, withCache, without)
-		return a
-	}
+	pair := newCachePair(t, base)
+	cache, withCache, without := pair.cache, pair.withCache, pair.without
+	check := func(step string) []byte { t.Helper(); return pair.check(t, step) }
 	check("first")
 	time.Sleep(racyWindow + 50*time.Millisecond)
 	check("second")
@@ -538,19 +523,9 @@ func TestCacheWrittenIndex(t *testing.T) {
 				os.WriteFile(filepath.Join(base, fmt.Sprintf("area-%d.md", i)), []byte(fmt.Sprintf("# Area %d\n\n- The release train %d leaves on Thursdays.\n", i, i)), 0o644)
 			}
 			os.WriteFile(filepath.Join(base, "unindexed.md"), []byte("# Unindexed\n\n- Nobody pointed to this yet.\n"), 0o644)
-			cache := filepath.Join(t.TempDir(), "state", "offline.cache")
-			withCache, without := t.TempDir(), t.TempDir()
-			copyTree(t, base, withCache)
-			copyTree(t, base, without)
-			check := func(step string) []byte {
-				t.Helper()
-				a, b := runJSON(t, withCache, cache), runJSON(t, without, "")
-				if !bytes.Equal(a, b) {
-					t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
-				}
-				sameTree(t, withCache, without)
-				return a
-			}
+			pair := newCachePair(t, base)
+			cache, withCache, without := pair.cache, pair.withCache, pair.without
+			check := func(step string) []byte { t.Helper(); return pair.check(t, step) }
 			if rep := check("first"); !bytes.Contains(rep, []byte("added index pointer")) || movable != bytes.Contains(rep, []byte(`"kind": "index_budget"`)) {
 				t.Fatalf("the first run did not do what the test needs:\n%s", rep)
 			}
@@ -593,21 +568,13 @@ func TestCacheDelta(t *testing.T) {
 	for i := 0; i < 120; i++ {
 		os.WriteFile(filepath.Join(base, fmt.Sprintf("f%03d.md", i)), []byte(fmt.Sprintf("# F%d\n\n- The shared rule of every file says the same.\n- Fact %d of its own, kept here.\n", i, i)), 0o644)
 	}
-	cache := filepath.Join(t.TempDir(), "state", "offline.cache")
-	withCache, without := t.TempDir(), t.TempDir()
-	copyTree(t, base, withCache)
-	copyTree(t, base, without)
+	pair := newCachePair(t, base)
+	cache, withCache, without := pair.cache, pair.withCache, pair.without
 	both := func(fn func(dir string)) {
 		fn(withCache)
 		fn(without)
 	}
-	check := func(step string) {
-		t.Helper()
-		if a, b := runJSON(t, withCache, cache), runJSON(t, without, ""); !bytes.Equal(a, b) {
-			t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
-		}
-		sameTree(t, withCache, without)
-	}
+	check := func(step string) { t.Helper(); pair.check(t, step) }
 	stat := func(p string) os.FileInfo {
 		info, err := os.Stat(p)
 		if err != nil {
@@ -657,4 +624,29 @@ func TestCacheDelta(t *testing.T) {
 	if n := unreadFiles(t, withCache, cache); n < 100 {
 		t.Fatalf("only %d files vouched for by their stat after the base was written", n)
 	}
+}
+
+// cachePair is one memory in two copies that every step runs the engine
+// over, one with a cache and one without: whatever the cache spares, the
+// two must report and write the same.
+type cachePair struct{ cache, withCache, without string }
+
+func newCachePair(t *testing.T, base string) cachePair {
+	t.Helper()
+	p := cachePair{cache: filepath.Join(t.TempDir(), "state", "offline.cache"), withCache: t.TempDir(), without: t.TempDir()}
+	copyTree(t, base, p.withCache)
+	copyTree(t, base, p.without)
+	return p
+}
+
+// check runs step over both copies and returns the report of the cached
+// one, failing when the reports or the trees differ.
+func (p cachePair) check(t *testing.T, step string) []byte {
+	t.Helper()
+	a, b := runJSON(t, p.withCache, p.cache), runJSON(t, p.without, "")
+	if !bytes.Equal(a, b) {
+		t.Fatalf("%s: run differs with a cache:\n%s\n---\n%s", step, a, b)
+	}
+	sameTree(t, p.withCache, p.without)
+	return a
 }
