@@ -221,14 +221,7 @@ func headingDate(h string) (time.Time, bool) {
 	return t, true
 }
 
-func hasDigit(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= '0' && s[i] <= '9' {
-			return true
-		}
-	}
-	return false
-}
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
 func day0(t time.Time) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 12, 0, 0, 0, time.UTC)
