@@ -7,10 +7,26 @@
 # Goals (issue 15): ratio <= 3 at 30,000 topics, slope <= 1.1, peak RSS
 # < 256 MB, second dream <= 1 s at 30,000.
 #
-#   SIZES="300 3000 30000" DREAM=path/to/dream [DREAM_BEFORE=old] bench/offline_scale.sh
+# Each size is measured REPEAT times (default 3), the baseline and each
+# build taking turns, so that load from elsewhere on the machine falls on
+# all of them alike; the figures are medians over the repeats, and the
+# ratio is the median dream over the median baseline (the range of the
+# per-round ratios is printed beside it).
+#
+# Nothing is deleted until the script ends. On ext4 without a journal the
+# inode allocator skips inodes freed in the last 60 to 300 seconds, and
+# reading their inode-table blocks to find that out made file creation
+# right after a mass `rm -rf` cost up to 5x (both the baseline's `cp -a`
+# and the dream's writes, whichever came after the delete): a memory dir
+# does not see tens of thousands of files deleted minutes before a dream.
+# Disk use is about 1.5 GB per round at 30,000 topics.
+#
+#   SIZES="300 3000 30000" REPEAT=3 DREAM=path/to/dream [DREAM_BEFORE=old] bench/offline_scale.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=${SIZES:-300 3000 30000}
+repeat=${REPEAT:-3}
+if [ "$repeat" -lt 1 ]; then echo "REPEAT must be at least 1" >&2; exit 2; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -z "${DREAM:-}" ]; then
@@ -22,14 +38,17 @@ export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state XDG_CONFIG_HOME=$tmp/home/c
 unset ANTHROPIC_API_KEY OPENAI_API_KEY DREAM_PROVIDER
 mkdir -p "$tmp/repo" "$HOME"
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
-printf '%6s %8s %10s %10s %7s %9s %10s %10s %10s\n' build topics baseline_s dream_s ratio rss_MB second_s rss2_MB settled_s
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f", m }'; }
+# col file n: the median of column n of file
+col() { awk -v n="$2" '{ print $n }' "$1" | median; }
 : > "$tmp/points"
-one() { # label binary n base
-  local mem=$tmp/$1-m$3 t0 t1 first second rss rss2 ratio f
+one() { # label binary n round: appends "first rss second settled" to $tmp/$label-$n
+  local mem=$tmp/$1-m$3-$4 state=$tmp/$1-s$3-$4 t0 t1 first second settled rss f
   cp -a "$tmp/orig$3" "$mem"
+  sync
   t0=$(date +%s%N)
-  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
-    echo "$1: dream run exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$state" > "$tmp/out.json" 2> "$tmp/err" ||
+    echo "$1: dream run exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json") $(tail -3 "$tmp/err")"
   t1=$(date +%s%N)
   first=$(secs "$t0" "$t1")
   rss=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
@@ -39,39 +58,48 @@ one() { # label binary n base
   f=$(find "$mem" -maxdepth 1 -name '*_*.md' -print -quit)
   printf -- '- One more fact, written by hand.\n' >> "$f"
   t0=$(date +%s%N)
-  /usr/bin/time -f '%M' -o "$tmp/rss" "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
-    echo "$1: second dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
+  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$state" > "$tmp/out.json" 2> "$tmp/err" ||
+    echo "$1: second dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json") $(tail -3 "$tmp/err")"
   t1=$(date +%s%N)
   second=$(secs "$t0" "$t1")
-  rss2=$(awk '/^[0-9]+$/ { printf "%.0f", $1 / 1024 }' "$tmp/rss")
   # A third dream after another one-file edit, once the memory has settled
   # (the files the first dream wrote are no longer too recent for their
   # stats to vouch for them): the steady state of a memory between dreams.
   sleep 3
   printf -- '- Another fact, written by hand.\n' >> "$f"
   t0=$(date +%s%N)
-  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$tmp/$1-s$3" > "$tmp/out.json" ||
-    echo "$1: third dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json")"
+  "$2" run --provider offline --json --memory-dir "$mem" --repo "$tmp/repo" --state-dir "$state" > "$tmp/out.json" 2> "$tmp/err" ||
+    echo "$1: third dream exited $? at $3 topics: $(grep -m1 '"error"' "$tmp/out.json") $(tail -3 "$tmp/err")"
   t1=$(date +%s%N)
   settled=$(secs "$t0" "$t1")
-  ratio=$(awk -v a="$first" -v b="$4" 'BEGIN { printf "%.2f", a / b }')
-  printf '%6s %8d %10s %10s %7s %9s %10s %10s %10s\n' "$1" "$3" "$4" "$first" "$ratio" "$rss" "$second" "$rss2" "$settled"
-  [ "$1" = after ] && echo "$3 $first" >> "$tmp/points"
-  rm -rf "$mem" "$tmp/$1-s$3"
+  echo "$first $rss $second $settled" >> "$tmp/$1-$3"
 }
+printf '%6s %8s %10s %10s %7s %13s %7s %9s %10s\n' build topics baseline_s dream_s ratio ratio_range max_rss second_s settled_s
 for n in $sizes; do
   "$tmp/genmemory" -dir "$tmp/orig$n" -topics "$n"
-  sync
-  # Baseline: copy the dir and commit all of it to git.
-  t0=$(date +%s%N)
-  cp -a "$tmp/orig$n" "$tmp/b$n"
-  (cd "$tmp/b$n" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm baseline)
-  t1=$(date +%s%N)
-  base=$(secs "$t0" "$t1")
-  rm -rf "$tmp/b$n"
-  [ -n "${DREAM_BEFORE:-}" ] && one before "$DREAM_BEFORE" "$n" "$base"
-  one after "$DREAM" "$n" "$base"
-  rm -rf "$tmp/orig$n"
+  : > "$tmp/base-$n"
+  for r in $(seq 1 "$repeat"); do
+    # Baseline: copy the dir and commit all of it to git.
+    sync
+    t0=$(date +%s%N)
+    cp -a "$tmp/orig$n" "$tmp/b$n-$r"
+    (cd "$tmp/b$n-$r" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm baseline)
+    t1=$(date +%s%N)
+    echo "$(secs "$t0" "$t1")" >> "$tmp/base-$n"
+    [ -n "${DREAM_BEFORE:-}" ] && one before "$DREAM_BEFORE" "$n" "$r"
+    one after "$DREAM" "$n" "$r"
+  done
+  base=$(col "$tmp/base-$n" 1)
+  for b in before after; do
+    [ -s "$tmp/$b-$n" ] || continue
+    first=$(col "$tmp/$b-$n" 1)
+    ratio=$(awk -v a="$first" -v b="$base" 'BEGIN { printf "%.2f", a / b }')
+    range=$(paste -d' ' "$tmp/base-$n" "$tmp/$b-$n" | awk '{ r = $2 / $1; if (NR == 1 || r < lo) lo = r; if (NR == 1 || r > hi) hi = r } END { printf "%.2f-%.2f", lo, hi }')
+    rss=$(awk '$2 > m { m = $2 } END { print m }' "$tmp/$b-$n")
+    printf '%6s %8d %10s %10s %7s %13s %7s %9s %10s\n' "$b" "$n" "$base" "$first" "$ratio" "$range" "$rss" "$(col "$tmp/$b-$n" 3)" "$(col "$tmp/$b-$n" 4)"
+    [ "$b" = after ] && echo "$n $first" >> "$tmp/points"
+  done
 done
+echo "(medians of $repeat rounds; max_rss in MB over the first dreams)"
 awk '{ x = log($1); y = log($2); n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
   END { if (n > 1) printf "log-log slope of dream time vs topics (this build): %.2f\n", (n * sxy - sx * sy) / (n * sxx - sx * sx) }' "$tmp/points"

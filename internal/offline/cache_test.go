@@ -192,7 +192,7 @@ func TestCachePathIsInTheStateDir(t *testing.T) {
 // again.
 func resum(b []byte) []byte {
 	body := b[:len(b)-4]
-	return binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, crcTable))
+	return binary.LittleEndian.AppendUint32(append([]byte(nil), body...), crc32.Checksum(body, crcTable()))
 }
 
 func flip(b []byte, i int) []byte {
