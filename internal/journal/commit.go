@@ -395,6 +395,78 @@ func (t *Txn) finish() error {
 	return nil
 }
 
+// install is one file the commit puts in place: a temporary name beside
+// its target, renamed over it once every file has one.
+type install struct {
+	tmp, rel string
+	linked   bool // the staged file itself, moved out of staging
+	rescued  bool // left linked by an interrupted commit: its only copy
+}
+
+// renameWorkers is how many directories a commit renames into side by
+// side. A rename over a file frees the file it replaces, and on a file
+// system mounted with discard that waits for the device while the
+// directory stays locked: renames in one directory cannot overlap, those
+// in others can (3,000 renames over 8 directories took half the time on 8
+// workers as on one, on 2 cores).
+const renameWorkers = 8
+
+// renameInstalls renames every install over its target with rename: those
+// in one directory one after the other, in order, and directories side by
+// side. renamed[i] is whether installs[i] was renamed. After a failure no
+// directory starts another rename, and err is the failure of the lowest
+// index, so that it does not depend on scheduling. The crash point
+// "commit:rename:N" follows the N-th rename done, in whichever directory.
+func renameInstalls(installs []install, rename func(install) error) (renamed []bool, err error) {
+	renamed = make([]bool, len(installs))
+	byDir := map[string][]int{}
+	var order []string
+	for i, in := range installs {
+		d := filepath.Dir(in.rel)
+		if _, ok := byDir[d]; !ok {
+			order = append(order, d)
+		}
+		byDir[d] = append(byDir[d], i)
+	}
+	var (
+		done   atomic.Int64
+		failed atomic.Bool
+		next   atomic.Int64
+		mu     sync.Mutex
+		first  = -1
+		wg     sync.WaitGroup
+	)
+	for range min(renameWorkers, len(order)) {
+		wg.Go(func() {
+			for {
+				g := int(next.Add(1) - 1)
+				if g >= len(order) {
+					return
+				}
+				for _, i := range byDir[order[g]] {
+					if failed.Load() {
+						return
+					}
+					in := installs[i]
+					if rerr := rename(in); rerr != nil {
+						mu.Lock()
+						if first < 0 || i < first {
+							first, err = i, fmt.Errorf("install %s: %w", in.rel, rerr)
+						}
+						mu.Unlock()
+						failed.Store(true)
+						return
+					}
+					renamed[i] = true
+					crashPoint("commit:rename:%d", done.Add(1))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return renamed, err
+}
+
 // notRenamedError is a failure before the first rename: the memory dir is
 // as it was (every temporary file removed).
 type notRenamedError struct{ err error }
@@ -429,11 +501,6 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 	defer root.Close()
 	links := newLinker(root, stageDir, rec.ID, frozen)
 	defer links.close()
-	type install struct {
-		tmp, rel string
-		linked   bool // the staged file itself, moved out of staging
-		rescued  bool // left linked by an interrupted commit: its only copy
-	}
 	var installs []install
 	var deletes []recChange
 	// putBack undoes the first pass for the given installs: linked files
@@ -544,9 +611,15 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 			defer f.Close()
 			return f.Sync()
 		}
-		if len(toSync) >= batchSync {
+		flushed := false
+		if len(toSync) >= syncFSFrom && fsutil.SameFS(memDir, parentsIn(memDir, toSync)) {
+			flushed, err = syncFS(memDir)
+		}
+		switch {
+		case flushed:
+		case len(toSync) >= batchSync:
 			err = syncAll(len(toSync), syncOne)
-		} else {
+		default:
 			for i := range toSync {
 				if err = syncOne(i); err != nil {
 					break
@@ -562,20 +635,27 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 	for d := range newDirs {
 		dirs[d] = true
 	}
-	for i, in := range installs {
-		rename := root.Rename
-		if in.linked {
-			rename = links.rename
-		}
-		if err := rename(in.tmp, in.rel); err != nil {
-			putBack(installs[i:])
-			if i == 0 {
-				return skipped, &notRenamedError{fmt.Errorf("install %s: %w", in.rel, err)}
-			}
-			return skipped, fmt.Errorf("install %s: %w", in.rel, err)
-		}
-		crashPoint("commit:rename:%d", i+1)
+	for _, in := range installs {
 		dirs[filepath.Dir(in.rel)] = true
+	}
+	renamed, err := renameInstalls(installs, func(in install) error {
+		if in.linked {
+			return links.rename(in.tmp, in.rel)
+		}
+		return root.Rename(in.tmp, in.rel)
+	})
+	if err != nil {
+		var left []install
+		for i, in := range installs {
+			if !renamed[i] {
+				left = append(left, in)
+			}
+		}
+		putBack(left)
+		if len(left) == len(installs) {
+			return skipped, &notRenamedError{err}
+		}
+		return skipped, err
 	}
 	for i, c := range deletes {
 		rel := filepath.FromSlash(c.Path)
@@ -666,8 +746,32 @@ const batchSync = 32
 // syncWorkers is how many fsyncs a batched commit keeps in flight: enough
 // for the file system to group them into few journal commits, few enough
 // not to swamp the disk queue. The cost still follows the change: only the
-// dream's own files are flushed, never the whole file system.
+// dream's own files are flushed.
 const syncWorkers = 16
+
+// syncFSFrom is the number of files from which a commit flushes the whole
+// file system with one syncfs instead of each file and directory: 22,000
+// staged files took 0.86 s of parallel fsyncs and 0.2 s of syncfs. Below
+// it, flushing whatever else is dirty on the file system could cost more
+// than the files themselves.
+const syncFSFrom = 512
+
+// parentsIn is the directories, under dir, that hold the files rels.
+func parentsIn(dir string, rels []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, rel := range rels {
+		if d := filepath.Join(dir, filepath.Dir(rel)); !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// syncFS is fsutil.SyncFS; a variable so that tests can see when a commit
+// uses it, and make it decline.
+var syncFS = fsutil.SyncFS
 
 // syncAll runs fn(i) for i in [0, n) on syncWorkers goroutines and
 // returns the first error.
@@ -702,7 +806,9 @@ func syncAll(n int, fn func(i int) error) error {
 	return first
 }
 
-// syncStaged makes every staged file of chs and its directory durable.
+// syncStaged makes every staged file of chs and its directory durable: with
+// one syncfs of the staging's file system when there are many (and every
+// directory holding them is on it), else file by file.
 func (t *Txn) syncStaged(chs []recChange) error {
 	var files []string
 	dirs := map[string]bool{}
@@ -721,6 +827,12 @@ func (t *Txn) syncStaged(chs []recChange) error {
 			}
 		}
 	}
+	syncDirs := sortedKeys(dirs)
+	if len(files) >= syncFSFrom && fsutil.SameFS(t.Dir(), syncDirs) {
+		if ok, err := syncFS(t.Dir()); ok {
+			return err
+		}
+	}
 	if len(files) >= batchSync {
 		if err := syncAll(len(files), func(i int) error { return syncFile(files[i]) }); err != nil {
 			return err
@@ -732,7 +844,6 @@ func (t *Txn) syncStaged(chs []recChange) error {
 			}
 		}
 	}
-	syncDirs := sortedKeys(dirs)
 	return syncAll(len(syncDirs), func(i int) error { return syncDirAt(syncDirs[i]) })
 }
 

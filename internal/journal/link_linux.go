@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -70,8 +71,11 @@ type linker struct {
 	id     string
 	frozen map[string]fingerprint // each staged file's stat when it was hashed
 	off    bool                   // links or leases are refused here: copy from now on
-	mdirs  map[string]*os.File
-	sdirs  map[string]*os.File
+	// mu guards the directory caches: a commit renames into several
+	// directories at once (renameInstalls).
+	mu    sync.Mutex
+	mdirs map[string]*os.File
+	sdirs map[string]*os.File
 }
 
 func newLinker(root *os.Root, stageDir, id string, frozen map[string]fingerprint) *linker {
@@ -214,7 +218,9 @@ func (l *linker) install(rel string, perm fs.FileMode, n int) (tmp string, ok bo
 // directory the link was made in (no path is resolved again: both are
 // names in one directory the os.Root opened).
 func (l *linker) rename(tmp, rel string) error {
+	l.mu.Lock()
 	mdir, err := openDir(l.root, l.mdirs, filepath.Dir(rel))
+	l.mu.Unlock()
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -442,5 +443,70 @@ func TestCommitFlushesNewDirectoriesParents(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A commit of many files flushes them, and every directory holding them,
+// with one syncfs of the file system instead of one fsync each; where
+// syncfs declines (an old kernel) it flushes file by file, and lands the
+// same tree either way. The copy install (no links) flushes its temporary
+// copies in the memory dir the same way.
+func TestCommitManyFilesFlushesFileSystemOnce(t *testing.T) {
+	for _, link := range []bool{true, false} {
+		for _, declines := range []bool{false, true} {
+			t.Run(fmt.Sprintf("link=%v/declines=%v", link, declines), func(t *testing.T) {
+				linkInstalls = link
+				defer func() { linkInstalls = true }()
+				state, mem := setup(t)
+				settle()
+				txn, err := BeginWith(state, mem, "d1", Options{Sparse: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				files := map[string]string{}
+				for i := range syncFSFrom + 10 {
+					files[fmt.Sprintf("topics/t%03d/n%04d.md", i%7, i)] = fmt.Sprintf("# 第 %d 条\n\n1. Run `make test` first.\n2. Then ship.\n", i)
+				}
+				writeTree(t, txn.Dir(), files)
+				var mu sync.Mutex
+				var flushedFS []string
+				stagingDirs := 0
+				syncFS = func(dir string) (bool, error) {
+					mu.Lock()
+					flushedFS = append(flushedFS, dir)
+					mu.Unlock()
+					if declines {
+						return false, nil
+					}
+					return fsutil.SyncFS(dir)
+				}
+				syncDirAt = func(dir string) error {
+					mu.Lock()
+					stagingDirs++
+					mu.Unlock()
+					return SyncDir(dir)
+				}
+				defer func() { syncFS, syncDirAt = fsutil.SyncFS, SyncDir }()
+				if _, err := txn.Commit(); err != nil {
+					t.Fatal(err)
+				}
+				want := []string{txn.Dir()}
+				if !link {
+					want = append(want, mem) // the temporary copies, beside their targets
+				}
+				if !slices.Equal(flushedFS, want) {
+					t.Errorf("syncfs asked for %q, want %q", flushedFS, want)
+				}
+				if declines != (stagingDirs > 0) {
+					t.Errorf("%d staging directories flushed one by one (syncfs declines: %v)", stagingDirs, declines)
+				}
+				got := readTree(t, mem)
+				for rel, body := range files {
+					if got[rel] != body {
+						t.Fatalf("%s = %q after the commit, want %q", rel, got[rel], body)
+					}
+				}
+			})
+		}
 	}
 }
