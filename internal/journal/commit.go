@@ -417,7 +417,22 @@ const renameWorkers = 8
 // directory starts another rename, and err is the failure of the lowest
 // index, so that it does not depend on scheduling. The crash point
 // "commit:rename:N" follows the N-th rename done, in whichever directory.
-func renameInstalls(installs []install, rename func(install) error) (renamed []bool, err error) {
+//
+// A rename may return a release (see linker.rename): releases run on
+// renameWorkers goroutines of their own while the renames go on, and all
+// have run when renameInstalls returns.
+func renameInstalls(installs []install, rename func(install) (release func(), err error)) (renamed []bool, err error) {
+	releases := make(chan func(), 4*renameWorkers)
+	var released sync.WaitGroup
+	for range renameWorkers {
+		released.Go(func() {
+			for release := range releases {
+				release()
+			}
+		})
+	}
+	defer released.Wait()
+	defer close(releases)
 	renamed = make([]bool, len(installs))
 	byDir := map[string][]int{}
 	var order []string
@@ -448,7 +463,11 @@ func renameInstalls(installs []install, rename func(install) error) (renamed []b
 						return
 					}
 					in := installs[i]
-					if rerr := rename(in); rerr != nil {
+					release, rerr := rename(in)
+					if release != nil {
+						releases <- release
+					}
+					if rerr != nil {
 						mu.Lock()
 						if first < 0 || i < first {
 							first, err = i, fmt.Errorf("install %s: %w", in.rel, rerr)
@@ -638,11 +657,11 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 	for _, in := range installs {
 		dirs[filepath.Dir(in.rel)] = true
 	}
-	renamed, err := renameInstalls(installs, func(in install) error {
+	renamed, err := renameInstalls(installs, func(in install) (func(), error) {
 		if in.linked {
 			return links.rename(in.tmp, in.rel)
 		}
-		return root.Rename(in.tmp, in.rel)
+		return nil, root.Rename(in.tmp, in.rel)
 	})
 	if err != nil {
 		var left []install

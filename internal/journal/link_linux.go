@@ -217,17 +217,31 @@ func (l *linker) install(rel string, perm fs.FileMode, n int) (tmp string, ok bo
 // rename moves a linked temporary file over its target, through the
 // directory the link was made in (no path is resolved again: both are
 // names in one directory the os.Root opened).
-func (l *linker) rename(tmp, rel string) error {
+//
+// The file it replaces is held open (O_PATH) across the rename, and release
+// closes it: freeing a replaced file (its blocks, and with discard a wait
+// for the device) then happens in whoever calls release, not under the
+// directory's lock, where it made every rename in a flat memory dir wait
+// for the one before (65 µs a rename, most of it that wait).
+func (l *linker) rename(tmp, rel string) (release func(), err error) {
 	l.mu.Lock()
 	mdir, err := openDir(l.root, l.mdirs, filepath.Dir(rel))
 	l.mu.Unlock()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := unix.Renameat(int(mdir.Fd()), filepath.Base(tmp), int(mdir.Fd()), filepath.Base(rel)); err != nil {
-		return &os.LinkError{Op: "rename", Old: tmp, New: rel, Err: err}
+	dirFD, name := int(mdir.Fd()), filepath.Base(rel)
+	held, herr := unix.Openat(dirFD, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err := unix.Renameat(dirFD, filepath.Base(tmp), dirFD, name); err != nil {
+		if herr == nil {
+			unix.Close(held)
+		}
+		return nil, &os.LinkError{Op: "rename", Old: tmp, New: rel, Err: err}
 	}
-	return nil
+	if herr != nil {
+		return nil, nil // nothing was there to replace (or it could not be held)
+	}
+	return func() { unix.Close(held) }, nil
 }
 
 // restore gives a linked temporary file back its staged name and removes

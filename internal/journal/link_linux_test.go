@@ -510,3 +510,45 @@ func TestCommitManyFilesFlushesFileSystemOnce(t *testing.T) {
 		}
 	}
 }
+
+// The files a commit replaces are held open across their renames and
+// closed once freed elsewhere (linker.rename): a commit leaves no
+// descriptor behind, and lands every file.
+func TestCommitClosesTheFilesItReplaced(t *testing.T) {
+	openFDs := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skip("no /proc/self/fd here")
+		}
+		return len(es)
+	}
+	state, mem := setup(t)
+	old := map[string]string{}
+	for i := range 300 {
+		old[fmt.Sprintf("topic_%03d.md", i)] = fmt.Sprintf("# Topic %d\n\n- 旧的事实 %d\n", i, i)
+	}
+	writeTree(t, mem, old)
+	settle()
+	before := openFDs()
+	txn, err := BeginWith(state, mem, "d1", Options{Sparse: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edits := map[string]string{}
+	for rel := range old {
+		edits[rel] = strings.Replace(old[rel], "旧的事实", "新的事实 (2026-11-30)", 1)
+	}
+	writeTree(t, txn.Dir(), edits)
+	if _, err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if after := openFDs(); after != before {
+		t.Errorf("%d descriptors open after the commit, %d before", after, before)
+	}
+	got := readTree(t, mem)
+	for rel, body := range edits {
+		if got[rel] != body {
+			t.Fatalf("%s = %q, want %q", rel, got[rel], body)
+		}
+	}
+}

@@ -23,4 +23,6 @@ func (l *linker) install(string, fs.FileMode, int) (string, bool, error) { retur
 
 func (l *linker) restore(string, string) error { return nil }
 
-func (l *linker) rename(string, string) error { return errors.New("no linked installs here") }
+func (l *linker) rename(string, string) (func(), error) {
+	return nil, errors.New("no linked installs here")
+}
