@@ -66,23 +66,86 @@ func mentions(text string) []Suspect {
 	if !hasCode && !hasExt {
 		return nil // no code span and no ".ext": nothing for the patterns
 	}
-	for _, m := range driftPatterns().codeSpan.FindAllStringSubmatch(text, -1) {
-		if s, ok := classify(strings.TrimSpace(m[1])); ok {
-			out = append(out, s)
+	if hasCode {
+		for _, m := range driftPatterns().codeSpan.FindAllStringSubmatch(text, -1) {
+			if s, ok := classify(strings.TrimSpace(m[1])); ok {
+				out = append(out, s)
+			}
 		}
 	}
 	if !hasExt {
 		return out
 	}
-	prose := driftPatterns().codeSpan.ReplaceAllString(text, " ")
-	prose = driftPatterns().linkTarget.ReplaceAllString(prose, "]")
-	prose = driftPatterns().url.ReplaceAllString(prose, " ")
+	// Each pattern runs only where it can match: every code span holds a
+	// backquote, every link target "](", every URL "://", and every bare
+	// file name a source extension after a dot (hasSourceExt). The URL and
+	// file patterns have no literal prefix for the matcher to search for,
+	// and scanning all prose with them was most of the mentions' cost.
+	prose := text
+	if hasCode {
+		prose = driftPatterns().codeSpan.ReplaceAllString(prose, " ")
+	}
+	if strings.Contains(prose, "](") {
+		prose = driftPatterns().linkTarget.ReplaceAllString(prose, "]")
+	}
+	if strings.Contains(prose, "://") {
+		prose = driftPatterns().url.ReplaceAllString(prose, " ")
+	}
+	if !hasSourceExt(prose) {
+		return out
+	}
 	for _, m := range driftPatterns().bareFile.FindAllStringSubmatch(prose, -1) {
 		if s, ok := classify(m[1]); ok {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// sourceExtSet is sourceExts as a set, built on first use.
+var sourceExtSet = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, e := range strings.Fields(sourceExts) {
+		m[e] = true
+	}
+	return m
+})
+
+// hasSourceExt reports a '.' followed by one of sourceExts, whole (the
+// letters and digits after the dot are exactly the extension) and followed
+// by the end or a character the bareFile pattern ends a name on. Every
+// bareFile match has one: its extension is letters and digits, and the
+// character after it is not.
+func hasSourceExt(s string) bool {
+	for i := strings.IndexByte(s, '.'); i >= 0; {
+		j := i + 1
+		for j < len(s) && isASCIIAlnum(s[j]) {
+			j++
+		}
+		if j > i+1 && (j == len(s) || endsBareFile(s[j])) && sourceExtSet()[s[i+1:j]] {
+			return true
+		}
+		next := strings.IndexByte(s[j:], '.')
+		if next < 0 {
+			return false
+		}
+		i = j + next
+	}
+	return false
+}
+
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// endsBareFile is the bareFile pattern's closing class, [\s)\]"',.;:!?],
+// with \s as Go's regexp spells it: [\t\n\f\r ].
+func endsBareFile(c byte) bool {
+	switch c {
+	case '\t', '\n', '\f', '\r', ' ', ')', ']', '"', '\'', ',', '.', ';', ':', '!', '?':
+		return true
+	}
+	return false
 }
 
 // dotLetter reports a '.' followed by an ASCII letter, which every bare file
