@@ -59,7 +59,8 @@ func plain(chs []recChange) []Change {
 // before and after the read), and returns the paths it visited: the caller
 // then reads the start versions of the others only, instead of every
 // original a second time. Visit sees nothing when the changes were already
-// known (a frozen staging looked at before).
+// known (a frozen staging looked at before). Visit is called for one file
+// at a time, in no particular order.
 func (t *Txn) ChangesWithOriginals(visit func(rel string, data []byte)) ([]Change, map[string]bool, error) {
 	visited := map[string]bool{}
 	t.visit = func(rel string, data []byte) {

@@ -9,6 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -185,6 +188,13 @@ func (t *Txn) resolveBase(rel string) (fingerprint, bool, error) {
 // (no original when the dream began), changed, or identical to its
 // original and dropped. Nothing outside staging is walked, and nothing is
 // ever deleted: a sparse runner writes what it changes and no more.
+//
+// The walk and each file's base (which may ask the history, t.start) are
+// settled one file after the other; reading, hashing and counting the two
+// sides of each file, most of the cost, run on every core (scanWorkers),
+// each worker holding one file's two sides at a time. The changes come out
+// in walk order and the first error by walk order wins, as in a serial
+// scan; visit is called one file at a time, in no particular order.
 func (t *Txn) scanSparse() ([]recChange, error) {
 	if t.rec.Base == nil {
 		t.rec.Base = map[string]fingerprint{}
@@ -192,8 +202,12 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 	if t.absent == nil {
 		t.absent = map[string]bool{}
 	}
-	var out []recChange
-	t.hashedAt = map[string]fingerprint{}
+	type staged struct {
+		rel, abs string
+		base     fingerprint
+		existed  bool
+	}
+	var files []staged
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		if validRel(rel) != nil {
 			return nil // not a memory path (walkFiles already skips dream's own names)
@@ -210,51 +224,116 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 				t.absent[rel] = true
 			}
 		}
-		// Each side is read once: for its hash, its line counts and (the
-		// original) for whoever asked to see it (ChangesWithOriginals).
-		now, st, data, opaque, err := readHashed(abs)
-		if err != nil {
-			return err
-		}
-		t.hashedAt[rel] = st
-		if !existed {
-			c := recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode, counted: true}
-			if !opaque {
-				c.Added, c.Removed = linediff.Counts(nil, data)
-			}
-			out = append(out, c)
-			return nil
-		}
-		var old original
-		read := false
-		if base.SHA256 == "" && base.Ino != 0 {
-			if old, err = t.readOriginal(rel, base); err != nil {
-				return err
-			}
-			base, read = old.base, true
-		}
-		if base.SHA256 != "" && now.Size == base.Size && now.SHA256 == base.SHA256 {
-			return nil
-		}
-		if !read {
-			if old, err = t.readOriginal(rel, base); err != nil {
-				return err
-			}
-		}
-		if old.intact && t.visit != nil {
-			t.visit(rel, old.data)
-		}
-		c := recChange{Change: Change{Path: rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode, counted: true}
-		if !opaque && !old.opaque {
-			c.Added, c.Removed = linediff.Counts(old.data, data)
-		}
-		out = append(out, c)
+		files = append(files, staged{rel: rel, abs: abs, base: base, existed: existed})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("journal: changes: %w", err)
 	}
+	type result struct {
+		change  recChange
+		changed bool
+		st      fingerprint
+		base    fingerprint // the original's base, hashed by this scan (when rebased)
+		rebased bool
+		err     error
+	}
+	results := make([]result, len(files))
+	var visitMu sync.Mutex
+	scanOne := func(i int) {
+		f, r := files[i], &results[i]
+		base := f.base
+		// Each side is read once: for its hash, its line counts and (the
+		// original) for whoever asked to see it (ChangesWithOriginals).
+		now, st, data, opaque, err := readHashed(f.abs)
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.st = st
+		if !f.existed {
+			r.change, r.changed = recChange{Change: Change{Path: f.rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode, counted: true}, true
+			if !opaque {
+				r.change.Added, r.change.Removed = linediff.Counts(nil, data)
+			}
+			return
+		}
+		var old original
+		read := false
+		if base.SHA256 == "" && base.Ino != 0 {
+			if old, err = t.readOriginal(f.rel, base); err != nil {
+				r.err = err
+				return
+			}
+			base, read = old.base, true
+			r.base, r.rebased = old.base, old.hashed
+		}
+		if base.SHA256 != "" && now.Size == base.Size && now.SHA256 == base.SHA256 {
+			return
+		}
+		if !read {
+			if old, err = t.readOriginal(f.rel, base); err != nil {
+				r.err = err
+				return
+			}
+			r.base, r.rebased = old.base, old.hashed
+		}
+		if old.intact && t.visit != nil {
+			visitMu.Lock()
+			t.visit(f.rel, old.data)
+			visitMu.Unlock()
+		}
+		r.change, r.changed = recChange{Change: Change{Path: f.rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode, counted: true}, true
+		if !opaque && !old.opaque {
+			r.change.Added, r.change.Removed = linediff.Counts(old.data, data)
+		}
+	}
+	eachIndex(len(files), scanWorkers(len(files)), scanOne)
+	var out []recChange
+	t.hashedAt = map[string]fingerprint{}
+	for i, r := range results {
+		if r.err != nil {
+			return nil, fmt.Errorf("journal: changes: %w", r.err)
+		}
+		t.hashedAt[files[i].rel] = r.st
+		if r.rebased {
+			t.rec.Base[files[i].rel] = r.base
+		}
+		if r.changed {
+			out = append(out, r.change)
+		}
+	}
 	return t.finishScan(out)
+}
+
+// scanWorkers is how many goroutines scan n staged files: one per core,
+// and one for a few files, where starting them costs more than it saves.
+func scanWorkers(n int) int {
+	if n < 64 {
+		return 1
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// eachIndex calls fn(0..n-1) on workers goroutines (in order on the
+// caller's when workers is 1).
+func eachIndex(n, workers int, fn func(i int)) {
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // original is a written file's original as the sparse scan read it.
@@ -263,12 +342,14 @@ type original struct {
 	data   []byte      // nil when absent or opaque
 	opaque bool        // not a regular file, or over OpaqueSize: not read
 	intact bool        // provably the version the dream began from (its stat is the base's, before and after the read)
+	hashed bool        // base's content hash was filled in by this read: the record's base is to take it
 }
 
 // readOriginal reads rel's original in the memory dir once, for the hash of
 // its base (as baseHash does) and its line counts (as sides does): one
 // open that follows no symlink, the stat taken from the open file before
-// and after the read.
+// and after the read. It changes nothing in t (scans run it on several
+// files at once): a base it hashed comes back with hashed set.
 func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
 	o := original{base: base}
 	abs := filepath.Join(t.memDir, filepath.FromSlash(rel))
@@ -308,7 +389,7 @@ func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
 	if o.intact && base.SHA256 == "" {
 		sum := sha256.Sum256(data)
 		o.base.SHA256 = hex.EncodeToString(sum[:])
-		t.rec.Base[rel] = o.base
+		o.hashed = true
 	}
 	return o, nil
 }
