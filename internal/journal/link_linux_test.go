@@ -399,6 +399,18 @@ func TestCommitLateWriteDuringInstallNeverReachesMemory(t *testing.T) {
 	}
 }
 
+// beginSettled begins a sparse dream over setup's memory, settled (its
+// files older than the Begin clock), whose commit installs by link or, with
+// link false, by copy.
+func beginSettled(t *testing.T, link bool) (txn *Txn, mem string) {
+	t.Helper()
+	linkInstalls = link
+	t.Cleanup(func() { linkInstalls = true })
+	state, mem := setup(t)
+	settle()
+	return beginSparse(t, state, mem, "d1", nil), mem
+}
+
 // A file added in a new directory survives a power cut only if every new
 // directory's entry is flushed too: the commit flushes the new directories'
 // parents up to the memory dir, and syncStaged the runner's directories up
@@ -406,14 +418,7 @@ func TestCommitLateWriteDuringInstallNeverReachesMemory(t *testing.T) {
 func TestCommitFlushesNewDirectoriesParents(t *testing.T) {
 	for _, link := range []bool{true, false} {
 		t.Run(fmt.Sprintf("link=%v", link), func(t *testing.T) {
-			linkInstalls = link
-			defer func() { linkInstalls = true }()
-			state, mem := setup(t)
-			settle()
-			txn, err := BeginWith(state, mem, "d1", Options{Sparse: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			txn, _ := beginSettled(t, link)
 			writeTree(t, txn.Dir(), map[string]string{"new/deep/er/n.md": "# N\n\n1. 第一步\n", "topics/x.md": "x one\nx 2\nx three\n"})
 			var mu sync.Mutex
 			inMem, inStage := map[string]bool{}, map[string]bool{}
@@ -455,14 +460,7 @@ func TestCommitManyFilesFlushesFileSystemOnce(t *testing.T) {
 	for _, link := range []bool{true, false} {
 		for _, declines := range []bool{false, true} {
 			t.Run(fmt.Sprintf("link=%v/declines=%v", link, declines), func(t *testing.T) {
-				linkInstalls = link
-				defer func() { linkInstalls = true }()
-				state, mem := setup(t)
-				settle()
-				txn, err := BeginWith(state, mem, "d1", Options{Sparse: true})
-				if err != nil {
-					t.Fatal(err)
-				}
+				txn, mem := beginSettled(t, link)
 				files := map[string]string{}
 				for i := range syncFSFrom + 10 {
 					files[fmt.Sprintf("topics/t%03d/n%04d.md", i%7, i)] = fmt.Sprintf("# 第 %d 条\n\n1. Run `make test` first.\n2. Then ship.\n", i)
