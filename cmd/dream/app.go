@@ -15,6 +15,7 @@ import (
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/trust"
+	"golang.org/x/term"
 )
 
 // app is one invocation of the command line.
@@ -259,14 +260,13 @@ func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base
 // printJSON writes v as indented JSON on stdout.
 func (a *app) printJSON(v any) { writeJSON(a.stdout, a.stderr, v) }
 
-// isTerminal reports whether w is a character device (a terminal).
+// isTerminal reports whether w is a terminal. Being a character device is
+// not enough: /dev/null is one, and a hook or a cron line that sends the
+// output there must get plain lines, not a live line redrawn for every
+// file a dream writes.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // standardCommand handles the parse step every command shares: --help

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm"
@@ -18,14 +19,21 @@ type progressView struct {
 	live  bool
 	quiet bool
 
-	mu    sync.Mutex
-	phase string
-	turn  int
-	files map[string]bool
-	usage llm.Usage
-	last  string
-	drawn bool
+	mu     sync.Mutex
+	phase  string
+	turn   int
+	files  map[string]bool
+	usage  llm.Usage
+	last   string
+	drawn  bool
+	drawAt time.Time // when the live line was last drawn
 }
+
+// redrawEvery is how often at most the live line is drawn again: a dream
+// of a big memory reports tens of thousands of files written, and a
+// terminal redrawing a line for each costs the dream more than the
+// writing, for a change no one can read that fast.
+const redrawEvery = 100 * time.Millisecond
 
 func newProgressView(w io.Writer, live, quiet bool) *progressView {
 	return &progressView{w: w, live: live, quiet: quiet, phase: "starting", files: map[string]bool{}}
@@ -68,8 +76,10 @@ func (v *progressView) on(taskID string, p dream.Progress) {
 		}
 	}
 	if v.live {
-		fmt.Fprintf(v.w, "\r\033[K%s", v.status(taskID))
-		v.drawn = true
+		if now := time.Now(); !v.drawn || now.Sub(v.drawAt) >= redrawEvery {
+			fmt.Fprintf(v.w, "\r\033[K%s", v.status(taskID))
+			v.drawn, v.drawAt = true, now
+		}
 		return
 	}
 	if line != "" {
