@@ -51,9 +51,10 @@ func afterTexts(d *memory.Doc, s string, ls []leaf, after []byte) []string {
 	return parsedTexts(after)
 }
 
-// parsedTexts are the texts of the leaf units of src, parsed whole.
+// parsedTexts are the texts of the leaf units of src, parsed whole (its
+// blocks: a text is its unit's bytes).
 func parsedTexts(src []byte) []string {
-	_, ls := leaves(src)
+	ls := docLeaves(memory.ParseBlocks(src), string(src))
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = l.text
@@ -127,7 +128,7 @@ func sectionTexts(d *memory.Doc, s string, ls []leaf, after []byte) ([]string, b
 			if p == 0 {
 				return nil, false // nothing kept: the file is parsed whole
 			}
-			for _, l := range docLeaves(memory.ParseDoc(after[p:]), as[p:]) {
+			for _, l := range docLeaves(memory.ParseBlocks(after[p:]), as[p:]) {
 				out = append(out, l.text)
 			}
 			break
@@ -148,7 +149,7 @@ func sectionTexts(d *memory.Doc, s string, ls []leaf, after []byte) ([]string, b
 // a string.
 func runTexts(src []byte, s string, p, q int) ([]string, bool) {
 	chunk := src[p:lineEnd(s, q)]
-	d := memory.ParseDoc(chunk)
+	d := memory.ParseBlocks(chunk)
 	h := q - p
 	if p == 0 && mayOpenFrontmatter(chunk) && (len(d.Units) == 0 || d.Units[0].Kind != memory.UnitFrontmatter) {
 		// The run may end inside front matter that closes further down.

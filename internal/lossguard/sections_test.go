@@ -13,10 +13,22 @@ import (
 // fullTexts and fastTexts are the after side's unit texts, parsed whole
 // and by sections.
 func fastTexts(before, after []byte) ([]string, bool) {
-	s, ls := leaves(before)
-	d := memory.ParseDoc(before)
+	s := string(before)
+	d := memory.ParseBlocks(before) // as compareFile parses it
+	ls := docLeaves(d, s)
 	_, ok := sectionTexts(d, s, ls, after)
 	return afterTexts(d, s, ls, after), ok
+}
+
+// fullTexts are the texts of after's leaf units by a whole parse
+// (ParseDoc), which the sections and ParseBlocks must give.
+func fullTexts(after []byte) []string {
+	_, ls := leaves(after)
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.text
+	}
+	return out
 }
 
 // The section shortcut gives the full parse's texts, in order, over the
@@ -39,7 +51,7 @@ func TestSectionTextsMatchFullParse(t *testing.T) {
 				continue
 			}
 			got, fast := fastTexts(before[f], a)
-			if want := parsedTexts(a); !slices.Equal(got, want) {
+			if want := fullTexts(a); !slices.Equal(got, want) {
 				t.Fatalf("seed %d %s (shortcut %v):\n got %q\nwant %q\nbefore %q\nafter %q", seed, f, fast, got, want, before[f], a)
 			}
 			if fast {
@@ -113,7 +125,7 @@ func TestShortcutsRejectWhatTheyRejected(t *testing.T) {
 				after["runbook.md"] = []byte(tt.other)
 			}
 			got, _ := fastTexts(before["deploy.md"], after["deploy.md"])
-			if want := parsedTexts(after["deploy.md"]); !slices.Equal(got, want) {
+			if want := fullTexts(after["deploy.md"]); !slices.Equal(got, want) {
 				t.Fatalf("texts:\n got %q\nwant %q", got, want)
 			}
 			for _, strict := range []bool{true, false} {
@@ -157,7 +169,7 @@ func FuzzAfterTexts(f *testing.F) {
 		}
 		after := append(append(append([]byte{}, before[:i]...), insert...), before[j:]...)
 		got, _ := fastTexts(before, after)
-		if want := parsedTexts(after); !slices.Equal(got, want) {
+		if want := fullTexts(after); !slices.Equal(got, want) {
 			t.Fatalf("texts by sections\n%q\nwant\n%q\nbefore %q\nafter %q", got, want, before, after)
 		}
 	})

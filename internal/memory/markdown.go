@@ -110,6 +110,27 @@ var markdown = sync.OnceValue(func() goldmark.Markdown {
 	return goldmark.New(goldmark.WithExtensions(gfmTable{}), goldmark.WithParserOptions(parser.WithAttribute()))
 })
 
+// blockMarkdown is markdown without inline parsers: the same blocks (the
+// same block parsers, paragraph transformers, tables and attributes), with
+// each paragraph's text left as plain lines.
+var blockMarkdown = sync.OnceValue(func() goldmark.Markdown {
+	p := parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithAttribute(),
+	)
+	return goldmark.New(goldmark.WithParser(p), goldmark.WithExtensions(gfmTable{}))
+})
+
+// ParseBlocks is ParseDoc for a reader of block structure only: its Units
+// have ParseDoc's Kind, Start, End, Parent, Leaf, Ordered, Nested and
+// Quoted (FuzzParseBlocksMatchesParseDoc holds the two to that), and
+// BodyStart is the same; but no inline Markdown is parsed, so Content and
+// Path are empty and Prose, Links, CodeSpans, Comments and Pins are nil.
+// That is most of a parse's cost for a reader, such as the loss guard,
+// that compares units by their bytes.
+func ParseBlocks(src []byte) *Doc { return parse(blockMarkdown(), src, true) }
+
 // PinMarker is the HTML comment that pins a line.
 const pinMarkerWord = "pin"
 
@@ -118,7 +139,10 @@ func ParseDoc(src []byte) *Doc { return parseDocWith(markdown(), src) }
 
 // parseDocWith is ParseDoc with the goldmark instance given, so that a test
 // can compare the units of two parsers (see table.go).
-func parseDocWith(md goldmark.Markdown, src []byte) *Doc {
+func parseDocWith(md goldmark.Markdown, src []byte) *Doc { return parse(md, src, false) }
+
+// parse is ParseDoc, or with blocksOnly ParseBlocks.
+func parse(md goldmark.Markdown, src []byte, blocksOnly bool) *Doc {
 	d := &Doc{Src: src}
 	d.lineStarts = lineStarts(src)
 	// The frontmatter and a BOM are not Markdown; blank them (same length,
@@ -143,7 +167,7 @@ func parseDocWith(md goldmark.Markdown, src []byte) *Doc {
 		}
 	}
 	root := md.Parser().Parse(text.NewReader(work))
-	w := walker{d: d, src: work}
+	w := walker{d: d, src: work, blocksOnly: blocksOnly}
 	// One unit per block node at most (a list, a table and the document
 	// make none): sized once instead of grown unit by unit.
 	var n int
@@ -281,6 +305,8 @@ type walker struct {
 	lastText string
 	// paragraphs sizes Doc.Prose when its first run is added.
 	paragraphs int
+	// blocksOnly skips every unit's text and the inline fields (ParseBlocks).
+	blocksOnly bool
 }
 
 // setHeading and setLabel change the heading path.
@@ -397,7 +423,7 @@ func (w *walker) block(n ast.Node, parentUnit int, quoted bool) {
 	start, end := w.span(n)
 	switch v := n.(type) {
 	case *ast.Heading:
-		title := w.inlineText(n)
+		title := w.text(n)
 		if parentUnit < 0 {
 			for l := v.Level; l < len(w.headings); l++ {
 				w.setHeading(l, "")
@@ -409,6 +435,10 @@ func (w *walker) block(n ast.Node, parentUnit int, quoted bool) {
 		}
 		w.add(Unit{Kind: UnitHeading, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: title})
 	case *ast.Paragraph, *ast.TextBlock:
+		if w.blocksOnly {
+			w.add(Unit{Kind: UnitParagraph, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted})
+			return
+		}
 		content := w.inlineText(n)
 		if label, ok := w.boldLabel(n); ok && parentUnit < 0 {
 			w.setLabel(label)
@@ -421,7 +451,7 @@ func (w *walker) block(n ast.Node, parentUnit int, quoted bool) {
 			nested := it.ChildCount() > 1
 			content := ""
 			if fc := it.FirstChild(); fc != nil && (fc.Kind() == ast.KindParagraph || fc.Kind() == ast.KindTextBlock) {
-				content = w.inlineText(fc)
+				content = w.text(fc)
 			} else if fc != nil {
 				nested = true
 			}
@@ -429,25 +459,31 @@ func (w *walker) block(n ast.Node, parentUnit int, quoted bool) {
 			w.blocks(it, i, quoted)
 		}
 	case *ast.Blockquote:
-		i := w.add(Unit{Kind: UnitQuote, Start: start, End: end, Parent: parentUnit, Quoted: true, Content: strings.TrimSpace(string(w.src[start:end]))})
+		i := w.add(Unit{Kind: UnitQuote, Start: start, End: end, Parent: parentUnit, Quoted: true, Content: w.raw(start, end, true)})
 		w.blocks(n, i, true)
 	case *ast.FencedCodeBlock, *ast.CodeBlock:
-		w.add(Unit{Kind: UnitCode, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: string(w.src[start:end])})
+		w.add(Unit{Kind: UnitCode, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: w.raw(start, end, false)})
 	case *ast.HTMLBlock:
 		if v.HasClosure() {
 			if c := v.ClosureLine; c.Stop > 0 {
 				end = w.d.LineEnd(max(c.Stop-1, c.Start))
 			}
 		}
-		raw := string(w.src[start:end])
+		raw := w.raw(start, end, false)
 		w.add(Unit{Kind: UnitHTML, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted, Content: raw})
-		w.htmlComments(raw, start)
+		if !w.blocksOnly {
+			w.htmlComments(raw, start)
+		}
 	case *ast.ThematicBreak:
 		w.add(Unit{Kind: UnitBreak, Start: start, End: end, Parent: parentUnit, Leaf: true, Quoted: quoted})
 	case *east.Table:
 		for r := n.FirstChild(); r != nil; r = r.NextSibling() {
 			rs := w.d.LineStart(r.Pos())
 			re := w.d.LineEnd(r.Pos())
+			if w.blocksOnly {
+				w.add(Unit{Kind: UnitTableRow, Start: rs, End: re, Parent: parentUnit, Leaf: true, Quoted: quoted})
+				continue
+			}
 			cells := make([]string, 0, r.ChildCount())
 			for c := r.FirstChild(); c != nil; c = c.NextSibling() {
 				cells = append(cells, w.inlineText(c))
@@ -479,6 +515,26 @@ func (w *walker) boldLabel(n ast.Node) (string, bool) {
 	}
 	label := strings.TrimSuffix(w.inlineText(e), ":")
 	return label, label != ""
+}
+
+// text is inlineText, or "" for ParseBlocks.
+func (w *walker) text(n ast.Node) string {
+	if w.blocksOnly {
+		return ""
+	}
+	return w.inlineText(n)
+}
+
+// raw is the source of [start, end) as a unit's content (trimmed when
+// trim is set), or "" for ParseBlocks.
+func (w *walker) raw(start, end int, trim bool) string {
+	if w.blocksOnly {
+		return ""
+	}
+	if trim {
+		return strings.TrimSpace(string(w.src[start:end]))
+	}
+	return string(w.src[start:end])
 }
 
 // inlineText is the plain text of a node's inline content, gathered in
