@@ -8,8 +8,8 @@
 # < 256 MB, second dream <= 1 s at 30,000.
 #
 # Each size is measured REPEAT times (default 3), the baseline and each
-# build taking turns, so that load from elsewhere on the machine falls on
-# all of them alike; the figures are medians over the repeats, and the
+# build taking turns (the builds in alternating order), so that load from
+# elsewhere on the machine falls on all of them alike; the figures are medians over the repeats, and the
 # ratio is the median dream over the median baseline (the range of the
 # per-round ratios is printed beside it).
 #
@@ -86,8 +86,15 @@ for n in $sizes; do
     (cd "$tmp/b$n-$r" && git init -q && git add -A && git -c user.name=b -c user.email=b@b commit -qm baseline)
     t1=$(date +%s%N)
     echo "$(secs "$t0" "$t1")" >> "$tmp/base-$n"
-    [ -n "${DREAM_BEFORE:-}" ] && one before "$DREAM_BEFORE" "$n" "$r"
-    one after "$DREAM" "$n" "$r"
+    # The two builds swap places every round: neither always runs on the
+    # warmer cache or the later disk layout.
+    if [ -n "${DREAM_BEFORE:-}" ] && [ $((r % 2)) -eq 1 ]; then
+      one before "$DREAM_BEFORE" "$n" "$r"
+      one after "$DREAM" "$n" "$r"
+    else
+      one after "$DREAM" "$n" "$r"
+      [ -n "${DREAM_BEFORE:-}" ] && one before "$DREAM_BEFORE" "$n" "$r"
+    fi
   done
   base=$(col "$tmp/base-$n" 1)
   for b in before after; do

@@ -26,7 +26,9 @@ type progressView struct {
 	usage  llm.Usage
 	last   string
 	drawn  bool
-	drawAt time.Time // when the live line was last drawn
+	drawAt time.Time   // when the live line was last drawn
+	later  *time.Timer // draws what a skipped draw left unshown
+	task   string
 }
 
 // redrawEvery is how often at most the live line is drawn again: a dream
@@ -76,15 +78,39 @@ func (v *progressView) on(taskID string, p dream.Progress) {
 		}
 	}
 	if v.live {
-		if now := time.Now(); !v.drawn || now.Sub(v.drawAt) >= redrawEvery {
-			fmt.Fprintf(v.w, "\r\033[K%s", v.status(taskID))
-			v.drawn, v.drawAt = true, now
+		v.task = taskID
+		now := time.Now()
+		if wait := redrawEvery - now.Sub(v.drawAt); v.drawn && wait > 0 {
+			// Too soon: drawn when the interval is up, so that the line
+			// never stays behind the last event.
+			if v.later == nil {
+				v.later = time.AfterFunc(wait, v.redraw)
+			}
+			return
 		}
+		v.draw(now)
 		return
 	}
 	if line != "" {
 		fmt.Fprintln(v.w, line)
 	}
+}
+
+// draw draws the live line; the caller holds v.mu.
+func (v *progressView) draw(now time.Time) {
+	fmt.Fprintf(v.w, "\r\033[K%s", v.status(v.task))
+	v.drawn, v.drawAt = true, now
+}
+
+// redraw is the timer's deferred draw.
+func (v *progressView) redraw() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.later == nil {
+		return // done stopped it
+	}
+	v.later = nil
+	v.draw(time.Now())
 }
 
 func (v *progressView) status(taskID string) string {
@@ -99,6 +125,10 @@ func (v *progressView) status(taskID string) string {
 func (v *progressView) done() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.later != nil {
+		v.later.Stop()
+		v.later = nil
+	}
 	if v.live && v.drawn {
 		fmt.Fprint(v.w, "\r\033[K")
 	}

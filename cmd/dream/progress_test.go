@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dreamkit/dream"
 )
@@ -21,7 +22,17 @@ func TestProgressLiveLineIsThrottled(t *testing.T) {
 		lv.on("20261201-090000-abcd", p)
 		pv.on("20261201-090000-abcd", p)
 	}
-	draws := strings.Count(live.String(), "\r\033[K")
+	// The events came faster than the interval: the last of them is drawn
+	// once it is up, not left unshown.
+	time.Sleep(redrawEvery + 100*time.Millisecond)
+	lv.mu.Lock()
+	out := live.String()
+	lv.mu.Unlock()
+	if last := out[strings.LastIndex(out, "\r\033[K"):]; !strings.Contains(last, fmt.Sprintf("%d file(s)", n)) {
+		t.Errorf("the line left on the terminal is %q, not the last event's", last)
+	}
+	lv.done()
+	draws := strings.Count(live.String(), "\r\033[K") - 1 // done's clearing
 	if draws < 1 {
 		t.Fatal("the live line was never drawn")
 	}

@@ -18,11 +18,13 @@ import (
 // once). It also flushes whatever else is dirty on that file system, so it
 // pays only for many files.
 //
-// ok is false, with nothing done, where syncfs cannot be trusted: before
-// Linux 5.8 it did not report writeback errors, so a failed write would go
-// unnoticed; the caller then flushes file by file.
+// ok is false, with nothing done, where syncfs cannot be trusted, and the
+// caller then flushes file by file: on a file system that is not the local
+// kernel's (LocalKernelFS: a FUSE or network mount's syncfs need not reach
+// the storage, where an fsync does), and before Linux 5.8, whose syncfs
+// did not report writeback errors.
 func SyncFS(dir string) (ok bool, err error) {
-	if !syncfsReportsErrors() {
+	if !syncfsReportsErrors() || !LocalKernelFS(dir) {
 		return false, nil
 	}
 	f, err := os.Open(dir)

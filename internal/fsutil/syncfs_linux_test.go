@@ -43,11 +43,17 @@ func TestSyncFSAndSameFS(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SyncFS = %v", err)
 	}
-	if ok != syncfsReportsErrors() {
-		t.Errorf("SyncFS ok = %v on a kernel where syncfs reports errors = %v", ok, syncfsReportsErrors())
+	if want := syncfsReportsErrors() && LocalKernelFS(dir); ok != want {
+		t.Errorf("SyncFS ok = %v, want %v (syncfs reports errors: %v, local file system: %v)", ok, want, syncfsReportsErrors(), LocalKernelFS(dir))
 	}
-	if _, err := SyncFS(filepath.Join(dir, "missing")); ok && err == nil {
-		t.Error("SyncFS of a missing dir reported no error")
+	// proc is no disk file system: SyncFS declines it and does nothing.
+	if ok, err := SyncFS("/proc/self"); ok || err != nil {
+		t.Errorf("SyncFS(/proc/self) = %v, %v; want it declined", ok, err)
+	}
+	// A missing dir is declined (the caller's fsyncs then report it), or
+	// an error; never flushed.
+	if ok, err := SyncFS(filepath.Join(dir, "missing")); ok && err == nil {
+		t.Error("SyncFS of a missing dir reported it flushed")
 	}
 	if !SameFS(dir, []string{dir, sub}) {
 		t.Error("SameFS: a subdirectory is not on its parent's file system")

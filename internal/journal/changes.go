@@ -180,18 +180,28 @@ func (t *Txn) finishScan(out []recChange) ([]recChange, error) {
 // from (same stat); otherwise the hash stays unknown and the commit treats
 // the file as edited meanwhile.
 func (t *Txn) baseHash(rel string, base fingerprint) fingerprint {
+	if hashed, ok := t.hashOfBase(rel, base); ok {
+		t.rec.Base[rel] = hashed
+		return hashed
+	}
+	return base
+}
+
+// hashOfBase is baseHash without recording it: base with its content hash,
+// and whether it got one. It changes nothing in t, so that scans can run
+// it on several files at once.
+func (t *Txn) hashOfBase(rel string, base fingerprint) (fingerprint, bool) {
 	abs := filepath.Join(t.memDir, filepath.FromSlash(rel))
 	info, err := os.Lstat(abs)
 	if err != nil || !info.Mode().IsRegular() || !t.sameOriginal(statPrint(info), base) {
-		return base
+		return base, false
 	}
 	fp, err := fingerprintFile(abs)
 	if err != nil || fp.Size != base.Size {
-		return base
+		return base, false
 	}
 	base.SHA256 = fp.SHA256
-	t.rec.Base[rel] = base
-	return base
+	return base, true
 }
 
 // sides loads the original and staged versions of a changed file; a side

@@ -414,8 +414,9 @@ const renameWorkers = 8
 // renameInstalls renames every install over its target with rename: those
 // in one directory one after the other, in order, and directories side by
 // side. renamed[i] is whether installs[i] was renamed. After a failure no
-// directory starts another rename, and err is the failure of the lowest
-// index, so that it does not depend on scheduling. The crash point
+// directory starts another rename; err is that failure (of several at
+// once, the lowest-indexed), and a caller decides by renamed, not by which
+// file failed. The crash point
 // "commit:rename:N" follows the N-th rename done, in whichever directory.
 //
 // A rename may return a release (see linker.rename): releases run on

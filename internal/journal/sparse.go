@@ -194,7 +194,9 @@ func (t *Txn) resolveBase(rel string) (fingerprint, bool, error) {
 // sides of each file, most of the cost, run on every core (scanWorkers),
 // each worker holding one file's two sides at a time. The changes come out
 // in walk order and the first error by walk order wins, as in a serial
-// scan; visit is called one file at a time, in no particular order.
+// scan (a file that cannot be read wins over a later one whose base could
+// not be settled; the bases settled between them are kept, as they are
+// right); visit is called one file at a time, in no particular order.
 func (t *Txn) scanSparse() ([]recChange, error) {
 	if t.rec.Base == nil {
 		t.rec.Base = map[string]fingerprint{}
@@ -202,6 +204,7 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 	if t.absent == nil {
 		t.absent = map[string]bool{}
 	}
+	t.hashedAt = map[string]fingerprint{}
 	type staged struct {
 		rel, abs string
 		base     fingerprint
@@ -227,9 +230,7 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 		files = append(files, staged{rel: rel, abs: abs, base: base, existed: existed})
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("journal: changes: %w", err)
-	}
+	walkErr := err // after the files walked before it are read
 	type result struct {
 		change  recChange
 		changed bool
@@ -290,7 +291,6 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 	}
 	eachIndex(len(files), scanWorkers(len(files)), scanOne)
 	var out []recChange
-	t.hashedAt = map[string]fingerprint{}
 	for i, r := range results {
 		if r.err != nil {
 			return nil, fmt.Errorf("journal: changes: %w", r.err)
@@ -302,6 +302,9 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 		if r.changed {
 			out = append(out, r.change)
 		}
+	}
+	if walkErr != nil {
+		return nil, fmt.Errorf("journal: changes: %w", walkErr)
 	}
 	return t.finishScan(out)
 }
@@ -374,7 +377,7 @@ func (t *Txn) readOriginal(rel string, base fingerprint) (original, error) {
 	case info.Size() > OpaqueSize:
 		o.opaque = true
 		if base.SHA256 == "" {
-			o.base = t.baseHash(rel, base)
+			o.base, o.hashed = t.hashOfBase(rel, base)
 		}
 		return o, nil
 	}

@@ -476,3 +476,58 @@ func TestSparseSymlinkOriginalNotFollowed(t *testing.T) {
 		t.Fatalf("ReadOriginal through a symlink: existed %v intact %v", existed, intact)
 	}
 }
+
+// A sparse scan reads many files on several goroutines; the base hashes it
+// learns on the way, opaque originals' included (over OpaqueSize: hashed,
+// never read whole), reach the record only in its serial merge. Run with
+// -race, this fails if any worker writes the record.
+func TestSparseScanOfManyOpaqueOriginals(t *testing.T) {
+	state, mem := t.TempDir(), t.TempDir()
+	const big, small = 6, 70
+	for i := range big {
+		p := filepath.Join(mem, fmt.Sprintf("logs/big_%d.md", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Sparse: over OpaqueSize without writing it.
+		if _, err := f.WriteString("# 日志\n"); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(OpaqueSize + 1); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	old := map[string]string{}
+	for i := range small {
+		old[fmt.Sprintf("topic_%02d.md", i)] = fmt.Sprintf("# Topic %d\n\n1. Run `go test ./...`\n2. 然后发布\n", i)
+	}
+	writeTree(t, mem, old)
+	settle()
+	txn := beginSparse(t, state, mem, "d1", nil)
+	edits := map[string]string{}
+	for rel, body := range old {
+		edits[rel] = body + "3. Tag the release.\n"
+	}
+	for i := range big {
+		edits[fmt.Sprintf("logs/big_%d.md", i)] = "# 日志\n\n- trimmed by hand\n"
+	}
+	writeTree(t, txn.Dir(), edits)
+	chs, err := txn.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) != big+small {
+		t.Fatalf("%d changes, want %d: %s", len(chs), big+small, changeKinds(chs))
+	}
+	for i := range big {
+		rel := fmt.Sprintf("logs/big_%d.md", i)
+		if b := txn.rec.Base[rel]; b.SHA256 == "" {
+			t.Errorf("%s: the base's hash was not recorded (%+v)", rel, b)
+		}
+	}
+}
