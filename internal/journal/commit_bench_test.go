@@ -8,11 +8,14 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // BenchmarkCommitManyFiles is the commit of a sparse dream that rewrote
 // 3,000 memory files (a big first dream), by link and by copy, against
-// `cp -a` of the same staged files into a fresh dir in the same run: the
+// `cp -a` of the same staged files into a fresh dir in the same run, and
+// by link flushed file by file instead of with one syncfs (link-fsync): the
 // x-cp metric is the commit's median time over cp's (medians, as the two
 // alternate and a shared machine's noise hits either). The scan (Freeze, Changes)
 // is done before the timer runs, as the dream's guards do it before the
@@ -23,12 +26,16 @@ func BenchmarkCommitManyFiles(b *testing.B) {
 		b.Skip("no cp to compare with")
 	}
 	for _, install := range []struct {
-		name string
-		link bool
-	}{{"link", true}, {"copy", false}} {
+		name   string
+		link   bool
+		fsyncs bool // syncfs declines: one fsync per file and directory
+	}{{"link", true, false}, {"link-fsync", true, true}, {"copy", false, false}} {
 		b.Run(install.name, func(b *testing.B) {
 			linkInstalls = install.link
-			defer func() { linkInstalls = true }()
+			if install.fsyncs {
+				syncFS = func(string) (bool, error) { return false, nil }
+			}
+			defer func() { linkInstalls, syncFS = true, fsutil.SyncFS }()
 			mem, state, scratch := b.TempDir(), b.TempDir(), b.TempDir()
 			body := func(i, run int) []byte {
 				return fmt.Appendf(nil, "---\nname: topic %d\ndescription: run %d\n---\n\n# Topic %d\n\n## Facts\n\n- fact %d (run %d)\n- 事实 %d\n\n## Steps\n1. `make test`\n2. > keep it short\n", i, run, i, i, run, i)

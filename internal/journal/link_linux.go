@@ -222,7 +222,9 @@ func (l *linker) install(rel string, perm fs.FileMode, n int) (tmp string, ok bo
 // closes it: freeing a replaced file (its blocks, and with discard a wait
 // for the device) then happens in whoever calls release, not under the
 // directory's lock, where it made every rename in a flat memory dir wait
-// for the one before (65 µs a rename, most of it that wait).
+// for the one before (in a profile of a 30,000-topic dream on ext4 with
+// discard, most of each rename's time: ext4_free_blocks waiting in
+// blkdev_issue_discard).
 func (l *linker) rename(tmp, rel string) (release func(), err error) {
 	l.mu.Lock()
 	mdir, err := openDir(l.root, l.mdirs, filepath.Dir(rel))

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -289,7 +288,7 @@ func (t *Txn) scanSparse() ([]recChange, error) {
 			r.change.Added, r.change.Removed = linediff.Counts(old.data, data)
 		}
 	}
-	eachIndex(len(files), scanWorkers(len(files)), scanOne)
+	onWorkers(len(files), scanWorkers(len(files)), func(i int) error { scanOne(i); return nil })
 	var out []recChange
 	for i, r := range results {
 		if r.err != nil {
@@ -316,27 +315,6 @@ func scanWorkers(n int) int {
 		return 1
 	}
 	return runtime.GOMAXPROCS(0)
-}
-
-// eachIndex calls fn(0..n-1) on workers goroutines (in order on the
-// caller's when workers is 1).
-func eachIndex(n, workers int, fn func(i int)) {
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // original is a written file's original as the sparse scan read it.
