@@ -103,13 +103,7 @@ func mentions(text string) []Suspect {
 }
 
 // sourceExtSet is sourceExts as a set, built on first use.
-var sourceExtSet = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range strings.Fields(sourceExts) {
-		m[e] = true
-	}
-	return m
-})
+var sourceExtSet = sync.OnceValue(func() map[string]bool { return extSet("", sourceExts) })
 
 // hasSourceExt reports a '.' followed by one of sourceExts, whole (the
 // letters and digits after the dot are exactly the extension) and followed
@@ -189,11 +183,7 @@ func classify(c string) (Suspect, bool) {
 // fileExts are the extensions that make a dotted name a file name rather
 // than a qualified identifier (`config.yaml` versus `config.Load`).
 var fileExts = sync.OnceValue(func() map[string]bool {
-	m := map[string]bool{}
-	for _, e := range strings.Fields(sourceExts + " yaml yml toml json ini cfg conf lock txt md html css scss sum mod xml csv env") {
-		m[e] = true
-	}
-	return m
+	return extSet("", sourceExts+" yaml yml toml json ini cfg conf lock txt md html css scss sum mod xml csv env")
 })
 
 // symbolLike keeps identifiers that can only be code.

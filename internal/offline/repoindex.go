@@ -32,12 +32,18 @@ var skipDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, "node_mo
 // wordExts are the files whose identifiers are indexed: source and the
 // configuration that names environment variables and settings.
 var wordExts = sync.OnceValue(func() map[string]bool {
+	return extSet(".", sourceExts+" md yaml yml toml json ini cfg conf env txt gradle mod")
+})
+
+// extSet is the space-separated extensions of list as a set, each with
+// prefix before it.
+func extSet(prefix, list string) map[string]bool {
 	m := map[string]bool{}
-	for _, e := range strings.Fields(sourceExts + " md yaml yml toml json ini cfg conf env txt gradle mod") {
-		m["."+e] = true
+	for _, e := range strings.Fields(list) {
+		m[prefix+e] = true
 	}
 	return m
-})
+}
 
 // sourceExts are the extensions a bare word must end in to be taken for a
 // file name outside a code span.
