@@ -37,10 +37,6 @@ func sameBlocks(t *testing.T, name string, src []byte) {
 // TestParseBlocksMatchesParseDoc holds ParseBlocks to ParseDoc on the
 // module's test data, the walker's seeds and random documents.
 func TestParseBlocksMatchesParseDoc(t *testing.T) {
-	corpus := walkCorpus(t)
-	if len(corpus) < 100 {
-		t.Fatalf("%d documents: the corpus went missing", len(corpus))
-	}
 	extra := []string{
 		"Para with **bold\nover lines** and `code\nspan` and <span\nclass=x>html</span>\n",
 		"[ref]: https://example.com \"t\"\n\n[ref]\n",
@@ -53,35 +49,17 @@ func TestParseBlocksMatchesParseDoc(t *testing.T) {
 		"<div>\n*not* parsed\n</div>\n\n<!-- a comment\nover lines -->\n",
 		"<https://example.com/a.go> and https://example.com/b `c` \\* escaped\n",
 	}
+	corpus := map[string][]byte{}
 	for i, s := range extra {
 		corpus[fmt.Sprintf("extra[%d]", i)] = []byte(s)
 	}
-	for name, src := range corpus {
-		sameBlocks(t, name, src)
-	}
-	n := 3000
-	if testing.Short() {
-		n = 500
-	}
-	rng := rand.New(rand.NewPCG(15, 7))
-	for i := range n {
-		sameBlocks(t, fmt.Sprintf("random[%d]", i), randomDoc(rng))
-	}
+	overCorpus(t, 7, corpus, sameBlocks)
 }
 
 // FuzzParseBlocksMatchesParseDoc: on any bytes, ParseBlocks finds the
 // units ParseDoc finds, with the same extents and nesting.
 func FuzzParseBlocksMatchesParseDoc(f *testing.F) {
-	for _, s := range walkSeeds {
-		f.Add([]byte(s))
-	}
-	for _, s := range tableCases {
-		f.Add([]byte(s))
-	}
-	rng := rand.New(rand.NewPCG(15, 8))
-	for range 40 {
-		f.Add(randomDoc(rng))
-	}
+	seedCorpus(f, 8)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		sameBlocks(t, "fuzz", src)
 	})
