@@ -25,8 +25,7 @@ type progressView struct {
 	files  map[string]bool
 	usage  llm.Usage
 	last   string
-	drawn  bool
-	drawAt time.Time   // when the live line was last drawn
+	drawAt time.Time   // when the live line was last drawn; zero: never
 	later  *time.Timer // draws what a skipped draw left unshown
 	task   string
 }
@@ -80,7 +79,7 @@ func (v *progressView) on(taskID string, p dream.Progress) {
 	if v.live {
 		v.task = taskID
 		now := time.Now()
-		if wait := redrawEvery - now.Sub(v.drawAt); v.drawn && wait > 0 {
+		if wait := redrawEvery - now.Sub(v.drawAt); !v.drawAt.IsZero() && wait > 0 {
 			// Too soon: drawn when the interval is up, so that the line
 			// never stays behind the last event.
 			if v.later == nil {
@@ -99,7 +98,7 @@ func (v *progressView) on(taskID string, p dream.Progress) {
 // draw draws the live line; the caller holds v.mu.
 func (v *progressView) draw(now time.Time) {
 	fmt.Fprintf(v.w, "\r\033[K%s", v.status(v.task))
-	v.drawn, v.drawAt = true, now
+	v.drawAt = now
 }
 
 // redraw is the timer's deferred draw.
@@ -129,7 +128,7 @@ func (v *progressView) done() {
 		v.later.Stop()
 		v.later = nil
 	}
-	if v.live && v.drawn {
+	if v.live && !v.drawAt.IsZero() {
 		fmt.Fprint(v.w, "\r\033[K")
 	}
 }

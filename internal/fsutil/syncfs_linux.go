@@ -13,10 +13,10 @@ import (
 // SyncFS flushes every file and directory of the file system that holds
 // dir with one syncfs(2): the data, the inodes and the directory blocks,
 // then the device's write cache, as fsync of each would. Flushing
-// thousands of files one by one costs several times as much (each fsync
-// writes its inode's table block on its own; syncfs writes each block
-// once). It also flushes whatever else is dirty on that file system, so it
-// pays only for many files.
+// thousands of files one by one costs more (each fsync writes its inode's
+// table block on its own; syncfs writes each block once). It also flushes
+// whatever else is dirty on that file system, so it pays only for many
+// files.
 //
 // ok is false, with nothing done, where syncfs cannot be trusted, and the
 // caller then flushes file by file: on a file system that is not the local
