@@ -58,6 +58,17 @@ const (
 // fetches from and pushes to its remote.
 var repackArgs = []string{"-c", "repack.writeBitmaps=false", "-c", "repack.updateServerInfo=false", "repack", "--geometric=2", "-d", "-q"}
 
+// startRollup runs maybePack beside the caller and returns the wait for
+// it to end.
+func (h *History) startRollup(ctx context.Context, force bool) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.maybePack(ctx, force)
+	}()
+	return func() { <-done }
+}
+
 // maybePack rolls packs and loose objects up when there are too many, or
 // always when force (a record that wrote several packs). Failure only
 // costs disk space, so it is not an error.

@@ -88,6 +88,15 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if staged == 0 && h.indexIsHead() {
 		return "", nil // see recorded.go
 	}
+	// The roll-up reads and writes only packs and loose objects that are
+	// already there, so it runs beside the rest of the record (the tree,
+	// the diff for the message, the commit: each a single-threaded git
+	// process, with a core to spare) instead of after it. A tree or the
+	// commit written meanwhile stays loose if the roll-up does not see it,
+	// and the next roll-up takes it in. The record returns only once the
+	// roll-up has ended: nothing is left running.
+	rolledUp := h.startRollup(ctx, staged > bulkBatch)
+	defer rolledUp()
 	// The index's tree first: the change is then a diff of two trees,
 	// which skips every directory whose tree id did not change, where a
 	// diff of the index against HEAD reads both in full.
@@ -120,7 +129,6 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 		return "", err
 	}
 	h.noteRecorded(sha)
-	h.maybePack(ctx, staged > bulkBatch)
 	return sha, nil
 }
 
