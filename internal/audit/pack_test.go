@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,5 +231,100 @@ func TestFailedBatchLeavesIndexAlone(t *testing.T) {
 	}
 	if after := plainGit(t, mem, "--git-dir="+h.GitDir(), "--work-tree="+mem, "ls-files", "--stage"); after != before {
 		t.Fatalf("the index changed: %d bytes of entries became %d", len(before), len(after))
+	}
+}
+
+// packedSizes maps every object in the history's packs to its size and
+// the bytes it takes in its pack (`git verify-pack -v`).
+func packedSizes(t *testing.T, h *History, mem string) map[string][2]int {
+	t.Helper()
+	idxs, err := filepath.Glob(filepath.Join(h.GitDir(), "objects", "pack", "pack-*.idx"))
+	if err != nil || len(idxs) == 0 {
+		t.Fatalf("no pack in the history (%v)", err)
+	}
+	out := map[string][2]int{}
+	for _, idx := range idxs {
+		for _, l := range strings.Split(plainGit(t, mem, "--git-dir="+h.GitDir(), "verify-pack", "-v", idx), "\n") {
+			f := strings.Fields(l)
+			if len(f) < 5 || len(f[0]) < 40 || (f[1] != "blob" && f[1] != "tree" && f[1] != "commit") {
+				continue
+			}
+			size, err1 := strconv.Atoi(f[2])
+			inPack, err2 := strconv.Atoi(f[3])
+			if err1 != nil || err2 != nil {
+				t.Fatalf("verify-pack line %q", l)
+			}
+			out[f[0]] = [2]int{size, inPack}
+		}
+	}
+	return out
+}
+
+// A record stores the blobs of a batch of small files whole (no zlib
+// stream per file, see rawObjectMax) and compresses a batch holding a big
+// file; either way the history gives every file back byte for byte. Batches
+// of two paths and two workers run the staging's own update-index and the
+// helpers' (prehashBatch), which each decide for their batch.
+func TestSmallFilesStoredWholeBigOnesCompressed(t *testing.T) {
+	for _, parallel := range []bool{false, true} {
+		t.Run(fmt.Sprintf("parallel=%v", parallel), func(t *testing.T) {
+			h, mem := setup(t)
+			ctx := testCtx(t)
+			if parallel {
+				h.batch, h.workers = 2, 2
+			}
+			if _, err := h.RecordHandEdits(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var log strings.Builder
+			for i := 0; log.Len() <= 3*rawObjectMax; i++ {
+				fmt.Fprintf(&log, "2026-11-30T10:%02d:%02dZ INFO deploy step %d finished: migrated table orders_%d\n", i/60%60, i%60, i, i%17)
+			}
+			small := map[string]string{
+				"topics/billing.md": "# Billing\n\n## Refunds\n\n1. Open the ticket.\n2. Check the charge in Stripe.\n   - over 500 EUR: ask finance first\n3. Refund and reply.\n",
+				"topics/部署.md":      "# 部署\n\n- 先跑 `make check`，再发布。\n- 回滚见 [runbook](../runbook.md)。\n",
+				"feedback.md":       "> Never squash-merge release branches.\n\n- Why: the changelog tool reads merge commits.\n",
+				"topics/style.md":   "# Style\n\n```go\nif err != nil {\n\treturn fmt.Errorf(\"load: %w\", err)\n}\n```\n",
+			}
+			big := map[string]string{
+				"topics/oncall.md":  "# On-call\n\n- Page the secondary after 15 minutes without an answer.\n",
+				"topics/release.md": "# Release\n\n- Tag from main only.\n",
+				"worklog/deploy.md": "# Deploy log\n\n```\n" + log.String() + "```\n",
+			}
+			stored := func(files map[string]string, id string) (map[string][2]int, string) {
+				writeTree(t, mem, files)
+				m := meta(id)
+				for p := range files {
+					m.Paths = append(m.Paths, p)
+				}
+				slices.Sort(m.Paths)
+				sha, err := h.RecordDream(ctx, m)
+				if err != nil || sha == "" {
+					t.Fatalf("record %s = %q, %v", id, sha, err)
+				}
+				for p, body := range files {
+					if got, err := h.FileAt(ctx, sha, p); err != nil || string(got) != body {
+						t.Fatalf("%s at %s: %v, %d bytes, want %d", p, id, err, len(got), len(body))
+					}
+				}
+				return packedSizes(t, h, mem), sha
+			}
+			sizes, sha := stored(small, "small")
+			for p := range small {
+				id := strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "rev-parse", sha+":"+p))
+				s, ok := sizes[id]
+				if !ok {
+					t.Fatalf("%s (%s) is in no pack", p, id)
+				}
+				if s[1] < s[0] {
+					t.Errorf("%s: %d bytes take %d in the pack, want it stored whole (at least its size)", p, s[0], s[1])
+				}
+			}
+			sizes, sha = stored(big, "big")
+			id := strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "rev-parse", sha+":worklog/deploy.md"))
+			if s := sizes[id]; s[0] <= rawObjectMax || s[1] == 0 || s[1] > s[0]/4 {
+				t.Errorf("the log: %d bytes take %d in the pack, want it compressed", s[0], s[1])
+			}
+		})
 	}
 }

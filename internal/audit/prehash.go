@@ -94,7 +94,7 @@ func (h *History) stageParallel(ctx context.Context, env []string, list []byte, 
 		if !ok {
 			break
 		}
-		if _, err = h.gitEnv(ctx, env, batch, append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if _, err = h.gitEnv(ctx, env, batch, h.stageArgs(batch, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
 			stop()
 			break
 		}
@@ -127,6 +127,7 @@ func (h *History) stageParallel(ctx context.Context, env []string, list []byte, 
 // by the staging pass anyway, which would compress it a second time.
 func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) {
 	var list bytes.Buffer
+	small := true
 	dirs := map[string]bool{"": true, ".": true}
 	for rest := batch; len(rest) > 0; {
 		p, after, _ := bytes.Cut(rest, []byte{0})
@@ -139,6 +140,7 @@ func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) 
 		if err != nil || !info.Mode().IsRegular() || info.Size() < 2 || info.Size() > journal.OpaqueSize {
 			continue
 		}
+		small = small && info.Size() <= rawObjectMax
 		list.Write(p)
 		list.WriteByte(0)
 	}
@@ -147,7 +149,11 @@ func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) 
 	}
 	_ = os.Remove(index)
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+index)
-	_, _ = h.gitEnv(ctx, env, list.Bytes(), append(bulkCheckin, "update-index", "--add", "-z", "--stdin")...)
+	args := append([]string(nil), bulkCheckin...)
+	if small {
+		args = append(args, storeRaw...)
+	}
+	_, _ = h.gitEnv(ctx, env, list.Bytes(), append(args, "update-index", "--add", "-z", "--stdin")...)
 }
 
 // realDir reports whether dir (relative to the memory dir) and each of its

@@ -517,7 +517,7 @@ func (h *History) batchSize() int {
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	batch := h.batchSize()
 	if bytes.Count(list, []byte{0}) <= batch {
-		_, err := h.gitEnv(ctx, bulkEnv(), list, append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
+		_, err := h.gitEnv(ctx, bulkEnv(), list, h.stageArgs(list, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
 		return err
 	}
 	index := filepath.Join(h.gitDir, "index")
@@ -539,7 +539,7 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 			end += bytes.IndexByte(list[end:], 0) + 1
 			n++
 		}
-		if _, err := h.gitEnv(ctx, env, list[:end], append(bulkCheckin, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if _, err := h.gitEnv(ctx, env, list[:end], h.stageArgs(list[:end], "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
 			return err
 		}
 		list = list[end:]
@@ -590,6 +590,46 @@ func bulkEnv() []string {
 // pack as it is written, so an unchanged file costs no space. The pack has
 // no deltas; a roll-up of small packs makes them (see maybePack).
 var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
+
+// rawObjectMax is the largest file a record stores in a pack without
+// compressing it. For the small files memory is mostly made of, zlib's
+// cost is the setup of a fresh stream for every blob, not the bytes, and
+// it was most of a big record's time: BenchmarkStageSmallFiles stages
+// 2,000 memory-sized files both ways. Roll-ups compress the deltas they
+// find, so a file edited again is stored compressed as a delta; a big file
+// (a pasted log) compresses well and is worth the stream. The price is
+// disk: a small file's blob takes its own size in the pack, where zlib
+// would have saved a third of it or more.
+const rawObjectMax = 64 << 10
+
+// stageArgs is the update-index that stages a batch of paths (a
+// NUL-separated list) into packs: without compression when every file in
+// it is small (see rawObjectMax), with git's default level otherwise.
+func (h *History) stageArgs(batch []byte, args ...string) []string {
+	out := append([]string(nil), bulkCheckin...)
+	if h.allSmall(batch) {
+		out = append(out, storeRaw...)
+	}
+	return append(out, args...)
+}
+
+// storeRaw is the setting for a pack of small files, stored as they are.
+var storeRaw = []string{"-c", "pack.compression=0"}
+
+// allSmall reports whether every regular file of the NUL-separated list
+// is at most rawObjectMax bytes; a path that is gone or is no file has no
+// blob to compress and does not count.
+func (h *History) allSmall(list []byte) bool {
+	for rest := list; len(rest) > 0; {
+		p, after, _ := bytes.Cut(rest, []byte{0})
+		rest = after
+		info, err := os.Lstat(filepath.Join(h.memDir, filepath.FromSlash(string(p))))
+		if err == nil && info.Mode().IsRegular() && info.Size() > rawObjectMax {
+			return false
+		}
+	}
+	return true
+}
 
 // nulList is paths as update-index --stdin -z reads them.
 func nulList(paths []string) []byte {
