@@ -290,6 +290,7 @@ func TestSmallFilesStoredWholeBigOnesCompressed(t *testing.T) {
 				"topics/oncall.md":  "# On-call\n\n- Page the secondary after 15 minutes without an answer.\n",
 				"topics/release.md": "# Release\n\n- Tag from main only.\n",
 				"worklog/deploy.md": "# Deploy log\n\n```\n" + log.String() + "```\n",
+				"worklog/notes.md":  "- The deploy of 2026-11-30 needed a second run (see deploy.md).\n",
 			}
 			stored := func(files map[string]string, id string) (map[string][2]int, string) {
 				writeTree(t, mem, files)
@@ -309,22 +310,65 @@ func TestSmallFilesStoredWholeBigOnesCompressed(t *testing.T) {
 				}
 				return packedSizes(t, h, mem), sha
 			}
-			sizes, sha := stored(small, "small")
-			for p := range small {
-				id := strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "rev-parse", sha+":"+p))
-				s, ok := sizes[id]
-				if !ok {
-					t.Fatalf("%s (%s) is in no pack", p, id)
-				}
-				if s[1] < s[0] {
-					t.Errorf("%s: %d bytes take %d in the pack, want it stored whole (at least its size)", p, s[0], s[1])
+			wantWhole := func(files map[string]string, sizes map[string][2]int, sha string) {
+				t.Helper()
+				for p, body := range files {
+					if len(body) > rawObjectMax {
+						continue
+					}
+					id := strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "rev-parse", sha+":"+p))
+					s, ok := sizes[id]
+					if !ok {
+						t.Fatalf("%s (%s) is in no pack", p, id)
+					}
+					if s[1] < s[0] {
+						t.Errorf("%s: %d bytes take %d in the pack, want it stored whole (at least its size)", p, s[0], s[1])
+					}
 				}
 			}
+			sizes, sha := stored(small, "small")
+			wantWhole(small, sizes, sha)
 			sizes, sha = stored(big, "big")
+			wantWhole(big, sizes, sha)
 			id := strings.TrimSpace(plainGit(t, mem, "--git-dir="+h.GitDir(), "rev-parse", sha+":worklog/deploy.md"))
 			if s := sizes[id]; s[0] <= rawObjectMax || s[1] == 0 || s[1] > s[0]/4 {
 				t.Errorf("the log: %d bytes take %d in the pack, want it compressed", s[0], s[1])
 			}
 		})
+	}
+}
+
+// stageRuns keeps the batch's order and splits it where small files and
+// big ones meet; a batch that alternates too often is one compressed run.
+func TestStageRuns(t *testing.T) {
+	h, mem := setup(t)
+	big := strings.Repeat("- a line of a pasted log\n", rawObjectMax/20)
+	files := map[string]string{"a.md": "small\n", "b.md": big, "c.md": "small\n", "d.md": "small\n", "e.md": big}
+	for i := range maxRuns + 1 {
+		files[fmt.Sprintf("z/%02d.md", i)] = map[bool]string{true: big, false: "small\n"}[i%2 == 1]
+	}
+	writeTree(t, mem, files)
+	if err := os.Mkdir(filepath.Join(mem, "dir.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	show := func(runs []stageRun) string {
+		var out []string
+		for _, r := range runs {
+			out = append(out, fmt.Sprintf("%v:%s", r.raw, strings.ReplaceAll(strings.TrimSuffix(string(r.list), "\x00"), "\x00", ",")))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct{ paths, want string }{
+		{"a.md,c.md,d.md", "true:a.md,c.md,d.md"},
+		{"a.md,b.md,c.md,d.md,e.md", "true:a.md false:b.md true:c.md,d.md false:e.md"},
+		{"b.md,e.md", "false:b.md,e.md"},
+		// gone, a directory: nothing to compress, they join their run
+		{"gone.md,dir.md,b.md,gone2.md", "true:gone.md,dir.md false:b.md true:gone2.md"},
+		{"z/00.md,z/01.md,z/02.md,z/03.md,z/04.md,z/05.md", "false:z/00.md,z/01.md,z/02.md,z/03.md,z/04.md,z/05.md"},
+	} {
+		list := nulList(strings.Split(tc.paths, ","))
+		if got := show(h.stageRuns(list)); got != tc.want {
+			t.Errorf("stageRuns(%s) = %s, want %s", tc.paths, got, tc.want)
+		}
 	}
 }

@@ -94,7 +94,7 @@ func (h *History) stageParallel(ctx context.Context, env []string, list []byte, 
 		if !ok {
 			break
 		}
-		if _, err = h.gitEnv(ctx, env, batch, h.stageArgs(batch, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if err = h.stageBatch(ctx, env, batch); err != nil {
 			stop()
 			break
 		}
@@ -126,8 +126,9 @@ func (h *History) stageParallel(ctx context.Context, env []string, list []byte, 
 // are never packed, and a file past the threshold is streamed into a pack
 // by the staging pass anyway, which would compress it a second time.
 func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) {
-	var list bytes.Buffer
-	small := true
+	// Small files stored whole, bigger ones compressed (see rawObjectMax),
+	// each kind by a process of its own: order does not matter here.
+	var small, big bytes.Buffer
 	dirs := map[string]bool{"": true, ".": true}
 	for rest := batch; len(rest) > 0; {
 		p, after, _ := bytes.Cut(rest, []byte{0})
@@ -140,20 +141,25 @@ func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) 
 		if err != nil || !info.Mode().IsRegular() || info.Size() < 2 || info.Size() > journal.OpaqueSize {
 			continue
 		}
-		small = small && info.Size() <= rawObjectMax
-		list.Write(p)
-		list.WriteByte(0)
+		to := &small
+		if info.Size() > rawObjectMax {
+			to = &big
+		}
+		to.Write(p)
+		to.WriteByte(0)
 	}
-	if list.Len() == 0 || ctx.Err() != nil {
-		return
-	}
-	_ = os.Remove(index)
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+index)
-	args := append([]string(nil), bulkCheckin...)
-	if small {
-		args = append(args, storeRaw...)
+	for _, kind := range []struct {
+		list *bytes.Buffer
+		raw  []string
+	}{{&small, storeRaw}, {&big, nil}} {
+		if kind.list.Len() == 0 || ctx.Err() != nil {
+			continue
+		}
+		_ = os.Remove(index)
+		args := append(append(append([]string(nil), bulkCheckin...), kind.raw...), "update-index", "--add", "-z", "--stdin")
+		_, _ = h.gitEnv(ctx, env, kind.list.Bytes(), args...)
 	}
-	_, _ = h.gitEnv(ctx, env, list.Bytes(), append(args, "update-index", "--add", "-z", "--stdin")...)
 }
 
 // realDir reports whether dir (relative to the memory dir) and each of its

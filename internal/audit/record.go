@@ -517,8 +517,11 @@ func (h *History) batchSize() int {
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	batch := h.batchSize()
 	if bytes.Count(list, []byte{0}) <= batch {
-		_, err := h.gitEnv(ctx, bulkEnv(), list, h.stageArgs(list, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...)
-		return err
+		// One process: it stages into the index itself, which it
+		// replaces only once it has staged everything.
+		if runs := h.stageRuns(list); len(runs) == 1 {
+			return h.stageBatch(ctx, bulkEnv(), list)
+		}
 	}
 	index := filepath.Join(h.gitDir, "index")
 	tmp := index + ".dream-batches"
@@ -539,7 +542,7 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 			end += bytes.IndexByte(list[end:], 0) + 1
 			n++
 		}
-		if _, err := h.gitEnv(ctx, env, list[:end], h.stageArgs(list[:end], "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if err := h.stageBatch(ctx, env, list[:end]); err != nil {
 			return err
 		}
 		list = list[end:]
@@ -602,33 +605,60 @@ var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
 // would have saved a third of it or more.
 const rawObjectMax = 64 << 10
 
-// stageArgs is the update-index that stages a batch of paths (a
-// NUL-separated list) into packs: without compression when every file in
-// it is small (see rawObjectMax), with git's default level otherwise.
-func (h *History) stageArgs(batch []byte, args ...string) []string {
-	out := append([]string(nil), bulkCheckin...)
-	if h.allSmall(batch) {
-		out = append(out, storeRaw...)
-	}
-	return append(out, args...)
-}
-
 // storeRaw is the setting for a pack of small files, stored as they are.
 var storeRaw = []string{"-c", "pack.compression=0"}
 
-// allSmall reports whether every regular file of the NUL-separated list
-// is at most rawObjectMax bytes; a path that is gone or is no file has no
-// blob to compress and does not count.
-func (h *History) allSmall(list []byte) bool {
-	for rest := list; len(rest) > 0; {
+// stageRun is a part of a batch that one update-index stages: small files
+// stored whole (raw), or files with a big one among them compressed.
+type stageRun struct {
+	list []byte
+	raw  bool
+}
+
+// maxRuns is how many runs a batch is split into at most: past it (big
+// and small files interleaved all through it) the batch is staged by one
+// process that compresses it all, since each more process reads and
+// writes the whole index once more.
+const maxRuns = 5
+
+// stageRuns splits a NUL-separated batch of paths, in order, into runs of
+// small files (see rawObjectMax) and of the others. A path that is gone
+// or is no file has no blob to compress and joins the run it is in.
+func (h *History) stageRuns(batch []byte) []stageRun {
+	var runs []stageRun
+	start := 0 // where the last run starts in batch
+	for rest := batch; len(rest) > 0; {
 		p, after, _ := bytes.Cut(rest, []byte{0})
+		end := len(batch) - len(after)
 		rest = after
 		info, err := os.Lstat(filepath.Join(h.memDir, filepath.FromSlash(string(p))))
-		if err == nil && info.Mode().IsRegular() && info.Size() > rawObjectMax {
-			return false
+		small := err != nil || !info.Mode().IsRegular() || info.Size() <= rawObjectMax
+		if n := len(runs); n > 0 && runs[n-1].raw == small {
+			runs[n-1].list = batch[start:end]
+			continue
+		}
+		start = end - len(p) - 1
+		runs = append(runs, stageRun{list: batch[start:end], raw: small})
+	}
+	if len(runs) > maxRuns {
+		return []stageRun{{list: batch}}
+	}
+	return runs
+}
+
+// stageBatch stages a batch of paths into the index env names, run by run
+// (see stageRuns), each run's blobs streamed into a pack.
+func (h *History) stageBatch(ctx context.Context, env []string, batch []byte) error {
+	for _, r := range h.stageRuns(batch) {
+		args := append([]string(nil), bulkCheckin...)
+		if r.raw {
+			args = append(args, storeRaw...)
+		}
+		if _, err := h.gitEnv(ctx, env, r.list, append(args, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+			return err
 		}
 	}
-	return true
+	return nil
 }
 
 // nulList is paths as update-index --stdin -z reads them.
