@@ -520,7 +520,7 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 		// One process: it stages into the index itself, which it
 		// replaces only once it has staged everything.
 		if runs := h.stageRuns(list); len(runs) == 1 {
-			return h.stageBatch(ctx, bulkEnv(), list)
+			return h.stageEach(ctx, bulkEnv(), runs)
 		}
 	}
 	index := filepath.Join(h.gitDir, "index")
@@ -598,11 +598,12 @@ var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
 // compressing it. For the small files memory is mostly made of, zlib's
 // cost is the setup of a fresh stream for every blob, not the bytes, and
 // it was most of a big record's time: BenchmarkStageSmallFiles stages
-// 2,000 memory-sized files both ways. Roll-ups compress the deltas they
-// find, so a file edited again is stored compressed as a delta; a big file
-// (a pasted log) compresses well and is worth the stream. The price is
-// disk: a small file's blob takes its own size in the pack, where zlib
-// would have saved a third of it or more.
+// 2,000 memory-sized files both ways. A roll-up of small packs compresses
+// the deltas it finds, so a file edited again is stored compressed as a
+// delta; a big file (a pasted log) compresses well and is worth the
+// stream. The price is disk (and what a sync pushes): a small file's blob
+// takes its own size in the pack, where zlib would have saved a third of
+// it or more.
 const rawObjectMax = 64 << 10
 
 // storeRaw is the setting for a pack of small files, stored as they are.
@@ -649,7 +650,12 @@ func (h *History) stageRuns(batch []byte) []stageRun {
 // stageBatch stages a batch of paths into the index env names, run by run
 // (see stageRuns), each run's blobs streamed into a pack.
 func (h *History) stageBatch(ctx context.Context, env []string, batch []byte) error {
-	for _, r := range h.stageRuns(batch) {
+	return h.stageEach(ctx, env, h.stageRuns(batch))
+}
+
+// stageEach stages the runs in order, each by one update-index.
+func (h *History) stageEach(ctx context.Context, env []string, runs []stageRun) error {
+	for _, r := range runs {
 		args := append([]string(nil), bulkCheckin...)
 		if r.raw {
 			args = append(args, storeRaw...)
