@@ -79,9 +79,8 @@ func TestFindLocatesEveryKindOfEntry(t *testing.T) {
 // before notes existed) is skipped until it is next opened, and a note that
 // is not one absolute path is ignored rather than trusted.
 func TestFindSkipsUnnotedAndHostileNotes(t *testing.T) {
-	needGit(t)
+	h, mem := setup(t) // parallel: the context's clock starts once the test runs
 	ctx := testCtx(t)
-	h, mem := setup(t)
 	if _, err := h.RecordHandEdits(ctx); err != nil {
 		t.Fatal(err)
 	}
