@@ -25,7 +25,7 @@ import (
 //
 // A roll-up of small packs searches for deltas among the objects it rolls
 // up (git's default window), which is what keeps a history of many small
-// edits small. A roll-up of detachPackAt objects or more only copies them
+// edits small. A roll-up of copyPackAt objects or more only copies them
 // (--window=0: existing deltas are kept, no new ones are searched for):
 // delta search over the 50,000 blobs of a memory's first two records is
 // about ten seconds of a core, which `git gc --auto`, which this replaces,
@@ -33,8 +33,10 @@ import (
 // rewrites every pack into one when there are too many and walks the whole
 // history to prune). Copying them is a fraction of a second, inside the
 // record, and nothing is left running. The price is disk: a dream that
-// rewrote most of a memory keeps its blobs whole (about 15 MB for the
-// 22,000 files of a 120 MB memory).
+// rewrote most of a memory keeps its blobs whole, without deltas. The
+// first two records of a generated 30,000-topic memory (24.7 MB of files,
+// 22,386 of them rewritten by its first dream) take 37.8 MB of pack, 26.6
+// MB if the small files were compressed too (see rawObjectMax).
 //
 // Unreachable objects are not pruned: the history only makes them when a
 // record fails between hashing and committing, and they cost disk space,

@@ -277,20 +277,23 @@ func TestSmallFilesStoredWholeBigOnesCompressed(t *testing.T) {
 				t.Fatal(err)
 			}
 			var log strings.Builder
-			for i := 0; log.Len() <= 3*rawObjectMax; i++ {
+			for i := 0; log.Len() <= 200<<10; i++ {
 				fmt.Fprintf(&log, "2026-11-30T10:%02d:%02dZ INFO deploy step %d finished: migrated table orders_%d\n", i/60%60, i%60, i, i%17)
 			}
+			// Small files of a few hundred bytes, each of which zlib would
+			// shrink by more than the 11 bytes an uncompressed stream adds,
+			// so that a compressed one cannot pass for one stored whole.
 			small := map[string]string{
-				"topics/billing.md": "# Billing\n\n## Refunds\n\n1. Open the ticket.\n2. Check the charge in Stripe.\n   - over 500 EUR: ask finance first\n3. Refund and reply.\n",
-				"topics/部署.md":      "# 部署\n\n- 先跑 `make check`，再发布。\n- 回滚见 [runbook](../runbook.md)。\n",
-				"feedback.md":       "> Never squash-merge release branches.\n\n- Why: the changelog tool reads merge commits.\n",
-				"topics/style.md":   "# Style\n\n```go\nif err != nil {\n\treturn fmt.Errorf(\"load: %w\", err)\n}\n```\n",
+				"topics/billing.md": "# Billing\n\n## Refunds\n\n1. Open the ticket and find the charge.\n2. Check the charge in Stripe; check the charge date against the invoice date.\n   - over 500 EUR: ask finance first, in #finance, and wait for their answer\n3. Refund and reply; refund in the original currency, reply with the refund id.\n",
+				"topics/部署.md":      "# 部署\n\n- 先跑 `make check`，再发布；发布前先通知值班，发布后再通知值班。\n- 回滚见 [runbook](../runbook.md)；回滚前先通知值班，回滚后再通知值班。\n- 发布窗口：周二、周四 10:00–16:00；周五不发布，节假日前一天不发布。\n",
+				"feedback.md":       "> Never squash-merge release branches.\n\n- Why: the changelog tool reads merge commits, and a squash-merge leaves the changelog tool nothing to read.\n- How to apply: merge release branches with a merge commit; merge hotfix branches with a merge commit too.\n",
+				"topics/style.md":   "# Style\n\n```go\nif err != nil {\n\treturn fmt.Errorf(\"load config: %w\", err)\n}\nif err := save(cfg); err != nil {\n\treturn fmt.Errorf(\"save config: %w\", err)\n}\n```\n\n- Wrap every error with what was being done: load config, save config.\n",
 			}
 			big := map[string]string{
-				"topics/oncall.md":  "# On-call\n\n- Page the secondary after 15 minutes without an answer.\n",
-				"topics/release.md": "# Release\n\n- Tag from main only.\n",
+				"topics/oncall.md":  "# On-call\n\n- Page the secondary after 15 minutes without an answer; page the manager after 30 minutes without an answer.\n- Hand over at 09:00 on Monday; hand over in #oncall, with the open pages and the open incidents.\n",
+				"topics/release.md": "# Release\n\n- Tag from main only; tag with the version from the changelog; tag after the changelog is merged.\n- Never tag from a release branch; never tag from a hotfix branch; never tag a commit that is not on main.\n",
 				"worklog/deploy.md": "# Deploy log\n\n```\n" + log.String() + "```\n",
-				"worklog/notes.md":  "- The deploy of 2026-11-30 needed a second run (see deploy.md).\n",
+				"worklog/notes.md":  "- The deploy of 2026-11-30 needed a second run (see deploy.md); the second run needed the migration lock released first.\n- The deploy of 2026-12-01 needed no second run; the migration lock was released before the run.\n",
 			}
 			stored := func(files map[string]string, id string) (map[string][2]int, string) {
 				writeTree(t, mem, files)
@@ -321,9 +324,14 @@ func TestSmallFilesStoredWholeBigOnesCompressed(t *testing.T) {
 					if !ok {
 						t.Fatalf("%s (%s) is in no pack", p, id)
 					}
-					if s[1] < s[0] {
-						t.Errorf("%s: %d bytes take %d in the pack, want it stored whole (at least its size)", p, s[0], s[1])
+					if s[1] < s[0]+11 {
+						t.Errorf("%s: %d bytes take %d in the pack, want it stored whole (its size and an uncompressed zlib stream's 11 bytes)", p, s[0], s[1])
 					}
+				}
+			}
+			for p, body := range small {
+				if len(body) > rawObjectMax {
+					t.Fatalf("%s: %d bytes is no small file (rawObjectMax %d)", p, len(body), rawObjectMax)
 				}
 			}
 			sizes, sha := stored(small, "small")
@@ -362,6 +370,7 @@ func TestStageRuns(t *testing.T) {
 		{"a.md,c.md,d.md", "true:a.md,c.md,d.md"},
 		{"a.md,b.md,c.md,d.md,e.md", "true:a.md false:b.md true:c.md,d.md false:e.md"},
 		{"b.md,e.md", "false:b.md,e.md"},
+		{"a.md,b.md,c.md,e.md,d.md", "true:a.md false:b.md true:c.md false:e.md true:d.md"}, // maxRuns runs: still split
 		// gone, a directory: nothing to compress, they join their run
 		{"gone.md,dir.md,b.md,gone2.md", "true:gone.md,dir.md false:b.md true:gone2.md"},
 		{"z/00.md,z/01.md,z/02.md,z/03.md,z/04.md,z/05.md", "false:z/00.md,z/01.md,z/02.md,z/03.md,z/04.md,z/05.md"},

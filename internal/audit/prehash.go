@@ -127,7 +127,12 @@ func (h *History) stageParallel(ctx context.Context, env []string, list []byte, 
 // by the staging pass anyway, which would compress it a second time.
 func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) {
 	// Small files stored whole, bigger ones compressed (see rawObjectMax),
-	// each kind by a process of its own: order does not matter here.
+	// each kind by a process of its own: order does not matter here. A
+	// batch the staging would compress whole (see stageRuns) is compressed
+	// whole here too, so that what is stored does not depend on who took
+	// the batch.
+	runs := h.stageRuns(batch)
+	whole := len(runs) == 1 && !runs[0].raw
 	var small, big bytes.Buffer
 	dirs := map[string]bool{"": true, ".": true}
 	for rest := batch; len(rest) > 0; {
@@ -142,7 +147,7 @@ func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) 
 			continue
 		}
 		to := &small
-		if info.Size() > rawObjectMax {
+		if whole || info.Size() > rawObjectMax {
 			to = &big
 		}
 		to.Write(p)
