@@ -128,30 +128,37 @@ func (h *History) stageParallel(ctx context.Context, env []string, list []byte, 
 func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) {
 	// Small files stored whole, bigger ones compressed (see rawObjectMax),
 	// each kind by a process of its own: order does not matter here. A
-	// batch the staging would compress whole (see stageRuns) is compressed
-	// whole here too, so that what is stored does not depend on who took
-	// the batch.
-	runs := h.stageRuns(batch)
-	whole := len(runs) == 1 && !runs[0].raw
+	// batch the staging would compress whole (more than maxRuns runs, see
+	// stageRuns) is compressed whole here too, so that what is stored does
+	// not depend on who took the batch.
 	var small, big bytes.Buffer
+	runs, last := 0, false
 	dirs := map[string]bool{"": true, ".": true}
 	for rest := batch; len(rest) > 0; {
 		p, after, _ := bytes.Cut(rest, []byte{0})
 		rest = after
 		rel := filepath.FromSlash(string(p))
+		info, err := os.Lstat(filepath.Join(h.memDir, rel))
+		whole := storedWhole(info, err)
+		if runs == 0 || whole != last {
+			runs, last = runs+1, whole
+		}
 		if !h.realDir(dirs, filepath.Dir(rel)) {
 			continue // update-index refuses a path beyond a symlink
 		}
-		info, err := os.Lstat(filepath.Join(h.memDir, rel))
 		if err != nil || !info.Mode().IsRegular() || info.Size() < 2 || info.Size() > journal.OpaqueSize {
 			continue
 		}
-		to := &small
-		if whole || info.Size() > rawObjectMax {
-			to = &big
+		to := &big
+		if whole {
+			to = &small
 		}
 		to.Write(p)
 		to.WriteByte(0)
+	}
+	if runs > maxRuns {
+		big.Write(small.Bytes())
+		small.Reset()
 	}
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+index)
 	for _, kind := range []struct {

@@ -631,8 +631,7 @@ type stageRun struct {
 const maxRuns = 5
 
 // stageRuns splits a NUL-separated batch of paths, in order, into runs of
-// small files (see rawObjectMax) and of the others. A path that is gone
-// or is no file has no blob to compress and joins the run it is in.
+// small files (see rawObjectMax) and of the others (see storedWhole).
 func (h *History) stageRuns(batch []byte) []stageRun {
 	var runs []stageRun
 	start := 0 // where the last run starts in batch
@@ -641,8 +640,7 @@ func (h *History) stageRuns(batch []byte) []stageRun {
 		p, after, _ := bytes.Cut(rest, []byte{0})
 		end := len(batch) - len(after)
 		rest = after
-		info, err := os.Lstat(filepath.Join(h.memDir, filepath.FromSlash(string(p))))
-		small := err != nil || !info.Mode().IsRegular() || info.Size() <= rawObjectMax
+		small := storedWhole(os.Lstat(filepath.Join(h.memDir, filepath.FromSlash(string(p)))))
 		if n := len(runs); n > 0 && runs[n-1].raw == small {
 			runs[n-1].list = batch[start:end]
 			continue
@@ -654,6 +652,13 @@ func (h *History) stageRuns(batch []byte) []stageRun {
 		return []stageRun{{list: batch}}
 	}
 	return runs
+}
+
+// storedWhole is whether a path, by its Lstat, goes in a run stored
+// without compression: a small file, or one that is gone or no file (no
+// blob to compress).
+func storedWhole(info fs.FileInfo, err error) bool {
+	return err != nil || !info.Mode().IsRegular() || info.Size() <= rawObjectMax
 }
 
 // stageBatch stages a batch of paths into the index env names, run by run
