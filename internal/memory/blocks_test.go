@@ -2,7 +2,6 @@ package memory
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -71,14 +70,7 @@ func FuzzParseBlocksMatchesParseDoc(f *testing.F) {
 //
 //	go test -run=^$ -bench=ParseBlocks ./internal/memory/
 func BenchmarkParseBlocks(b *testing.B) {
-	var docs [][]byte
-	for _, src := range walkCorpus(b) {
-		docs = append(docs, src)
-	}
-	rng := rand.New(rand.NewPCG(15, 9))
-	for range 300 {
-		docs = append(docs, randomDoc(rng))
-	}
+	docs := benchDocs(b, 9)
 	var full, blocks time.Duration
 	for b.Loop() {
 		t0 := time.Now()

@@ -196,6 +196,20 @@ func seedCorpus(f *testing.F, seed uint64) {
 	}
 }
 
+// benchDocs is what the parse benchmarks parse: the module's test data and
+// 300 random documents (seeded with seed).
+func benchDocs(b *testing.B, seed uint64) [][]byte {
+	var docs [][]byte
+	for _, src := range walkCorpus(b) {
+		docs = append(docs, src)
+	}
+	rng := rand.New(rand.NewPCG(15, seed))
+	for range 300 {
+		docs = append(docs, randomDoc(rng))
+	}
+	return docs
+}
+
 // FuzzWalkerMatchesReference: on any bytes, ParseDoc makes the Doc the
 // reference walker makes.
 func FuzzWalkerMatchesReference(f *testing.F) {
@@ -214,14 +228,7 @@ func FuzzWalkerMatchesReference(f *testing.F) {
 //
 //	go test -run=^$ -bench=ParseDoc -benchmem ./internal/memory/
 func BenchmarkParseDoc(b *testing.B) {
-	var docs [][]byte
-	for _, src := range walkCorpus(b) {
-		docs = append(docs, src)
-	}
-	rng := rand.New(rand.NewPCG(15, 6))
-	for range 300 {
-		docs = append(docs, randomDoc(rng))
-	}
+	docs := benchDocs(b, 6)
 	b.Run("both", func(b *testing.B) {
 		// Each half starts from a collected heap (outside the timing), in
 		// alternating order, so that neither pays for the other's garbage.
