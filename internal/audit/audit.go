@@ -60,6 +60,9 @@ type History struct {
 	workers int
 	// batch, when not 0, replaces bulkBatch (tests).
 	batch int
+	// objectDir, when not empty, is the quarantine the git processes
+	// write their objects to (see openQuarantine).
+	objectDir string
 }
 
 // Meta describes a change being recorded.

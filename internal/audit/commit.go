@@ -21,11 +21,23 @@ import (
 // `git commit` also refreshes the whole index (an lstat of every file of
 // the memory, and the index written again), looks for hooks and starts
 // `git maintenance run --auto`: a third of a settled one-file dream's git
-// time for nothing the record uses. Moving HEAD only from the commit's
-// parent makes a concurrent writer fail the record cleanly instead of
-// losing the other commit; the reflog line is the one `git commit`
-// writes, for people reading `git reflog`.
+// time for nothing the record uses. A record does the two steps itself,
+// with its quarantine settled between them.
 func (h *History) commitOn(ctx context.Context, parent, tree, msg string) (string, error) {
+	sha, err := h.writeCommit(ctx, parent, tree, msg)
+	if err != nil {
+		return "", err
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	if err := h.moveHead(ctx, parent, sha, subject); err != nil {
+		return "", err
+	}
+	return sha, nil
+}
+
+// writeCommit writes the commit object of tree with message msg on parent
+// ("" for the first commit) and returns its id.
+func (h *History) writeCommit(ctx context.Context, parent, tree, msg string) (string, error) {
 	args := []string{"commit-tree", tree}
 	if parent != "" {
 		args = append(args, "-p", parent)
@@ -34,17 +46,22 @@ func (h *History) commitOn(ctx context.Context, parent, tree, msg string) (strin
 	if err != nil {
 		return "", err
 	}
-	sha := strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
+}
+
+// moveHead moves HEAD from parent ("" when nothing is recorded yet) to the
+// commit sha. Moving HEAD only from the commit's parent makes a concurrent
+// writer fail the record cleanly instead of losing the other commit; the
+// reflog line, with the commit's subject, is the one `git commit` writes,
+// for people reading `git reflog`.
+func (h *History) moveHead(ctx context.Context, parent, sha, subject string) error {
 	old, reflog := parent, "commit: "
 	if parent == "" {
 		// update-ref's "must not exist yet"
 		old, reflog = strings.Repeat("0", len(sha)), "commit (initial): "
 	}
-	subject, _, _ := strings.Cut(msg, "\n")
-	if _, err := h.git(ctx, nil, "update-ref", "-m", reflog+subject, "HEAD", sha, old); err != nil {
-		return "", err
-	}
-	return sha, nil
+	_, err := h.git(ctx, nil, "update-ref", "-m", reflog+subject, "HEAD", sha, old)
+	return err
 }
 
 // head returns the commit HEAD points to, "" when nothing is recorded yet.

@@ -75,6 +75,9 @@ func (h *History) env(extra ...string) []string {
 		"GIT_PAGER=cat", "PAGER=cat",
 		"LC_ALL=C", "LANGUAGE=C",
 	)
+	if h.objectDir != "" {
+		out = append(out, "GIT_OBJECT_DIRECTORY="+h.objectDir)
+	}
 	return append(out, extra...)
 }
 

@@ -60,33 +60,33 @@ const (
 // fetches from and pushes to its remote.
 var repackArgs = []string{"-c", "repack.writeBitmaps=false", "-c", "repack.updateServerInfo=false", "repack", "--geometric=2", "-d", "-q"}
 
-// startRollup runs maybePack beside the caller and returns the wait for
-// it to end.
-func (h *History) startRollup(ctx context.Context, force bool) (wait func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		h.maybePack(ctx, force)
-	}()
-	return func() { <-done }
-}
-
-// maybePack rolls packs and loose objects up when there are too many, or
-// always when force (a record that wrote several packs). Failure only
-// costs disk space, so it is not an error.
-func (h *History) maybePack(ctx context.Context, force bool) {
+// rollupArgs is the roll-up due now, nil for none: when there are too
+// many packs or loose objects, or always when force (a record that wrote
+// several packs).
+func (h *History) rollupArgs(force bool) []string {
 	objects := filepath.Join(h.gitDir, "objects")
 	des, _ := os.ReadDir(filepath.Join(objects, "17"))
 	loose := len(des) * 256
 	packs := packSizes(filepath.Join(objects, "pack"))
 	if !force && loose < packEvery && len(packs) <= packLimit {
-		return
+		return nil
 	}
-	args := repackArgs
 	if loose+geometricRollup(packs, 2) >= copyPackAt {
-		args = append(slices.Clone(args), "--window=0")
+		return append(slices.Clone(repackArgs), "--window=0")
 	}
-	_, _ = h.git(ctx, nil, args...)
+	return repackArgs
+}
+
+// startRollup runs the roll-up args beside the caller and returns the
+// wait for it to end (which may be called more than once). Failure only
+// costs disk space, so it is not an error.
+func (h *History) startRollup(ctx context.Context, args []string) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = h.git(ctx, nil, args...)
+	}()
+	return func() { <-done }
 }
 
 // packSizes lists the object count of every pack, from the count in its

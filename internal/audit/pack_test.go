@@ -381,3 +381,122 @@ func TestStageRuns(t *testing.T) {
 		}
 	}
 }
+
+// What a record writes beside its roll-up goes to a quarantine: the
+// roll-up's prune-packed removes empty fan-out directories of objects/,
+// and a loose object written there meanwhile can lose its directory
+// between git creating it and creating its temporary file in it (CI saw
+// write-tree fail so). git runs through a wrapper that logs when each
+// process starts and ends and where it writes objects, and holds a repack
+// back for a moment so that the record's tree and commit are written
+// beside it for sure. After the record the quarantine is gone and the
+// repository holds every object; a stale quarantine goes, a fresh one,
+// maybe another record's, stays.
+func TestRollupBesideWritersInQuarantine(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "git.log")
+	wrapper := filepath.Join(dir, "git")
+	script := `#!/bin/sh
+sub= skip=
+for a in "$@"; do
+	if [ -n "$skip" ]; then skip=; continue; fi
+	case $a in -c) skip=1 ;; -*) ;; *) sub=$a; break ;; esac
+done
+echo "start $$ $sub $(date +%s%N) ${GIT_OBJECT_DIRECTORY:--}" >>` + shellQuote(log) + `
+[ "$sub" = repack ] && sleep 0.3
+` + shellQuote(h.gitBin) + ` "$@"
+rc=$?
+echo "end $$ $sub $(date +%s%N) -" >>` + shellQuote(log) + `
+exit $rc
+`
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	objects := filepath.Join(h.GitDir(), "objects")
+	stale, fresh := filepath.Join(objects, quarantinePrefix+"old"), filepath.Join(objects, quarantinePrefix+"new")
+	for _, d := range []string{stale, fresh} {
+		if err := os.MkdirAll(filepath.Join(d, "ab"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if old := time.Now().Add(-2 * staleQuarantine); os.Chtimes(stale, old, old) != nil {
+		t.Fatal("chtimes")
+	}
+	h.gitBin = wrapper
+	files := map[string]string{}
+	for i := range bulkBatch + 50 { // more than one batch: the record rolls up
+		files[fmt.Sprintf("topics/t%04d.md", i)] = fmt.Sprintf("# Topic %d\n\n- fact %d\n", i, i)
+	}
+	writeTree(t, mem, files)
+	sha, err := h.RecordHandEdits(ctx)
+	if err != nil || sha == "" {
+		t.Fatalf("RecordHandEdits = %q, %v", sha, err)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type span struct {
+		sub, objects string
+		start, end   int64
+	}
+	spans := map[string]*span{}
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 5 {
+			t.Fatalf("log line %q", l)
+		}
+		ns, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		s := spans[f[1]]
+		if s == nil {
+			s = &span{sub: f[2]}
+			spans[f[1]] = s
+		}
+		if f[0] == "start" {
+			s.start, s.objects = ns, f[4]
+		} else {
+			s.end = ns
+		}
+	}
+	writes := map[string]bool{"write-tree": true, "commit-tree": true, "update-index": true, "hash-object": true, "fast-import": true, "mktree": true}
+	var repacks, beside int
+	for _, r := range spans {
+		if r.sub != "repack" {
+			continue
+		}
+		repacks++
+		for _, w := range spans {
+			if !writes[w.sub] || w.end <= r.start || r.end <= w.start {
+				continue
+			}
+			beside++
+			if w.objects == "-" || filepath.Dir(w.objects) != objects || !strings.HasPrefix(filepath.Base(w.objects), quarantinePrefix) {
+				t.Errorf("git %s ran beside the roll-up writing objects to %s, not to a quarantine", w.sub, w.objects)
+			}
+		}
+	}
+	if repacks != 1 || beside < 2 {
+		t.Fatalf("%d roll-ups and %d object writers beside them, want 1 and the tree and the commit:\n%s", repacks, beside, raw)
+	}
+	left, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*"))
+	if !slices.Equal(left, []string{fresh}) {
+		t.Fatalf("quarantines left: %q, want only the fresh one", left)
+	}
+	plainGit(t, mem, "--git-dir="+h.GitDir(), "fsck", "--strict", "--no-dangling")
+	files["topics/t0001.md"] += "- dated: 2026-12-01\n"
+	writeTree(t, mem, files)
+	if sha, err := h.RecordHandEdits(ctx); err != nil || sha == "" {
+		t.Fatalf("the record after = %q, %v", sha, err)
+	}
+	plainGit(t, mem, "--git-dir="+h.GitDir(), "fsck", "--strict", "--no-dangling")
+}
+
+// shellQuote quotes s as one word of a POSIX shell script.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -88,27 +88,57 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if staged == 0 && h.indexIsHead() {
 		return "", nil // see recorded.go
 	}
-	// The roll-up reads and writes only packs and loose objects that are
-	// already there, so it runs beside the rest of the record (the tree,
-	// the diff for the message, the commit: git processes of one thread
-	// each) instead of after it, and also when the record then finds
-	// nothing to commit. A tree or the commit written meanwhile stays
-	// loose if the roll-up does not see it, and the next roll-up takes it
-	// in; a reader that finds a pack gone looks at the packs again. The
-	// record returns only once the roll-up has ended: nothing is left
-	// running.
-	rolledUp := h.startRollup(ctx, staged > bulkBatch)
-	defer rolledUp()
-	// The index's tree first: the change is then a diff of two trees,
-	// which skips every directory whose tree id did not change, where a
-	// diff of the index against HEAD reads both in full.
 	parent, err := h.head(ctx)
 	if err != nil {
 		return "", err
 	}
-	out, err := h.git(ctx, nil, "write-tree")
+	// A roll-up runs beside the rest of the record (the tree, the diff for
+	// the message, the commit: git processes of one thread each), and
+	// also when the record then finds nothing to commit. It works on the
+	// repository's object dir; what the record writes meanwhile goes to a
+	// quarantine, which moves into the repository once the roll-up has
+	// ended and before HEAD names the commit (see quarantine.go). A reader
+	// that finds a pack gone looks at the packs again. The record returns
+	// only once the roll-up has ended: nothing is left running.
+	w, rolledUp := h, func() {}
+	if args := h.rollupArgs(staged > bulkBatch); args != nil {
+		q, err := h.openQuarantine()
+		if err != nil {
+			return "", err
+		}
+		defer q.dropQuarantine()
+		w, rolledUp = q, h.startRollup(ctx, args)
+	}
+	sha, subject, err := w.commitChange(ctx, m, extra, parent, staged)
+	rolledUp()
+	if err == nil && w != h {
+		err = w.settleQuarantine()
+	}
 	if err != nil {
 		return "", err
+	}
+	if sha == "" {
+		if parent != "" {
+			h.noteRecorded(parent)
+		}
+		return "", nil
+	}
+	if err := h.moveHead(ctx, parent, sha, subject); err != nil {
+		return "", err
+	}
+	h.noteRecorded(sha)
+	return sha, nil
+}
+
+// commitChange writes the index's tree and, when it differs from parent,
+// a commit of it with a message built from the diff (its id and subject;
+// "" when nothing changed). The tree first: the change is then a diff of
+// two trees, which skips every directory whose tree id did not change,
+// where a diff of the index against HEAD reads both in full.
+func (h *History) commitChange(ctx context.Context, m Meta, extra [][2]string, parent string, staged int) (sha, subject string, err error) {
+	out, err := h.git(ctx, nil, "write-tree")
+	if err != nil {
+		return "", "", err
 	}
 	tree := strings.TrimSpace(string(out))
 	base := emptyTree(len(tree))
@@ -116,22 +146,13 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 		base = parent
 	}
 	files, more, patch, err := h.changeOf(ctx, base, tree, staged)
-	if err != nil {
-		return "", err
-	}
-	if len(files) == 0 {
-		if parent != "" {
-			h.noteRecorded(parent)
-		}
-		return "", nil
+	if err != nil || len(files) == 0 {
+		return "", "", err
 	}
 	msg := buildMessage(m, files, more, patch, extra)
-	sha, err := h.commitOn(ctx, parent, tree, msg)
-	if err != nil {
-		return "", err
-	}
-	h.noteRecorded(sha)
-	return sha, nil
+	subject, _, _ = strings.Cut(msg, "\n")
+	sha, err = h.writeCommit(ctx, parent, tree, msg)
+	return sha, subject, err
 }
 
 // emptyTree is git's id of the empty tree in a repository whose ids have
@@ -593,7 +614,7 @@ func bulkEnv() []string {
 // and "never deltify". Files of 0 and 1 bytes and symlinks stay loose (git
 // hashes them in memory); a blob already in the history is dropped from the
 // pack as it is written, so an unchanged file costs no space. The pack has
-// no deltas; a roll-up of small packs makes them (see maybePack).
+// no deltas; a roll-up of small packs makes them (see rollupArgs).
 var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
 
 // rawObjectMax is the largest file a record stores in a pack without

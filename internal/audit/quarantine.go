@@ -1,0 +1,141 @@
+package audit
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// A record's roll-up (`git repack -d`) ends with prune-packed, which
+// calls rmdir on every fan-out directory of objects/ (00 to ff), and git
+// writing a loose object creates that directory and only then its
+// temporary file in it: a tree or commit written beside a roll-up could
+// find its directory gone in between and fail with "unable to create
+// temporary file". So what a record writes while its roll-up runs goes
+// to a quarantine, an object dir of its own with the repository's as its
+// alternate: readers see both, the roll-up sees neither the quarantine
+// nor its directories. Once the roll-up has ended, the objects move into
+// the repository before anything refers to them. It is git's own way for
+// objects not yet accepted (receive-pack's tmp_objdir), and its name
+// starts the way git's does, so `git prune` also removes a stale one.
+const quarantinePrefix = "tmp_objdir-record-"
+
+// staleQuarantine is how old a quarantine must be before a record takes
+// it for one a killed record left behind: a record lasts seconds.
+const staleQuarantine = time.Hour
+
+// openQuarantine makes a quarantine and returns the History that writes
+// its objects there.
+func (h *History) openQuarantine() (*History, error) {
+	objects := filepath.Join(h.gitDir, "objects")
+	h.dropStaleQuarantines(objects, time.Now())
+	dir, err := os.MkdirTemp(objects, quarantinePrefix)
+	if err != nil {
+		return nil, fmt.Errorf("audit: quarantine: %w", err)
+	}
+	// An alternates file's relative path is relative to the object dir
+	// holding it, so ".." is the repository's, whatever its path holds
+	// (the environment's list would need quoting of colons).
+	err = os.Mkdir(filepath.Join(dir, "info"), 0o755)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "info", "alternates"), []byte("..\n"), 0o644)
+	}
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("audit: quarantine: %w", err)
+	}
+	q := *h
+	q.objectDir = dir
+	return &q, nil
+}
+
+// settleQuarantine moves what q wrote into the repository's object dir and
+// removes the quarantine. Objects are named by their content, so one the
+// repository already has is simply dropped. Packs (none of a record's
+// writers makes one, but git may) move index last, as git installs them.
+func (q *History) settleQuarantine() error {
+	objects := filepath.Join(q.gitDir, "objects")
+	des, err := os.ReadDir(q.objectDir)
+	if err != nil {
+		return fmt.Errorf("audit: settle quarantine: %w", err)
+	}
+	for _, de := range des {
+		name := de.Name()
+		if !de.IsDir() || name == "info" {
+			continue
+		}
+		if err := moveObjects(filepath.Join(q.objectDir, name), filepath.Join(objects, name)); err != nil {
+			return fmt.Errorf("audit: settle quarantine: %w", err)
+		}
+	}
+	return q.dropQuarantine()
+}
+
+// dropQuarantine removes the quarantine and what is still in it.
+func (q *History) dropQuarantine() error {
+	if err := os.RemoveAll(q.objectDir); err != nil {
+		return fmt.Errorf("audit: remove quarantine: %w", err)
+	}
+	return nil
+}
+
+// moveObjects moves the files of one quarantine subdirectory (a fan-out
+// directory or pack/) into the same directory of the repository, a pack's
+// index after everything else.
+func moveObjects(from, to string) error {
+	des, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(to, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	var last []string
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), ".idx") {
+			last = append(last, de.Name())
+			continue
+		}
+		if err := moveObject(filepath.Join(from, de.Name()), filepath.Join(to, de.Name())); err != nil {
+			return err
+		}
+	}
+	for _, name := range last {
+		if err := moveObject(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moveObject links from to to, as git finalizes an object file: a link
+// never replaces what is there, and what is there has the same content.
+func moveObject(from, to string) error {
+	if err := os.Link(from, to); err != nil && !errors.Is(err, fs.ErrExist) {
+		// A file system without hard links: a rename, which replaces
+		// the same bytes at worst.
+		if err := os.Rename(from, to); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropStaleQuarantines removes the quarantines of records killed before
+// they settled them. What they hold no ref points to (a record moves HEAD
+// only after settling), and the index's cached trees that name one of
+// them are written again by the next write-tree, which checks that a
+// cached tree exists before it trusts it. One younger than
+// staleQuarantine may be another record's.
+func (h *History) dropStaleQuarantines(objects string, now time.Time) {
+	dirs, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*"))
+	for _, dir := range dirs {
+		if info, err := os.Lstat(dir); err == nil && info.IsDir() && now.Sub(info.ModTime()) > staleQuarantine {
+			_ = os.RemoveAll(dir)
+		}
+	}
+}
