@@ -12,28 +12,14 @@ import (
 	"strings"
 )
 
-// commitOn records tree as a new commit on HEAD with message msg and
-// parent as its parent ("" for the first commit), moves HEAD to it if HEAD
-// is still at parent, and returns its id. With write-tree before it (see
-// record) it is git's plumbing for what `git commit` does here:
-// commit-tree writes the same author, committer, message and parent a
-// commit would, so the same commit object, and update-ref moves HEAD.
-// `git commit` also refreshes the whole index (an lstat of every file of
-// the memory, and the index written again), looks for hooks and starts
-// `git maintenance run --auto`: a third of a settled one-file dream's git
-// time for nothing the record uses. A record does the two steps itself,
-// with its quarantine settled between them.
-func (h *History) commitOn(ctx context.Context, parent, tree, msg string) (string, error) {
-	sha, err := h.writeCommit(ctx, parent, tree, msg)
-	if err != nil {
-		return "", err
-	}
-	subject, _, _ := strings.Cut(msg, "\n")
-	if err := h.moveHead(ctx, parent, sha, subject); err != nil {
-		return "", err
-	}
-	return sha, nil
-}
+// writeCommit and moveHead are git's plumbing for what `git commit` does
+// here, with write-tree before them (see record): commit-tree writes the
+// same author, committer, message and parent a commit would, so the same
+// commit object, and update-ref moves HEAD. `git commit` also refreshes
+// the whole index (an lstat of every file of the memory, and the index
+// written again), looks for hooks and starts `git maintenance run --auto`:
+// a third of a settled one-file dream's git time for nothing the record
+// uses.
 
 // writeCommit writes the commit object of tree with message msg on parent
 // ("" for the first commit) and returns its id.

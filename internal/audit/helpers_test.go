@@ -120,3 +120,17 @@ func lines(n int, f func(i int) string) string {
 func contextWithCancel(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithCancel(parent)
 }
+
+// commitOn commits tree on parent and moves HEAD to it, as a record does
+// with its quarantine settled in between.
+func (h *History) commitOn(ctx context.Context, parent, tree, msg string) (string, error) {
+	sha, err := h.writeCommit(ctx, parent, tree, msg)
+	if err != nil {
+		return "", err
+	}
+	subject, _, _ := strings.Cut(msg, "\n")
+	if err := h.moveHead(ctx, parent, sha, subject); err != nil {
+		return "", err
+	}
+	return sha, nil
+}

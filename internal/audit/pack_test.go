@@ -387,28 +387,37 @@ func TestStageRuns(t *testing.T) {
 // and a loose object written there meanwhile can lose its directory
 // between git creating it and creating its temporary file in it (CI saw
 // write-tree fail so). git runs through a wrapper that logs when each
-// process starts and ends and where it writes objects, and holds a repack
-// back for a moment so that the record's tree and commit are written
-// beside it for sure. After the record the quarantine is gone and the
-// repository holds every object; a stale quarantine goes, a fresh one,
-// maybe another record's, stays.
+// process starts and ends and where it writes objects. It makes the
+// overlap certain, with marker files and bounded waits: the tree is not
+// written before the roll-up has started, and the roll-up does not run
+// before the commit is written. After the record the quarantine is gone
+// and the repository holds every object; a stale quarantine goes, a
+// fresh one stays.
 func TestRollupBesideWritersInQuarantine(t *testing.T) {
 	h, mem := setup(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "git.log")
 	wrapper := filepath.Join(dir, "git")
+	started, committed := shellQuote(filepath.Join(dir, "rollup.started")), shellQuote(filepath.Join(dir, "commit.done"))
+	failCommit := shellQuote(filepath.Join(dir, "fail.commit"))
+	// await FILE: up to 10 s, so that a record that no longer overlaps
+	// fails the test instead of hanging it.
 	script := `#!/bin/sh
+await() { i=0; while [ ! -e "$1" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done; }
 sub= skip=
 for a in "$@"; do
 	if [ -n "$skip" ]; then skip=; continue; fi
 	case $a in -c) skip=1 ;; -*) ;; *) sub=$a; break ;; esac
 done
+[ "$sub" = commit-tree ] && [ -e ` + failCommit + ` ] && exit 1
+[ "$sub" = write-tree ] && await ` + started + `
 echo "start $$ $sub $(date +%s%N) ${GIT_OBJECT_DIRECTORY:--}" >>` + shellQuote(log) + `
-[ "$sub" = repack ] && sleep 0.3
+[ "$sub" = repack ] && : >` + started + ` && await ` + committed + `
 ` + shellQuote(h.gitBin) + ` "$@"
 rc=$?
 echo "end $$ $sub $(date +%s%N) -" >>` + shellQuote(log) + `
+[ "$sub" = commit-tree ] && : >` + committed + `
 exit $rc
 `
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
@@ -470,6 +479,9 @@ exit $rc
 			continue
 		}
 		repacks++
+		if r.objects != "-" {
+			t.Errorf("the roll-up ran on the object dir %s, not the repository's", r.objects)
+		}
 		for _, w := range spans {
 			if !writes[w.sub] || w.end <= r.start || r.end <= w.start {
 				continue
@@ -494,6 +506,23 @@ exit $rc
 		t.Fatalf("the record after = %q, %v", sha, err)
 	}
 	plainGit(t, mem, "--git-dir="+h.GitDir(), "fsck", "--strict", "--no-dangling")
+	// A record that fails after its tree was written still settles its
+	// quarantine: the index's cache names that tree, and plain git
+	// (fsck, gc) must find it.
+	if err := os.WriteFile(filepath.Join(dir, "fail.commit"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for p := range files {
+		files[p] += "- rewritten\n"
+	}
+	writeTree(t, mem, files)
+	if sha, err := h.RecordHandEdits(ctx); err == nil {
+		t.Fatalf("a record whose commit-tree failed = %q, want an error", sha)
+	}
+	plainGit(t, mem, "--git-dir="+h.GitDir(), "fsck", "--strict")
+	if left, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*")); !slices.Equal(left, []string{fresh}) {
+		t.Fatalf("quarantines left after a failed record: %q", left)
+	}
 }
 
 // shellQuote quotes s as one word of a POSIX shell script.

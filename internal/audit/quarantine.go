@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -53,10 +52,12 @@ func (h *History) openQuarantine() (*History, error) {
 	return &q, nil
 }
 
-// settleQuarantine moves what q wrote into the repository's object dir and
-// removes the quarantine. Objects are named by their content, so one the
-// repository already has is simply dropped. Packs (none of a record's
-// writers makes one, but git may) move index last, as git installs them.
+// settleQuarantine moves the loose objects q wrote into the repository's
+// object dir and removes the quarantine. Only complete objects move: a
+// fan-out dir's files named by an object id (git writes an object under a
+// temporary name and renames it once whole). Objects are named by their
+// content, so one the repository already has is simply dropped. A
+// record's writers (write-tree, commit-tree) write no packs.
 func (q *History) settleQuarantine() error {
 	objects := filepath.Join(q.gitDir, "objects")
 	des, err := os.ReadDir(q.objectDir)
@@ -64,11 +65,10 @@ func (q *History) settleQuarantine() error {
 		return fmt.Errorf("audit: settle quarantine: %w", err)
 	}
 	for _, de := range des {
-		name := de.Name()
-		if !de.IsDir() || name == "info" {
+		if !de.IsDir() || !isHex(de.Name(), 2) {
 			continue
 		}
-		if err := moveObjects(filepath.Join(q.objectDir, name), filepath.Join(objects, name)); err != nil {
+		if err := moveObjects(filepath.Join(q.objectDir, de.Name()), filepath.Join(objects, de.Name())); err != nil {
 			return fmt.Errorf("audit: settle quarantine: %w", err)
 		}
 	}
@@ -83,33 +83,40 @@ func (q *History) dropQuarantine() error {
 	return nil
 }
 
-// moveObjects moves the files of one quarantine subdirectory (a fan-out
-// directory or pack/) into the same directory of the repository, a pack's
-// index after everything else.
+// moveObjects moves the loose objects of one fan-out dir of a quarantine
+// into the repository's. The directory gets git's own mode (0777 less the
+// umask).
 func moveObjects(from, to string) error {
 	des, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
-	if err := os.Mkdir(to, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := os.Mkdir(to, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	var last []string
 	for _, de := range des {
-		if strings.HasSuffix(de.Name(), ".idx") {
-			last = append(last, de.Name())
+		name := de.Name()
+		if !de.Type().IsRegular() || !(isHex(name, 38) || isHex(name, 62)) { // SHA-1 or SHA-256
 			continue
 		}
-		if err := moveObject(filepath.Join(from, de.Name()), filepath.Join(to, de.Name())); err != nil {
-			return err
-		}
-	}
-	for _, name := range last {
 		if err := moveObject(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// isHex reports whether s is n lowercase hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // moveObject links from to to, as git finalizes an object file: a link
@@ -129,8 +136,10 @@ func moveObject(from, to string) error {
 // they settled them. What they hold no ref points to (a record moves HEAD
 // only after settling), and the index's cached trees that name one of
 // them are written again by the next write-tree, which checks that a
-// cached tree exists before it trusts it. One younger than
-// staleQuarantine may be another record's.
+// cached tree exists before it trusts it. The records of one history run
+// one at a time (every caller holds the dream's lock), so any quarantine
+// here is a killed record's; the hour is only a margin for a writer that
+// broke that rule, and leaves a killed record's few trees on disk as long.
 func (h *History) dropStaleQuarantines(objects string, now time.Time) {
 	dirs, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*"))
 	for _, dir := range dirs {

@@ -111,8 +111,13 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	}
 	sha, subject, err := w.commitChange(ctx, m, extra, parent, staged)
 	rolledUp()
-	if err == nil && w != h {
-		err = w.settleQuarantine()
+	if w != h {
+		// Also after a failure: write-tree may have put the quarantine's
+		// trees in the index's cache, which plain git (fsck, gc) refuses
+		// to find missing.
+		if serr := w.settleQuarantine(); err == nil {
+			err = serr
+		}
 	}
 	if err != nil {
 		return "", err
