@@ -394,7 +394,21 @@ func (r *dreamRun) commit() error {
 		return nil
 	}
 	d, ctx := r.d, r.ctx
-	res, err := r.txn.CommitWith(commitOptions(ctx, r.hist))
+	// The files the commit replaced are freed beside the record, which
+	// waits on git, instead of in the renames (see KeepReplaced); the
+	// dream ends only once they are.
+	o := commitOptions(ctx, r.hist)
+	o.KeepReplaced = true
+	res, err := r.txn.CommitWith(o)
+	if res.Replaced != "" {
+		freed := make(chan error, 1)
+		go func() { freed <- journal.RemoveReplaced(res.Replaced) }()
+		defer func() {
+			if err := <-freed; err != nil {
+				d.cfg.Logf("dream: %v", err)
+			}
+		}()
+	}
 	r.rep.Merged, r.rep.ForReview, r.rep.ReviewID = res.Merged, res.ForReview, res.ReviewID
 	if err != nil {
 		if len(res.Applied) > 0 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -89,7 +90,8 @@ func TestCrashAnywhereRecovers(t *testing.T) {
 			point{name: fmt.Sprintf("commit-tmp-%d", i), crashAt: fmt.Sprintf("commit:tmp:%d", i)},
 			point{name: fmt.Sprintf("commit-rename-%d", i), crashAt: fmt.Sprintf("commit:rename:%d", i)})
 	}
-	points = append(points, point{name: "commit-synced", crashAt: "commit:synced"}, point{name: "commit-marked", crashAt: "commit:marked"})
+	points = append(points, point{name: "commit-synced", crashAt: "commit:synced"}, point{name: "commit-replaced", crashAt: "commit:replaced"},
+		point{name: "commit-marked", crashAt: "commit:marked"}, point{name: "replaced-freed", crashAt: "replaced:freed"})
 	for _, k := range []int{1, 2, 4, 6, 8, 10} {
 		points = append(points, point{name: fmt.Sprintf("agent-request-%d", k), after: k})
 	}
@@ -149,6 +151,14 @@ func TestCrashAnywhereRecovers(t *testing.T) {
 						}
 					}
 				}
+				// The files the commit replaced, kept to be freed after
+				// it, went with the recovery.
+				filepath.WalkDir(w.state, func(path string, de os.DirEntry, err error) error {
+					if err == nil && strings.HasPrefix(de.Name(), ".replaced-") {
+						t.Errorf("after a crash at %s the replaced files are left: %s", p.name, path)
+					}
+					return err
+				})
 				// The next dream runs normally.
 				srv2 := llmtest.NewServer(llmtest.Turn{Text: "Nothing to do."})
 				defer srv2.Close()

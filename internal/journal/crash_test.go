@@ -90,8 +90,12 @@ func helperDream(state, mem string) error {
 		}
 		crashPoint("agent:write:%d", i+1)
 	}
-	_, err = txn.Commit()
-	return err
+	// As dream commits: the replaced files kept, and freed after.
+	res, err := txn.CommitWith(CommitOptions{KeepReplaced: true})
+	if err != nil || res.Replaced == "" {
+		return err
+	}
+	return RemoveReplaced(res.Replaced)
 }
 
 func lastElem(p string) string {
@@ -142,7 +146,7 @@ func crashPoints() (pre, post []string) {
 	for i := 1; i <= 7; i++ {
 		post = append(post, fmt.Sprintf("commit:link:%d", i), fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
 	}
-	post = append(post, "commit:delete:1", "commit:synced", "commit:marked")
+	post = append(post, "commit:delete:1", "commit:synced", "commit:replaced", "commit:marked", "replaced:freed")
 	return pre, post
 }
 
@@ -218,7 +222,7 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 			if left := journalEntries(t, state, mem); len(left) != 0 {
 				t.Errorf("journal left %v", left)
 			}
-			if c.wantPost && c.at != "commit:marked" && c.recoverAt != "commit:marked" && !slices.Equal(res.RolledForward, []string{"crashdream"}) {
+			if c.wantPost && c.at != "commit:marked" && c.at != "replaced:freed" && c.recoverAt != "commit:marked" && !slices.Equal(res.RolledForward, []string{"crashdream"}) {
 				t.Errorf("RolledForward = %v", res.RolledForward)
 			}
 		})

@@ -15,7 +15,7 @@ var linkInstalls = false
 
 type linker struct{}
 
-func newLinker(*os.Root, string, string, map[string]fingerprint) *linker { return nil }
+func newLinker(*os.Root, string, string, map[string]fingerprint, string) *linker { return nil }
 
 func (l *linker) close() {}
 

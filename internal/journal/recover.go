@@ -56,7 +56,7 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		case StateCommitting:
 			crashPoint("recover:forward:%s", e.name)
 			t := &Txn{memDir: mem, txnDir: dir, rec: e.rec}
-			skipped, err := apply(mem, t.Dir(), e.rec, nil)
+			skipped, err := apply(mem, t.Dir(), e.rec, nil, "")
 			if err != nil {
 				pendingLinkTemps(e.rec, keep)
 				errs = append(errs, fmt.Errorf("journal: recover %s: roll forward: %w", e.name, err))
@@ -93,6 +93,9 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		}
 	}
 	if err := removeTemps(mem, keep); err != nil {
+		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
+	}
+	if err := removeLeftReplaced(root); err != nil {
 		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
 	}
 	return res, errors.Join(errs...)

@@ -279,7 +279,7 @@ func list(root string) ([]txnEntry, error) {
 	}
 	var out []txnEntry
 	for _, de := range des {
-		if !de.IsDir() {
+		if !de.IsDir() || strings.HasPrefix(de.Name(), ".") { // see replaced.go
 			continue
 		}
 		e := txnEntry{name: de.Name()}

@@ -1,0 +1,109 @@
+//go:build linux
+
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+// A commit that keeps what it replaced: the memory holds the dream's
+// files, and the dir it returns holds the versions the renames replaced,
+// byte for byte, as second names of the same inodes (nothing copied),
+// outside the transactions; RemoveReplaced frees them and refuses any
+// other dir. A commit that does not ask keeps nothing, and the kept files
+// of a process that died before freeing them go with the next Recover.
+func TestCommitKeepsReplacedFiles(t *testing.T) {
+	modified := []string{}
+	for p, body := range dreamEdits() {
+		if _, ok := preTree()[p]; ok && body != "" {
+			modified = append(modified, p)
+		}
+	}
+	for _, keep := range []bool{true, false} {
+		state, mem := setup(t)
+		txn, err := Begin(state, mem, "d1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(t, txn.Dir(), dreamEdits())
+		old := map[uint64]string{} // inode of each file the dream modifies: its bytes before
+		for _, p := range modified {
+			info, err := os.Stat(filepath.Join(mem, p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			old[info.Sys().(*syscall.Stat_t).Ino] = preTree()[p]
+		}
+		res, err := txn.CommitWith(CommitOptions{KeepReplaced: keep})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree, exp := readTree(t, mem), after(preTree(), dreamEdits()); !sameTree(tree, exp) {
+			t.Fatalf("keep=%v: memory after commit: %s, want %s", keep, describe(tree), describe(exp))
+		}
+		if !keep {
+			if res.Replaced != "" || len(journalEntries(t, state, mem)) != 0 {
+				t.Fatalf("a commit that did not ask kept %q; journal %v", res.Replaced, journalEntries(t, state, mem))
+			}
+			continue
+		}
+		if filepath.Base(res.Replaced) != replacedPrefix+"d1" {
+			t.Fatalf("Replaced = %q", res.Replaced)
+		}
+		if e := journalEntries(t, state, mem); !slices.Equal(e, []string{replacedPrefix + "d1"}) {
+			t.Fatalf("journal holds %v, want only the kept files", e)
+		}
+		kept := 0
+		err = filepath.WalkDir(res.Replaced, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := os.Lstat(p)
+			if err != nil {
+				return err
+			}
+			body, ok := old[info.Sys().(*syscall.Stat_t).Ino]
+			if got, err := os.ReadFile(p); err != nil || !ok || string(got) != body {
+				t.Errorf("kept %s = %q (%v), not a replaced file's inode and bytes", p, got, err)
+			}
+			kept++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept != len(modified) {
+			t.Fatalf("kept %d files, want the %d replaced", kept, len(modified))
+		}
+		if err := RemoveReplaced(mem); err == nil {
+			t.Fatal("RemoveReplaced removed the memory dir")
+		}
+		if _, err := os.Stat(filepath.Join(mem, "MEMORY.md")); err != nil {
+			t.Fatal(err)
+		}
+		// A second dream dies before it frees its own: Recover does.
+		txn2, err := Begin(state, mem, "d2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(t, txn2.Dir(), map[string]string{"user.md": "---\nname: user\n---\nThe user likes Go and Rust.\n"})
+		res2, err := txn2.CommitWith(CommitOptions{KeepReplaced: true})
+		if err != nil || res2.Replaced == "" {
+			t.Fatalf("second commit: %q, %v", res2.Replaced, err)
+		}
+		if err := RemoveReplaced(res.Replaced); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := Recover(state, mem)
+		if err != nil || len(rec.Discarded)+len(rec.RolledForward) != 0 {
+			t.Fatalf("Recover = %+v, %v: the kept files are no transaction", rec, err)
+		}
+		if e := journalEntries(t, state, mem); len(e) != 0 {
+			t.Fatalf("journal left %v", e)
+		}
+	}
+}
