@@ -402,7 +402,7 @@ func (r *dreamRun) commit() error {
 	res, err := r.txn.CommitWith(o)
 	if res.Replaced != "" {
 		freed := make(chan error, 1)
-		go func() { freed <- journal.RemoveReplaced(res.Replaced) }()
+		go func() { freed <- removeReplaced(res.Replaced) }()
 		defer func() {
 			if err := <-freed; err != nil {
 				d.cfg.Logf("dream: %v", err)
@@ -429,6 +429,10 @@ func (r *dreamRun) commit() error {
 	r.rep.AuditCommit = commit
 	return nil
 }
+
+// removeReplaced frees what a commit kept; a variable only so that a test
+// can see what a dream kept and that it waits for the freeing.
+var removeReplaced = journal.RemoveReplaced
 
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {

@@ -7,13 +7,33 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dreamkit/dream/internal/journal"
 )
 
-// A dream that rewrites memory files frees the versions it replaced before
-// it returns: nothing of them is left in the state dir (the commit keeps
-// them only so that freeing them runs beside the audit record).
+// A dream that rewrites memory files keeps the versions it replaced only
+// to free them beside its audit record, and frees them before it returns:
+// nothing of them is left in the state dir. Serial: it wraps the
+// removeReplaced seam, which holds the freeing back a moment so that a
+// dream that did not wait for it would return first.
 func TestDreamLeavesNoReplacedFiles(t *testing.T) {
 	f := newFixture(t)
+	var kept []string
+	var freed bool
+	removeReplaced = func(dir string) error {
+		filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+			if err == nil && !de.IsDir() {
+				kept = append(kept, p)
+			}
+			return err
+		})
+		time.Sleep(100 * time.Millisecond)
+		err := journal.RemoveReplaced(dir)
+		freed = err == nil
+		return err
+	}
+	t.Cleanup(func() { removeReplaced = journal.RemoveReplaced })
 	notes := filepath.Join(f.mem, "notes.md")
 	if err := os.WriteFile(notes, []byte("# Notes\n\n- The build uses make.\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -39,6 +59,9 @@ func TestDreamLeavesNoReplacedFiles(t *testing.T) {
 	}
 	if b, err := os.ReadFile(notes); err != nil || !strings.HasSuffix(string(b), "- Tests run with `go test -race ./...`.\n") {
 		t.Fatalf("notes.md = %q, %v: the dream's edit did not land", b, err)
+	}
+	if len(kept) != 1 || !freed {
+		t.Fatalf("the dream kept %q and freed them: %v; want notes.md's old version, freed before it returned", kept, freed)
 	}
 	var left []string
 	err = filepath.WalkDir(f.state, func(p string, de fs.DirEntry, err error) error {

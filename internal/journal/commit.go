@@ -79,7 +79,8 @@ type CommitResult struct {
 // (so a full disk fails before the first rename, leaving memory as it was),
 // renames them, removes deleted files (their old content is kept by the
 // audit history, which the caller records first), syncs the directories and
-// finally drops the transaction. If it fails after the first rename, the
+// finally drops the transaction; with KeepReplaced, the files the renames
+// replaced move out of it first, for the caller to free. If it fails after the first rename, the
 // transaction stays committing and Recover finishes it.
 func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	var res CommitResult
@@ -163,6 +164,12 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 			back.State, back.Changes = StateStaging, nil
 			if werr := writeRecord(t.txnDir, back); werr == nil {
 				t.rec = back
+			}
+			// No rename ran, so every kept link names a file still in
+			// the memory: dropping them frees nothing and leaves no
+			// second name of a memory file behind.
+			if keep != "" {
+				os.RemoveAll(keep)
 			}
 			return res, fmt.Errorf("journal: commit %s: nothing was changed: %w", t.rec.ID, nr.err)
 		}
@@ -428,8 +435,8 @@ type install struct {
 // side. A rename holds its directory's lock, so renames in one directory
 // cannot overlap; those in others can, and a copy install's rename over a
 // file also frees the file it replaces, which on a file system mounted
-// with discard waits for the device (a linked install frees it outside
-// the lock, see linker.rename).
+// with discard waits for the device (a linked install keeps it for after
+// the commit, or frees it outside the lock: see linker.rename).
 const renameWorkers = 8
 
 // renameInstalls renames every install over its target with rename: those
@@ -440,9 +447,10 @@ const renameWorkers = 8
 // file failed. The crash point
 // "commit:rename:N" follows the N-th rename done, in whichever directory.
 //
-// A rename may return a release (see linker.rename): releases run on
-// renameWorkers goroutines of their own while the renames go on, and all
-// have run when renameInstalls returns.
+// A rename may return a release (see linker.rename; one that kept the
+// file it replaced returns none): releases run on renameWorkers goroutines
+// of their own while the renames go on, and all have run when
+// renameInstalls returns.
 func renameInstalls(installs []install, rename func(install) (release func(), err error)) (renamed []bool, err error) {
 	releases := make(chan func(), 4*renameWorkers)
 	var released sync.WaitGroup

@@ -14,8 +14,11 @@ import "fmt"
 // name and its staged name not yet removed, "commit:tmp:N" after the N-th
 // temp file is ready (copied, or linked and out of staging), "commit:rename:N"
 // after it is renamed into place, "commit:delete:N" after the N-th removal,
-// "commit:synced" after the directories are synced, "commit:marked" after the
-// record says committed, and "recover:forward:ID" before a roll-forward.
+// "commit:synced" after the directories are synced, "commit:replaced" after
+// the kept replaced files moved out of the transaction (KeepReplaced),
+// "commit:marked" after the record says committed, "replaced:freed" when
+// RemoveReplaced has freed the kept files but not yet removed their dir,
+// and "recover:forward:ID" before a roll-forward.
 var crashHook func(point string)
 
 func crashPoint(format string, args ...any) {

@@ -232,8 +232,9 @@ func (l *linker) install(rel string, perm fs.FileMode, n int) (tmp string, ok bo
 //
 // The file it replaces is kept, when the commit keeps them, as a second
 // name in the replaced dir (keepReplaced): the rename frees nothing. Else
-// it is held open (O_PATH) across the rename, and release closes it: freeing a replaced file (its blocks, and with discard a wait
-// for the device) then happens in whoever calls release, not under the
+// it is held open (O_PATH) across the rename, and release closes it:
+// freeing a replaced file (its blocks, and with discard a wait for the
+// device) then happens in whoever calls release, not under the
 // directory's lock, where it made every rename in a flat memory dir wait
 // for the one before (in a profile of a 30,000-topic dream on ext4 with
 // discard, most of each rename's time: ext4_free_blocks waiting in
@@ -270,7 +271,10 @@ func (l *linker) rename(tmp, rel string) (release func(), err error) {
 // it did: the rename then frees nothing, and the files are freed when the
 // caller removes that dir, after the commit (see CommitOptions). A name
 // that cannot be linked there (nothing there, a directory, a file system
-// that refuses) is left to rename's own way.
+// that refuses, a number a retried commit already used) is left to
+// rename's own way. Between the link and the rename, and after a commit
+// abandoned before any rename (which drops the links), the memory file
+// has that second name in the state dir.
 func (l *linker) keepReplaced(dirFD int, name string) bool {
 	if l.replaced == "" {
 		return false

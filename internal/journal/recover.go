@@ -15,7 +15,10 @@ import (
 // dream owns any of them: a staging transaction is discarded (the memory dir
 // was never touched), a committing one is rolled forward from its record and
 // staging copy, a committed leftover is removed, a parked one is kept. It
-// then removes temporary files an interrupted commit left in the memory dir.
+// then removes temporary files an interrupted commit left in the memory dir,
+// and frees the replaced files a commit's caller died before freeing
+// (CommitOptions.KeepReplaced): best effort, since they only cost disk and
+// no dream should stop over them.
 // Problems with one transaction do not stop the others; they are joined in
 // the returned error.
 func Recover(stateDir, memoryDir string) (Recovery, error) {
@@ -95,9 +98,7 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 	if err := removeTemps(mem, keep); err != nil {
 		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
 	}
-	if err := removeLeftReplaced(root); err != nil {
-		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
-	}
+	removeLeftReplaced(root)
 	return res, errors.Join(errs...)
 }
 

@@ -35,37 +35,63 @@ func (t *Txn) moveReplaced(kept string) string {
 	return to
 }
 
-// RemoveReplaced removes a directory CommitResult.Replaced named, the
-// subdirectories side by side: each removal frees files, and a file
-// system waits on the device for each. It refuses a path that is not one.
+// RemoveReplaced removes a directory CommitResult.Replaced named, its
+// subdirectories side by side: each removal frees files, and a file system
+// mounted with discard waits on the device for each. It refuses a path not
+// named like one. Anything at that name that is no directory (a symlink
+// among them) is removed itself, never followed: the removal of the
+// subdirectories goes through an os.Root of the directory.
 func RemoveReplaced(dir string) error {
 	if !strings.HasPrefix(filepath.Base(dir), replacedPrefix) {
 		return fmt.Errorf("journal: remove replaced files: %s is not a dir of them", dir)
 	}
-	subs, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	info, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("journal: remove replaced files: %w", err)
+	case !info.IsDir():
+		if err := os.Remove(dir); err != nil {
+			return fmt.Errorf("journal: remove replaced files: %w", err)
+		}
+		return nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
 		return fmt.Errorf("journal: remove replaced files: %w", err)
 	}
-	errs := make([]error, len(subs))
+	defer root.Close()
+	f, err := root.Open(".")
+	if err != nil {
+		return fmt.Errorf("journal: remove replaced files: %w", err)
+	}
+	subs, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("journal: remove replaced files: %w", err)
+	}
+	errs := make([]error, len(subs)+1)
 	var wg sync.WaitGroup
 	for i, sub := range subs {
-		wg.Go(func() { errs[i] = os.RemoveAll(filepath.Join(dir, sub.Name())) })
+		wg.Go(func() { errs[i] = root.RemoveAll(sub.Name()) })
 	}
 	wg.Wait()
 	crashPoint("replaced:freed")
-	if err := errors.Join(append(errs, os.RemoveAll(dir))...); err != nil {
+	errs[len(subs)] = os.RemoveAll(dir) // a symlink put there meanwhile is removed itself
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("journal: remove replaced files: %w", err)
 	}
 	return nil
 }
 
-// removeLeftReplaced removes the kept files under root that no commit's
-// caller removed (it died first).
-func removeLeftReplaced(root string) error {
-	dirs, _ := filepath.Glob(filepath.Join(root, replacedPrefix+"*"))
-	var errs []error
-	for _, d := range dirs {
-		errs = append(errs, RemoveReplaced(d))
+// removeLeftReplaced removes, best effort, the kept files under root that
+// no commit's caller freed (it died first).
+func removeLeftReplaced(root string) {
+	des, _ := os.ReadDir(root)
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), replacedPrefix) {
+			_ = RemoveReplaced(filepath.Join(root, de.Name()))
+		}
 	}
-	return errors.Join(errs...)
 }

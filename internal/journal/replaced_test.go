@@ -3,11 +3,17 @@
 package journal
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // A commit that keeps what it replaced: the memory holds the dream's
@@ -25,6 +31,9 @@ func TestCommitKeepsReplacedFiles(t *testing.T) {
 	}
 	for _, keep := range []bool{true, false} {
 		state, mem := setup(t)
+		if !leasesWork(t, mem) {
+			t.Skip("this file system grants no leases: commits copy, and keep nothing")
+		}
 		txn, err := Begin(state, mem, "d1")
 		if err != nil {
 			t.Fatal(err)
@@ -105,5 +114,91 @@ func TestCommitKeepsReplacedFiles(t *testing.T) {
 		if e := journalEntries(t, state, mem); len(e) != 0 {
 			t.Fatalf("journal left %v", e)
 		}
+	}
+}
+
+// A commit abandoned before any rename (every rename failed: here each
+// linked temporary file is gone once the first replaced file is kept)
+// drops the links it kept: no memory file keeps a second name in the
+// state dir. Serial: it replaces the linkat seam.
+func TestAbandonedCommitDropsKeptLinks(t *testing.T) {
+	state, mem := setup(t)
+	if !leasesWork(t, mem) {
+		t.Skip("this file system grants no leases: commits copy, and keep nothing")
+	}
+	txn, err := Begin(state, mem, "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(t, txn.Dir(), dreamEdits())
+	var once sync.Once
+	linkat = func(od int, op string, nd int, np string, fl int) error {
+		if _, err := strconv.Atoi(np); err == nil { // a kept replaced file, right before its rename
+			once.Do(func() {
+				filepath.WalkDir(mem, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && strings.HasPrefix(d.Name(), TempPrefix) {
+						os.Remove(p)
+					}
+					return err
+				})
+			})
+		}
+		return unix.Linkat(od, op, nd, np, fl)
+	}
+	_, err = txn.CommitWith(CommitOptions{KeepReplaced: true})
+	linkat = unix.Linkat
+	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("CommitWith = %v, want nothing changed", err)
+	}
+	if got := readTree(t, mem); !sameTree(got, preTree()) {
+		t.Fatalf("memory changed: %s", describe(got))
+	}
+	for p := range preTree() {
+		info, err := os.Lstat(filepath.Join(mem, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := info.Sys().(*syscall.Stat_t).Nlink; n != 1 {
+			t.Errorf("%s has %d names after the abandoned commit", p, n)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(filepath.Dir(txn.Dir()), replacedName)); !os.IsNotExist(err) {
+		t.Fatalf("the kept links stay: %v", err)
+	}
+}
+
+// What Recover finds named like kept files but is not a dir of them (a
+// symlink, to the memory dir even; a plain file) is removed itself, never
+// followed, and costs the recovery no error; nor does a state dir whose
+// name holds glob characters hide real leftovers.
+func TestRecoverRemovesHostileReplacedLeftovers(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "st[1]*")
+	mem := t.TempDir()
+	writeTree(t, mem, preTree())
+	txn, err := Begin(state, mem, "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(t, txn.Dir(), dreamEdits())
+	res, err := txn.CommitWith(CommitOptions{KeepReplaced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(filepath.Dir(txn.Dir()))
+	if err := os.Symlink(mem, filepath.Join(root, replacedPrefix+"link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, replacedPrefix+"file"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := Recover(state, mem)
+	if err != nil || len(rec.Discarded) != 0 {
+		t.Fatalf("Recover = %+v, %v", rec, err)
+	}
+	if got, exp := readTree(t, mem), after(preTree(), dreamEdits()); !sameTree(got, exp) {
+		t.Fatalf("memory after Recover: %s, want %s", describe(got), describe(exp))
+	}
+	if e := journalEntries(t, state, mem); len(e) != 0 {
+		t.Fatalf("journal left %v (kept files were in %s)", e, res.Replaced)
 	}
 }
