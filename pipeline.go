@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
@@ -394,11 +395,12 @@ func (r *dreamRun) commit() error {
 		return nil
 	}
 	d, ctx := r.d, r.ctx
-	// The files the commit replaced are freed beside the record, which
-	// waits on git, instead of in the renames (see KeepReplaced); the
-	// dream ends only once they are.
+	// Where freeing a file waits for the device, the files the commit
+	// replaced are freed beside the record, which waits on git, instead
+	// of in the renames (see KeepReplaced); the dream ends only once they
+	// are. Elsewhere keeping them costs a link each for nothing.
 	o := commitOptions(ctx, r.hist)
-	o.KeepReplaced = true
+	o.KeepReplaced = keepReplaced(d.cfg.MemoryDir)
 	res, err := r.txn.CommitWith(o)
 	if res.Replaced != "" {
 		freed := make(chan error, 1)
@@ -430,9 +432,14 @@ func (r *dreamRun) commit() error {
 	return nil
 }
 
-// removeReplaced frees what a commit kept; a variable only so that a test
-// can see what a dream kept and that it waits for the freeing.
-var removeReplaced = journal.RemoveReplaced
+// keepReplaced decides whether a dream's commit keeps the files it
+// replaces, and removeReplaced frees them; variables only so that a test
+// can keep them on any file system, and see what a dream kept and that it
+// waits for the freeing.
+var (
+	keepReplaced   = fsutil.FreeWaitsOnDevice
+	removeReplaced = journal.RemoveReplaced
+)
 
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {

@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
 )
 
-// A dream that rewrites memory files keeps the versions it replaced only
-// to free them beside its audit record, and frees them before it returns:
+// A dream that rewrites memory files keeps the versions it replaced (on a
+// file system where freeing waits for the device) only to free them beside
+// its audit record, and frees them before it returns:
 // nothing of them is left in the state dir. Serial: it wraps the
 // removeReplaced seam, which holds the freeing back a moment so that a
 // dream that did not wait for it would return first.
@@ -33,7 +35,8 @@ func TestDreamLeavesNoReplacedFiles(t *testing.T) {
 		freed = err == nil
 		return err
 	}
-	t.Cleanup(func() { removeReplaced = journal.RemoveReplaced })
+	keepReplaced = func(string) bool { return true }
+	t.Cleanup(func() { removeReplaced, keepReplaced = journal.RemoveReplaced, fsutil.FreeWaitsOnDevice })
 	notes := filepath.Join(f.mem, "notes.md")
 	if err := os.WriteFile(notes, []byte("# Notes\n\n- The build uses make.\n"), 0o644); err != nil {
 		t.Fatal(err)
