@@ -16,6 +16,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// beginDream stages the dream's edits of the test memory in transaction
+// d1, on a file system whose commits install by link (the only ones that
+// keep what they replace).
+func beginDream(t *testing.T) (state, mem string, txn *Txn) {
+	t.Helper()
+	state, mem = setup(t)
+	if !leasesWork(t, mem) {
+		t.Skip("this file system grants no leases: commits copy, and keep nothing")
+	}
+	txn, err := Begin(state, mem, "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(t, txn.Dir(), dreamEdits())
+	return state, mem, txn
+}
+
 // A commit that keeps what it replaced: the memory holds the dream's
 // files, and the dir it returns holds the versions the renames replaced,
 // byte for byte, as second names of the same inodes (nothing copied),
@@ -30,15 +47,7 @@ func TestCommitKeepsReplacedFiles(t *testing.T) {
 		}
 	}
 	for _, keep := range []bool{true, false} {
-		state, mem := setup(t)
-		if !leasesWork(t, mem) {
-			t.Skip("this file system grants no leases: commits copy, and keep nothing")
-		}
-		txn, err := Begin(state, mem, "d1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		edit(t, txn.Dir(), dreamEdits())
+		state, mem, txn := beginDream(t)
 		old := map[uint64]string{} // inode of each file the dream modifies: its bytes before
 		for _, p := range modified {
 			info, err := os.Stat(filepath.Join(mem, p))
@@ -122,15 +131,7 @@ func TestCommitKeepsReplacedFiles(t *testing.T) {
 // drops the links it kept: no memory file keeps a second name in the
 // state dir. Serial: it replaces the linkat seam.
 func TestAbandonedCommitDropsKeptLinks(t *testing.T) {
-	state, mem := setup(t)
-	if !leasesWork(t, mem) {
-		t.Skip("this file system grants no leases: commits copy, and keep nothing")
-	}
-	txn, err := Begin(state, mem, "d1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(t, txn.Dir(), dreamEdits())
+	_, mem, txn := beginDream(t)
 	var once sync.Once
 	linkat = func(od int, op string, nd int, np string, fl int) error {
 		if _, err := strconv.Atoi(np); err == nil { // a kept replaced file, right before its rename
@@ -145,7 +146,7 @@ func TestAbandonedCommitDropsKeptLinks(t *testing.T) {
 		}
 		return unix.Linkat(od, op, nd, np, fl)
 	}
-	_, err = txn.CommitWith(CommitOptions{KeepReplaced: true})
+	_, err := txn.CommitWith(CommitOptions{KeepReplaced: true})
 	linkat = unix.Linkat
 	if err == nil || !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("CommitWith = %v, want nothing changed", err)
