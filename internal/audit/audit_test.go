@@ -48,7 +48,9 @@ func setup(t *testing.T) (*History, string) {
 	needGit(t)
 	mem := t.TempDir()
 	writeTree(t, mem, preTree())
-	h, err := Open(testCtx(t), t.TempDir(), mem)
+	// A state dir whose name is a glob pattern: nothing may read its path
+	// as one.
+	h, err := Open(testCtx(t), filepath.Join(t.TempDir(), "state [1]*"), mem)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func Find(ctx context.Context, stateDir, id string) ([]Found, error) {
 	if id == "" {
 		return nil, fmt.Errorf("audit: find: %w: empty id", ErrNotFound)
 	}
-	repos, err := filepath.Glob(filepath.Join(stateDir, "audit", "*.git"))
+	repos, err := fsutil.Glob(filepath.Join(stateDir, "audit"), "*.git")
 	if err != nil {
 		return nil, fmt.Errorf("audit: find: %w", err)
 	}

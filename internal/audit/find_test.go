@@ -14,7 +14,7 @@ func TestFindLocatesEveryKindOfEntry(t *testing.T) {
 	needGit(t)
 	ctx := testCtx(t)
 	root := t.TempDir()
-	state := filepath.Join(root, "state")
+	state := filepath.Join(root, "state [1]*") // a path, not a glob pattern
 	open := func(name string) (*History, string) {
 		mem := filepath.Join(root, name)
 		writeTree(t, mem, map[string]string{"MEMORY.md": "# Memory\n\n- [项目](project.md) — 构建\n", "project.md": "# 项目\n\n1. Run `make`.\n2. Run `make test`.\n"})

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // The packing policy. Records leave few loose objects (their blobs go into
@@ -94,7 +96,7 @@ func (h *History) startRollup(ctx context.Context, args []string) (wait func()) 
 // version 2 header), without opening the pack. A pack whose index cannot be
 // read counts as one object: it is still a pack to search.
 func packSizes(dir string) []int {
-	idxs, _ := filepath.Glob(filepath.Join(dir, "pack-*.idx"))
+	idxs, _ := fsutil.Glob(dir, "pack-*.idx")
 	sizes := make([]int, 0, len(idxs))
 	for _, idx := range idxs {
 		if _, err := os.Stat(strings.TrimSuffix(idx, ".idx") + ".keep"); err == nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // countObjects is `git count-objects -v` as numbers.
@@ -238,7 +240,7 @@ func TestFailedBatchLeavesIndexAlone(t *testing.T) {
 // the bytes it takes in its pack (`git verify-pack -v`).
 func packedSizes(t *testing.T, h *History, mem string) map[string][2]int {
 	t.Helper()
-	idxs, err := filepath.Glob(filepath.Join(h.GitDir(), "objects", "pack", "pack-*.idx"))
+	idxs, err := fsutil.Glob(filepath.Join(h.GitDir(), "objects", "pack"), "pack-*.idx")
 	if err != nil || len(idxs) == 0 {
 		t.Fatalf("no pack in the history (%v)", err)
 	}
@@ -453,7 +455,7 @@ exit $rc
 	}
 	spans := map[string]*span{}
 	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		f := strings.Fields(l)
+		f := strings.SplitN(l, " ", 5) // the object dir, last, may hold spaces
 		if len(f) != 5 {
 			t.Fatalf("log line %q", l)
 		}
@@ -495,7 +497,7 @@ exit $rc
 	if repacks != 1 || beside < 2 {
 		t.Fatalf("%d roll-ups and %d object writers beside them, want 1 and the tree and the commit:\n%s", repacks, beside, raw)
 	}
-	left, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*"))
+	left, _ := fsutil.Glob(objects, quarantinePrefix+"*")
 	if !slices.Equal(left, []string{fresh}) {
 		t.Fatalf("quarantines left: %q, want only the fresh one", left)
 	}
@@ -520,7 +522,7 @@ exit $rc
 		t.Fatalf("a record whose commit-tree failed = %q, want an error", sha)
 	}
 	plainGit(t, mem, "--git-dir="+h.GitDir(), "fsck", "--strict")
-	if left, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*")); !slices.Equal(left, []string{fresh}) {
+	if left, _ := fsutil.Glob(objects, quarantinePrefix+"*"); !slices.Equal(left, []string{fresh}) {
 		t.Fatalf("quarantines left after a failed record: %q", left)
 	}
 }

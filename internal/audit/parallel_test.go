@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // bigMemory writes a memory of n topic files (more than bulkBatch, so a
@@ -167,8 +169,8 @@ func recordedTree(t *testing.T, h *History) string {
 	if out, err := h.Git(ctx, nil, "diff-files", "--name-only"); err != nil || len(out) > 0 {
 		t.Fatalf("the stat check right after the record finds changes (%v): %.300q", err, out)
 	}
-	left, _ := filepath.Glob(filepath.Join(h.gitDir, "index.*"))
-	tmp, _ := filepath.Glob(filepath.Join(h.gitDir, "objects", "pack", "tmp_*"))
+	left, _ := fsutil.Glob(h.gitDir, "index.*")
+	tmp, _ := fsutil.Glob(filepath.Join(h.gitDir, "objects", "pack"), "tmp_*")
 	if len(left)+len(tmp) > 0 {
 		t.Fatalf("left behind: %v %v", left, tmp)
 	}

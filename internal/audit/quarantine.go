@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // A record's roll-up (`git repack -d`) ends with prune-packed, which
@@ -141,7 +143,7 @@ func moveObject(from, to string) error {
 // here is a killed record's; the hour is only a margin for a writer that
 // broke that rule, and leaves a killed record's few trees on disk as long.
 func (h *History) dropStaleQuarantines(objects string, now time.Time) {
-	dirs, _ := filepath.Glob(filepath.Join(objects, quarantinePrefix+"*"))
+	dirs, _ := fsutil.Glob(objects, quarantinePrefix+"*")
 	for _, dir := range dirs {
 		if info, err := os.Lstat(dir); err == nil && info.IsDir() && now.Sub(info.ModTime()) > staleQuarantine {
 			_ = os.RemoveAll(dir)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // ParkedMemoryDirs returns, sorted and without repeats, the memory dirs of
@@ -17,7 +19,7 @@ func ParkedMemoryDirs(stateDir, id string) ([]string, error) {
 	if id == "" {
 		return nil, nil
 	}
-	roots, err := filepath.Glob(filepath.Join(stateDir, "journal", "*"))
+	roots, err := fsutil.Glob(filepath.Join(stateDir, "journal"), "*")
 	if err != nil {
 		return nil, fmt.Errorf("journal: find %q: %w", id, err)
 	}

@@ -12,7 +12,7 @@ import (
 // not.
 func TestParkedMemoryDirs(t *testing.T) {
 	root := t.TempDir()
-	state := filepath.Join(root, "state")
+	state := filepath.Join(root, "state [1]*") // a path, not a glob pattern
 	mkMem := func(name string) string {
 		mem := filepath.Join(root, name)
 		if err := os.MkdirAll(mem, 0o755); err != nil {

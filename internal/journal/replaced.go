@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // The files a commit replaced, kept (CommitOptions.KeepReplaced).
@@ -88,10 +90,8 @@ func RemoveReplaced(dir string) error {
 // removeLeftReplaced removes, best effort, the kept files under root that
 // no commit's caller freed (it died first).
 func removeLeftReplaced(root string) {
-	des, _ := os.ReadDir(root)
-	for _, de := range des {
-		if strings.HasPrefix(de.Name(), replacedPrefix) {
-			_ = RemoveReplaced(filepath.Join(root, de.Name()))
-		}
+	dirs, _ := fsutil.Glob(root, replacedPrefix+"*")
+	for _, dir := range dirs {
+		_ = RemoveReplaced(dir)
 	}
 }
