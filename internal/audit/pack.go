@@ -80,8 +80,8 @@ func (h *History) rollupArgs(force bool) []string {
 }
 
 // startRollup runs the roll-up args beside the caller and returns the
-// wait for it to end (which may be called more than once). Failure only
-// costs disk space, so it is not an error.
+// wait for it to end. Failure only costs disk space, so it is not an
+// error.
 func (h *History) startRollup(ctx context.Context, args []string) (wait func()) {
 	done := make(chan struct{})
 	go func() {

@@ -163,14 +163,13 @@ func (h *History) prehashBatch(ctx context.Context, index string, batch []byte) 
 	env := append(bulkEnv(), "GIT_INDEX_FILE="+index)
 	for _, kind := range []struct {
 		list *bytes.Buffer
-		raw  []string
-	}{{&small, storeRaw}, {&big, nil}} {
+		raw  bool
+	}{{&small, true}, {&big, false}} {
 		if kind.list.Len() == 0 || ctx.Err() != nil {
 			continue
 		}
 		_ = os.Remove(index)
-		args := append(append(append([]string(nil), bulkCheckin...), kind.raw...), "update-index", "--add", "-z", "--stdin")
-		_, _ = h.gitEnv(ctx, env, kind.list.Bytes(), args...)
+		_, _ = h.gitEnv(ctx, env, kind.list.Bytes(), bulkUpdateIndex(kind.raw, "--add")...)
 	}
 }
 

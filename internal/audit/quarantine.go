@@ -67,7 +67,7 @@ func (q *History) settleQuarantine() error {
 		return fmt.Errorf("audit: settle quarantine: %w", err)
 	}
 	for _, de := range des {
-		if !de.IsDir() || !isHex(de.Name(), 2) {
+		if !de.IsDir() || len(de.Name()) != 2 {
 			continue
 		}
 		if err := moveObjects(filepath.Join(q.objectDir, de.Name()), filepath.Join(objects, de.Name())); err != nil {
@@ -86,39 +86,30 @@ func (q *History) dropQuarantine() error {
 }
 
 // moveObjects moves the loose objects of one fan-out dir of a quarantine
-// into the repository's. The directory gets git's own mode (0777 less the
-// umask).
+// (its name and a file's make an object id) into the repository's, which
+// it creates with git's own mode (0777 less the umask) when it has one.
 func moveObjects(from, to string) error {
 	des, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
-	if err := os.Mkdir(to, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
+	made := false
 	for _, de := range des {
 		name := de.Name()
-		if !de.Type().IsRegular() || !(isHex(name, 38) || isHex(name, 62)) { // SHA-1 or SHA-256
+		if !de.Type().IsRegular() || !isObjectID(filepath.Base(from)+name) {
 			continue
+		}
+		if !made {
+			if err := os.Mkdir(to, 0o777); err != nil && !errors.Is(err, fs.ErrExist) {
+				return err
+			}
+			made = true
 		}
 		if err := moveObject(filepath.Join(from, name), filepath.Join(to, name)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// isHex reports whether s is n lowercase hex digits.
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := range len(s) {
-		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // moveObject links from to to, as git finalizes an object file: a link

@@ -545,35 +545,46 @@ func (h *History) batchSize() int {
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
 	batch := h.batchSize()
 	if bytes.Count(list, []byte{0}) <= batch {
-		// One process: it stages into the index itself, which it
-		// replaces only once it has staged everything.
-		if runs := h.stageRuns(list); len(runs) == 1 {
+		runs := h.stageRuns(list)
+		if len(runs) == 1 {
+			// One process: it stages into the index itself, which it
+			// replaces only once it has staged everything.
 			return h.stageEach(ctx, bulkEnv(), runs)
 		}
+		return h.onIndexCopy(func(env []string) error { return h.stageEach(ctx, env, runs) })
 	}
+	return h.onIndexCopy(func(env []string) error {
+		if workers := h.hashWorkers(); workers > 1 {
+			return h.stageParallel(ctx, env, list, batch, workers)
+		}
+		for len(list) > 0 {
+			end, n := 0, 0
+			for end < len(list) && n < batch {
+				end += bytes.IndexByte(list[end:], 0) + 1
+				n++
+			}
+			if err := h.stageBatch(ctx, env, list[:end]); err != nil {
+				return err
+			}
+			list = list[end:]
+		}
+		return nil
+	})
+}
+
+// onIndexCopy runs stage, whose git processes get env (naming a copy of
+// the index), and puts the copy in the index's place once stage has
+// succeeded: a stage of several processes that stops halfway leaves the
+// index as it was.
+func (h *History) onIndexCopy(stage func(env []string) error) error {
 	index := filepath.Join(h.gitDir, "index")
 	tmp := index + ".dream-batches"
 	if err := copyFile(index, tmp); err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	env := append(bulkEnv(), "GIT_INDEX_FILE="+tmp)
-	if workers := h.hashWorkers(); workers > 1 {
-		if err := h.stageParallel(ctx, env, list, batch, workers); err != nil {
-			return err
-		}
-		return os.Rename(tmp, index)
-	}
-	for len(list) > 0 {
-		end, n := 0, 0
-		for end < len(list) && n < batch {
-			end += bytes.IndexByte(list[end:], 0) + 1
-			n++
-		}
-		if err := h.stageBatch(ctx, env, list[:end]); err != nil {
-			return err
-		}
-		list = list[end:]
+	if err := stage(append(bulkEnv(), "GIT_INDEX_FILE="+tmp)); err != nil {
+		return err
 	}
 	return os.Rename(tmp, index)
 }
@@ -696,15 +707,22 @@ func (h *History) stageBatch(ctx context.Context, env []string, batch []byte) er
 // stageEach stages the runs in order, each by one update-index.
 func (h *History) stageEach(ctx context.Context, env []string, runs []stageRun) error {
 	for _, r := range runs {
-		args := append([]string(nil), bulkCheckin...)
-		if r.raw {
-			args = append(args, storeRaw...)
-		}
-		if _, err := h.gitEnv(ctx, env, r.list, append(args, "update-index", "--add", "--remove", "--replace", "-z", "--stdin")...); err != nil {
+		if _, err := h.gitEnv(ctx, env, r.list, bulkUpdateIndex(r.raw, "--add", "--remove", "--replace")...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// bulkUpdateIndex is `update-index <flags> -z --stdin` streaming its blobs
+// into a pack (bulkCheckin), stored whole when raw (storeRaw).
+func bulkUpdateIndex(raw bool, flags ...string) []string {
+	args := append([]string(nil), bulkCheckin...)
+	if raw {
+		args = append(args, storeRaw...)
+	}
+	args = append(append(args, "update-index"), flags...)
+	return append(args, "-z", "--stdin")
 }
 
 // nulList is paths as update-index --stdin -z reads them.
