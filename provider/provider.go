@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/llm/anthropic"
 	"github.com/dreamkit/dream/llm/openai"
@@ -21,9 +22,9 @@ import (
 
 // Provider names accepted by --provider and DREAM_PROVIDER.
 const (
-	Anthropic = "anthropic"
-	OpenAI    = "openai"
-	Offline   = "offline"
+	Anthropic = providername.Anthropic
+	OpenAI    = providername.OpenAI
+	Offline   = providername.Offline
 )
 
 // Choice is the provider dream will use and why. It is the dream.Backend
@@ -51,34 +52,23 @@ func Choose(s dream.Settings, getenv func(string) string) (Choice, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	name := strings.ToLower(strings.TrimSpace(s.Provider))
-	why := "provider setting"
-	if name == "" || name == "auto" {
-		switch {
-		case getenv("ANTHROPIC_API_KEY") != "":
-			name, why = Anthropic, "ANTHROPIC_API_KEY is set"
-		case getenv("OPENAI_API_KEY") != "":
-			name, why = OpenAI, "OPENAI_API_KEY is set"
-		default:
-			name, why = Offline, "no model key is set"
-		}
-	}
+	name, why := providername.Resolve(s.Provider, getenv)
 	stream := getenv("DREAM_STREAM") == "1" || strings.EqualFold(getenv("DREAM_STREAM"), "true")
 	switch name {
 	case Offline:
 		return Choice{Name: name, Why: why}, nil
 	case Anthropic:
-		base := firstNonEmpty(s.BaseURL, getenv("ANTHROPIC_BASE_URL"))
+		base := firstNonEmpty(s.BaseURL, getenv(providername.AnthropicBase))
 		model := firstNonEmpty(s.Model, anthropic.DefaultModel)
-		p, err := anthropic.New(anthropic.Options{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: base, Model: model, Stream: stream})
+		p, err := anthropic.New(anthropic.Options{APIKey: getenv(providername.AnthropicKey), BaseURL: base, Model: model, Stream: stream})
 		if err != nil {
 			return Choice{}, fmt.Errorf("anthropic provider: %w", err)
 		}
 		return Choice{Name: name, Model: model, Provider: p, Why: why}, nil
 	case OpenAI:
-		base := firstNonEmpty(s.BaseURL, getenv("OPENAI_BASE_URL"))
+		base := firstNonEmpty(s.BaseURL, getenv(providername.OpenAIBase))
 		model := firstNonEmpty(s.Model, openai.DefaultModel)
-		p, err := openai.New(openai.Options{APIKey: getenv("OPENAI_API_KEY"), BaseURL: base, Model: model, Stream: stream})
+		p, err := openai.New(openai.Options{APIKey: getenv(providername.OpenAIKey), BaseURL: base, Model: model, Stream: stream})
 		if err != nil {
 			return Choice{}, fmt.Errorf("openai provider: %w", err)
 		}

@@ -2,19 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
-	"github.com/dreamkit/dream/internal/trust"
 	"golang.org/x/term"
 )
 
@@ -58,34 +56,16 @@ func (a *app) getenv(k string) string {
 // parse parses args allowing flags before and after positional arguments
 // (`dream undo ID --memory-dir M`), and loads the settings.
 func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]string, error) {
-	var pos []string
 	if err := missingValue(fs, strings.TrimPrefix(fs.Name(), "dream "), args); err != nil {
 		return nil, err
 	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err
-			}
-			return nil, flagError(fs, strings.TrimPrefix(fs.Name(), "dream "), err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		if rest[0] == "--" {
-			pos = append(pos, rest[1:]...)
-			break
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
+	pos, flags, err := cmdline.Parse(fs, raw, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, err
 	}
-	flags := map[string]string{}
-	fs.Visit(func(f *flag.Flag) {
-		if p, ok := raw[f.Name]; ok {
-			flags[strings.ReplaceAll(f.Name, "-", "_")] = *p
-		}
-	})
+	if err != nil {
+		return nil, flagError(fs, strings.TrimPrefix(fs.Name(), "dream "), err)
+	}
 	if a.hook {
 		if err := a.readHookPayload(flags); err != nil {
 			return nil, err
@@ -94,87 +74,50 @@ func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]
 	return pos, a.loadSettings(flags)
 }
 
-// hookPayloadLimit bounds what --hook reads from stdin.
-const hookPayloadLimit = 1 << 20
+// newFlags is cmdline.New bound to this invocation's --session, --hook
+// and --json.
+func (a *app) newFlags(name string) (*flag.FlagSet, map[string]*string) {
+	return cmdline.New(name, &a.session, &a.hook, &a.jsonOut)
+}
 
 // readHookPayload takes the current session and the working directory from
-// the JSON an agent passes its hooks on stdin, so that a stop hook can run
-// `dream maybe --host claude --hook` and never count its own session. Flags
-// given explicitly win.
+// the JSON an agent passes its hooks on stdin (cmdline.HookPayload).
 func (a *app) readHookPayload(flags map[string]string) error {
 	if a.stdin == nil {
 		return nil
 	}
-	b, err := io.ReadAll(io.LimitReader(a.stdin, hookPayloadLimit))
+	b, err := io.ReadAll(io.LimitReader(a.stdin, cmdline.HookPayloadLimit))
 	if err != nil {
 		return usagef("--hook: reading stdin: %v", err)
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil
-	}
-	var p struct {
-		SessionID string `json:"session_id"`
-		CWD       string `json:"cwd"`
-	}
-	if err := json.Unmarshal(b, &p); err != nil {
+	if err := cmdline.HookPayload(b, &a.session, flags); err != nil {
 		return usagef("--hook: stdin is not a hook's JSON payload: %v", err)
-	}
-	if a.session == "" {
-		a.session = p.SessionID
-	}
-	if _, set := flags["repo"]; !set && p.CWD != "" {
-		flags["repo"] = p.CWD
 	}
 	return nil
 }
 
-func (a *app) home() string {
-	if h := a.getenv("HOME"); h != "" {
-		return h
+func (a *app) home() string { return cmdline.Home(a.lookupEnv) }
+
+// lookupEnv is a.env, or an empty environment when there is none.
+func (a *app) lookupEnv(k string) (string, bool) {
+	if a.env == nil {
+		return "", false
 	}
-	h, _ := os.UserHomeDir()
-	return h
+	return a.env(k)
 }
 
 // loadSettings layers defaults, the user file, the project file, DREAM_*
-// and the flags; warnings go to stderr.
+// and the flags (cmdline.LoadSettings); warnings go to stderr.
 func (a *app) loadSettings(flags map[string]string) error {
-	home := a.home()
-	repo := flags["repo"]
-	if repo == "" {
-		repo = a.getenv("DREAM_REPO")
-	}
-	if repo == "" {
-		repo, _ = os.Getwd()
-	}
-	project := filepath.Join(repo, ".dream.toml")
-	a.projectFile = project
-	if _, err := os.Stat(project); err != nil {
-		project = ""
-	}
-	l, err := settings.Load(settings.Inputs{
-		UserFile:    settings.UserFile(a.env, home),
-		ProjectFile: project,
-		Env:         a.env,
-		Home:        home,
-		Flags:       flags,
-		// The record of which project files the user allowed lives in
-		// the user's own state dir, never where a project file points.
-		TrustProject: trust.Open(trust.DefaultPath(a.env, home)).Trusted,
-		// A bad value typed on this command line is a usage error; the
-		// files and the environment still warn and fall back.
-		StrictFlags: true,
-	})
+	l, err := cmdline.LoadSettings(a.lookupEnv, flags)
+	a.projectFile = l.ProjectFile
 	if err != nil {
 		return settingsError(a.cmd, err)
-	}
-	if l.Settings.Repo == "" {
-		l.Settings.Repo = repo
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintf(a.stderr, "dream: warning: %s\n", w)
 	}
-	a.loaded = l
+	a.loaded = l.Loaded
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 )
 
 // TestHelpGolden pins `dream help` and two commands' help.
@@ -56,8 +58,8 @@ func TestHelpEveryCommand(t *testing.T) {
 		// Only the groups the command reads: a command that reads no
 		// model has no --provider.
 		want := map[string]bool{}
-		for _, g := range commandFlags(c.name) {
-			for _, n := range groupFlagNames(g) {
+		for _, g := range cmdline.Groups(c.name) {
+			for _, n := range g.Names() {
 				want[n] = true
 			}
 		}

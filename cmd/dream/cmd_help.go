@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 )
 
 // cmdHelp lists every command, or prints one command's help: `dream help
@@ -103,17 +105,17 @@ func printCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	}
 	grouped := map[string]string{}
 	var titles []string
-	for _, g := range commandFlags(name) {
-		names := groupFlagNames(g)
+	for _, g := range cmdline.Groups(name) {
+		names := g.Names()
 		if len(names) == 0 {
 			continue
 		}
-		if _, seen := indexOf(titles, g.title); !seen {
-			titles = append(titles, g.title)
+		if _, seen := indexOf(titles, g.Title); !seen {
+			titles = append(titles, g.Title)
 		}
 		for _, n := range names {
 			if _, ok := grouped[n]; !ok {
-				grouped[n] = g.title
+				grouped[n] = g.Title
 			}
 		}
 	}
@@ -147,21 +149,6 @@ func printCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 	for _, t := range titles {
 		section(t+" flags", byTitle[t])
 	}
-}
-
-// groupFlagNames is the names of the flags group g registers.
-func groupFlagNames(g flagGroup) []string {
-	var names []string
-	for _, f := range g.settings {
-		names = append(names, f.name)
-	}
-	if g.session {
-		names = append(names, "session")
-	}
-	if g.hook {
-		names = append(names, "hook")
-	}
-	return names
 }
 
 func indexOf(list []string, s string) (int, bool) {

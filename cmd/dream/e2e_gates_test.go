@@ -236,7 +236,10 @@ var _ = time.Second
 func TestHookPayloadSetsSessionAndRepo(t *testing.T) {
 	w := newWorld(t)
 	// Six sessions exist; the hook's own session is one of them, so only
-	// five count and --min-sessions 6 keeps the gate closed.
+	// five count and --min-sessions 6 keeps the gate closed. The time gate
+	// is open (never consolidated), so the binary's early start reads the
+	// payload and hands it to the full command (early.Stdin), which must
+	// see it whole.
 	payload := fmt.Sprintf(`{"session_id":"s5","cwd":%q,"hook_event_name":"Stop"}`, w.repo)
 	cmd := exec.Command(binPath, append([]string{"maybe", "--json", "--hook", "--min-sessions", "6"}, "--memory-dir", w.mem, "--sessions-dir", w.sessions, "--state-dir", w.state)...)
 	cmd.Env = append(append([]string{}, w.env...), "DREAM_PROVIDER=offline")

@@ -2,70 +2,22 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/gate"
-	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
 	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/provider"
 )
 
-// timeGateClosed decides the hook path's most common case, the time gate
-// closed, with a handful of system calls (an lstat and one look at the lock
-// file, one at the journal dir) instead of building a Dreamer, which checks
-// every credential path, opens the lock backend and recovers twice before
-// MaybeRun reaches its first gate.
-//
-// It answers closed only when dream.New and Dreamer.MaybeRun would stop at the
-// time gate too: dreaming enabled, a lock mtime younger than min_hours and
-// not in the future (clock skew opens the gate), no dead holder to reclaim
-// and no journal left over (Recover acts on either, and reopens the gate).
-// Deciding "dead" without the state dir's guard record can only call more
-// holders dead than Recover does, so a doubt always falls to the full path.
-// detail is MaybeRun's own wording of the closed gate (funnel.go timeDetail).
-func timeGateClosed(s settings.Settings, memoryDir string, now time.Time) (detail string, closed bool) {
-	if !s.Enabled || memoryDir == "" {
-		return "", false
-	}
-	abs, err := filepath.Abs(memoryDir)
-	if err != nil {
-		return "", false
-	}
-	mem := filepath.Clean(abs)
-	def := dream.DefaultSettings()
-	minHours := s.MinHours
-	if !(minHours > 0) { // NaN included, as in dream.New
-		minHours = def.MinHours
-	}
-	wait := gate.HoursDuration(minHours)
-	lk := lock.New(mem, "")
-	last, err := lk.LastConsolidatedAt()
-	if err != nil || last.IsZero() || last.After(now.Add(lock.FutureSkew)) || now.Sub(last) >= wait {
-		return "", false
-	}
-	h, err := lk.Inspect()
-	if err != nil || (h.Exists && h.PID > 0 && !h.Live) {
-		return "", false
-	}
-	stateDir := s.StateDir
-	if stateDir == "" {
-		stateDir = def.StateDir
-	}
-	if journal.HasPending(stateDir, mem) {
-		return "", false
-	}
-	return fmt.Sprintf("%.1fh since the last consolidation, need %gh; opens at %s",
-		now.Sub(last).Hours(), minHours, last.Add(wait).Format(time.RFC3339)), true
-}
-
-// maybeFastPath is `dream maybe` when timeGateClosed settles it (done): the
-// same output and exit code as the full funnel, which runs whenever the answer is
-// not certain. It is not taken for nanobot's flow (its dream dir is not the
+// maybeFastPath is `dream maybe` when quickgate.TimeGateClosed settles it
+// (done): the same output and exit code as the full funnel, which runs
+// whenever the answer is not certain. The binary's early start (package
+// early) answers most of these before main; this is the same answer for
+// what it hands over (a warning to print, a base URL to check) and for
+// Main called in-process. It is not taken for nanobot's flow (its dream dir is not the
 // memory dir given), nor with the etcd lock backend (whose last
 // consolidation is the cluster's, not this file's), nor with provider
 // settings that the full path would reject.
@@ -81,7 +33,7 @@ func (a *app) maybeFastPath() (done bool) {
 	if err != nil || a.isNanobot() || (a.layout != nil && a.layout.Host == dream.HostNanobot) {
 		return false
 	}
-	detail, closed := timeGateClosed(s, mem, time.Now())
+	detail, closed := quickgate.TimeGateClosed(s, mem, time.Now())
 	if !closed {
 		return false
 	}

@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 )
 
 // TestTimeGateClosedAgreesWithMaybe holds the hook path's shortcut to the
-// funnel it stands in for: wherever timeGateClosed says closed, a Dreamer
+// funnel it stands in for: wherever quickgate.TimeGateClosed says closed, a Dreamer
 // built on the same directories stops at the time gate with the same words;
 // where a dead dream or a left-over journal would be recovered (which
 // reopens the gate), the shortcut stands aside.
@@ -31,7 +32,7 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 		name   string
 		setup  func(t *testing.T, mem, state string)
 		enable bool
-		want   bool // timeGateClosed's answer
+		want   bool // quickgate.TimeGateClosed's answer
 	}{
 		{"consolidated an hour ago", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-time.Hour)) }, true, true},
 		{"empty body, 23.9h ago", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-23*time.Hour-54*time.Minute)) }, true, true},
@@ -63,9 +64,9 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 			tc.setup(t, mem, state)
 			s := dream.DefaultSettings()
 			s.StateDir, s.Enabled = state, tc.enable
-			detail, closed := timeGateClosed(s, mem, now)
+			detail, closed := quickgate.TimeGateClosed(s, mem, now)
 			if closed != tc.want {
-				t.Fatalf("timeGateClosed = %v (%q), want %v", closed, detail, tc.want)
+				t.Fatalf("quickgate.TimeGateClosed = %v (%q), want %v", closed, detail, tc.want)
 			}
 			if !closed {
 				return

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
 	"github.com/dreamkit/dream/internal/host"
 )
 
@@ -25,8 +26,8 @@ func TestHookLocates(t *testing.T) {
 		"relative/x.jsonl": "",
 		filepath.Join(home, ".claude", "projects", "..", "..", "etc", "x.jsonl"): "",
 	} {
-		if got := hostFromTranscript(path, home, noEnv); got != want {
-			t.Errorf("hostFromTranscript(%s) = %q, want %q", path, got, want)
+		if got := hookplan.HostFromTranscript(path, home, noEnv); got != want {
+			t.Errorf("hookplan.HostFromTranscript(%s) = %q, want %q", path, got, want)
 		}
 	}
 	l, err := host.Resolve("claude", repo, home, noEnv)
@@ -34,18 +35,18 @@ func TestHookLocates(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub := filepath.Join(filepath.Dir(l.SessionsDir), "-started-in-a-subdir")
-	if dir, ok := transcriptSessionsDir(l, filepath.Join(sub, "u.jsonl")); !ok || dir != sub {
+	if dir, ok := hookplan.TranscriptSessionsDir(l, filepath.Join(sub, "u.jsonl")); !ok || dir != sub {
 		t.Errorf("claude transcript in a sibling project dir: %s %v", dir, ok)
 	}
-	if _, ok := transcriptSessionsDir(l, "/etc/u.jsonl"); ok {
+	if _, ok := hookplan.TranscriptSessionsDir(l, "/etc/u.jsonl"); ok {
 		t.Error("a transcript outside the agent's tree was trusted")
 	}
 	tr := filepath.Join(tmp, "t.jsonl")
 	os.WriteFile(tr, []byte(`{"type":"session_meta","payload":{"cwd":"`+repo+`"}}`+"\n"), 0o644)
-	if got := hookRepo(hookPayload{TranscriptPath: tr}); got != repo {
+	if got := hookplan.Repo(hookplan.Payload{TranscriptPath: tr}); got != repo {
 		t.Errorf("repo from the transcript = %q", got)
 	}
-	if got := hookRepo(hookPayload{CWD: "/does/not/exist", TranscriptPath: tr}); got != "" {
+	if got := hookplan.Repo(hookplan.Payload{CWD: "/does/not/exist", TranscriptPath: tr}); got != "" {
 		t.Errorf("a cwd that does not exist was taken: %q", got)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 	"github.com/dreamkit/dream/internal/host"
 )
 
@@ -20,23 +20,11 @@ func (a *app) resolveLayout(name, mem, repo string) (*host.Layout, error) {
 	if a.layout != nil {
 		return a.layout, nil
 	}
-	var l host.Layout
-	var err error
-	switch {
-	case name != "":
-		l, err = host.Resolve(name, repo, a.home(), a.env)
-	case mem == "":
-		l, err = host.Choose(repo, a.home(), a.env)
-		if errors.Is(err, host.ErrNoHost) {
-			return nil, nil
-		}
-	default:
-		return nil, nil
-	}
+	l, err := cmdline.Layout(name, mem, repo, a.home(), a.lookupEnv)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	a.layout = &l
+	a.layout = l
 	return a.layout, nil
 }
 

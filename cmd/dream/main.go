@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/dreamkit/dream/cmd/dream/internal/early"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -31,7 +33,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv))
+	// early.Stdin: what the early start read of stdin, then the rest.
+	os.Exit(Main(ctx, os.Args[1:], early.Stdin(), os.Stdout, os.Stderr, os.LookupEnv))
 }
 
 // Main runs the command line; it is main without the process, for tests.

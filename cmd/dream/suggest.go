@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -151,23 +152,8 @@ func settingsError(cmd string, err error) error {
 // flag ("--memory-dir --state-dir S"), which the flag package would take as
 // the value. A value that begins with one dash ("-2") is still a value.
 func missingValue(fs *flag.FlagSet, cmd string, args []string) error {
-	for i, arg := range args {
-		if arg == "--" {
-			return nil
-		}
-		if !strings.HasPrefix(arg, "-") || strings.Contains(arg, "=") || i+1 >= len(args) {
-			continue
-		}
-		f := fs.Lookup(strings.TrimLeft(arg, "-"))
-		if f == nil {
-			continue
-		}
-		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
-			continue
-		}
-		if next := args[i+1]; strings.HasPrefix(next, "--") && len(next) > 2 {
-			return usagef("--%s needs a value: --%s %s (got the flag %s next) (dream help %s lists its flags)", f.Name, f.Name, placeholder(f), next, cmd)
-		}
+	if f, next := cmdline.MissingValue(fs, args); f != nil {
+		return usagef("--%s needs a value: --%s %s (got the flag %s next) (dream help %s lists its flags)", f.Name, f.Name, placeholder(f), next, cmd)
 	}
 	return nil
 }

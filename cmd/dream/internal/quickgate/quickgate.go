@@ -1,0 +1,66 @@
+// Package quickgate decides the time gate the way the gate funnel would,
+// from the lock file and the journal dir alone, for the hook path: `dream
+// maybe` and `dream hook` (and their early start, package early) answer the
+// closed time gate with it instead of building a Dreamer.
+package quickgate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/settings"
+)
+
+// TimeGateClosed decides the hook path's most common case, the time gate
+// closed, with a handful of system calls (an lstat and one look at the lock
+// file, one at the journal dir) instead of building a Dreamer, which checks
+// every credential path, opens the lock backend and recovers twice before
+// MaybeRun reaches its first gate.
+//
+// It answers closed only when dream.New and Dreamer.MaybeRun would stop at the
+// time gate too: dreaming enabled, a lock mtime younger than min_hours and
+// not in the future (clock skew opens the gate), no dead holder to reclaim
+// and no journal left over (Recover acts on either, and reopens the gate).
+// Deciding "dead" without the state dir's guard record can only call more
+// holders dead than Recover does, so a doubt always falls to the full path.
+// detail is MaybeRun's own wording of the closed gate (funnel.go timeDetail).
+func TimeGateClosed(s settings.Settings, memoryDir string, now time.Time) (detail string, closed bool) {
+	if !s.Enabled || memoryDir == "" {
+		return "", false
+	}
+	abs, err := filepath.Abs(memoryDir)
+	if err != nil {
+		return "", false
+	}
+	mem := filepath.Clean(abs)
+	home, _ := os.UserHomeDir()
+	def := settings.Defaults(os.LookupEnv, home) // dream.DefaultSettings
+	minHours := s.MinHours
+	if !(minHours > 0) { // NaN included, as in dream.New
+		minHours = def.MinHours
+	}
+	wait := gate.HoursDuration(minHours)
+	lk := lock.New(mem, "")
+	last, err := lk.LastConsolidatedAt()
+	if err != nil || last.IsZero() || last.After(now.Add(lock.FutureSkew)) || now.Sub(last) >= wait {
+		return "", false
+	}
+	h, err := lk.Inspect()
+	if err != nil || (h.Exists && h.PID > 0 && !h.Live) {
+		return "", false
+	}
+	stateDir := s.StateDir
+	if stateDir == "" {
+		stateDir = def.StateDir
+	}
+	if journal.HasPending(stateDir, mem) {
+		return "", false
+	}
+	return fmt.Sprintf("%.1fh since the last consolidation, need %gh; opens at %s",
+		now.Sub(last).Hours(), minHours, last.Add(wait).Format(time.RFC3339)), true
+}
