@@ -31,7 +31,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -z "${DREAM:-}" ]; then
   DREAM=$tmp/dream
-  go build -trimpath -ldflags '-s -w' -o "$DREAM" ./cmd/dream
+  CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$DREAM" ./cmd/dream
 fi
 go build -o "$tmp/genmemory" ./bench/cmd/genmemory
 export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state XDG_CONFIG_HOME=$tmp/home/config

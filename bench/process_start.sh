@@ -6,7 +6,9 @@
 # round, so that load from elsewhere on the machine falls on all of them
 # alike; each figure is the median over RUNS rounds (at least 5), timed with
 # bash's EPOCHREALTIME (no fork of date(1) inside the timed interval).
-# Goals (issue 15): status <= 0.5x find, maybe <= 2x hello-world.
+# Goals (issue 15): status <= 0.5x find, maybe <= 2x hello-world. `dream
+# hook` with the same closed gate (what an agent's hook runs on every turn,
+# an agent's JSON payload on stdin) is timed beside them.
 #
 #   RUNS=21 DREAM=path/to/dream bench/process_start.sh
 set -euo pipefail
@@ -17,7 +19,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ -z "${DREAM:-}" ]; then
   DREAM=$tmp/dream
-  go build -trimpath -ldflags '-s -w' -o "$DREAM" ./cmd/dream
+  CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$DREAM" ./cmd/dream
 fi
 mkdir -p "$tmp/hello" "$tmp/mem" "$tmp/sessions" "$tmp/repo"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' > "$tmp/hello/main.go"
@@ -28,6 +30,7 @@ printf '# Memory\n' > "$tmp/mem/MEMORY.md"
 for i in $(seq 1 10000); do printf '{"type":"user"}\n' > "$tmp/sessions/s$i.jsonl"; done
 touch -d '2 hours ago' "$tmp/sessions"/*.jsonl
 : > "$tmp/mem/.consolidate-lock" # consolidated just now: the time gate is closed
+printf '{"session_id":"s1","cwd":"%s","hook_event_name":"Stop"}\n' "$tmp/repo" > "$tmp/payload.json"
 flags=(--memory-dir "$tmp/mem" --sessions-dir "$tmp/sessions" --repo "$tmp/repo" --state-dir "$tmp/state")
 "$DREAM" maybe "${flags[@]}" | grep -q 'time gate is closed' || { echo "the time gate is not closed"; exit 1; }
 once() { # command... -> wall microseconds of one run
@@ -38,24 +41,28 @@ once() { # command... -> wall microseconds of one run
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f", m / 1000 }'; }
 findcmd() { find "$tmp/sessions" -newer "$tmp/mem/.consolidate-lock" | wc -l; }
+hookcmd() { "$DREAM" hook "${flags[@]}" < "$tmp/payload.json"; }
 for _ in 1 2 3; do # warm the page cache and the dentries
-  findcmd > /dev/null; "$tmp/hello-bin" > /dev/null; "$DREAM" status --json "${flags[@]}" > /dev/null; "$DREAM" maybe "${flags[@]}" > /dev/null 2>&1
+  findcmd > /dev/null; "$tmp/hello-bin" > /dev/null; "$DREAM" status --json "${flags[@]}" > /dev/null; "$DREAM" maybe "${flags[@]}" > /dev/null 2>&1; hookcmd > /dev/null 2>&1
 done
-: > "$tmp/find.us"; : > "$tmp/hello.us"; : > "$tmp/status.us"; : > "$tmp/maybe.us"
+if [ -s "$tmp/state/hook.log" ]; then echo "the hook logged something: the time gate is not closed for it" >&2; cat "$tmp/state/hook.log" >&2; exit 1; fi
+: > "$tmp/find.us"; : > "$tmp/hello.us"; : > "$tmp/status.us"; : > "$tmp/maybe.us"; : > "$tmp/hook.us"
 for _ in $(seq "$runs"); do
   once findcmd >> "$tmp/find.us"
   once "$tmp/hello-bin" >> "$tmp/hello.us"
   once "$DREAM" status --json "${flags[@]}" >> "$tmp/status.us"
   once "$DREAM" maybe "${flags[@]}" >> "$tmp/maybe.us"
+  once hookcmd >> "$tmp/hook.us"
 done
 find_ms=$(median < "$tmp/find.us")
 hello_ms=$(median < "$tmp/hello.us")
 status_ms=$(median < "$tmp/status.us")
 maybe_ms=$(median < "$tmp/maybe.us")
+hook_ms=$(median < "$tmp/hook.us")
 count=$("$DREAM" status --json "${flags[@]}" | awk -F': *' '/"sessions_touched_since"/ { gsub(/,/, "", $2); print $2 }')
-printf 'median ms over %d rounds: find %s  hello-world %s  status %s  maybe %s  (status counted %s sessions)\n' "$runs" "$find_ms" "$hello_ms" "$status_ms" "$maybe_ms" "$count"
-awk -v f="$find_ms" -v h="$hello_ms" -v s="$status_ms" -v m="$maybe_ms" 'BEGIN {
-  printf "status / find = %.2fx (goal <= 0.5x)   maybe / hello = %.2fx (goal <= 2x)   status / hello = %.2fx   maybe / find = %.2fx\n", s / f, m / h, s / h, m / f }'
+printf 'median ms over %d rounds: find %s  hello-world %s  status %s  maybe %s  hook %s  (status counted %s sessions)\n' "$runs" "$find_ms" "$hello_ms" "$status_ms" "$maybe_ms" "$hook_ms" "$count"
+awk -v f="$find_ms" -v h="$hello_ms" -v s="$status_ms" -v m="$maybe_ms" -v k="$hook_ms" 'BEGIN {
+  printf "status / find = %.2fx (goal <= 0.5x)   maybe / hello = %.2fx (goal <= 2x)   hook / hello = %.2fx   status / hello = %.2fx   maybe / find = %.2fx\n", s / f, m / h, k / h, s / h, m / f }'
 # CPU time is steadier than wall time on a machine others load: with perf(1)
 # at hand, also the mean task-clock of each (the wall figures stay the ones
 # the goals are about).
@@ -67,7 +74,8 @@ if command -v perf > /dev/null && perf stat -x, -e task-clock true > /dev/null 2
     "$(cpu "$DREAM" status --json "${flags[@]}")" "$(cpu "$DREAM" maybe "${flags[@]}")"
 fi
 ls -l "$DREAM" | awk '{ printf "binary: %.1f MB\n", $5 / 1e6 }'
-GODEBUG=inittrace=1 "$DREAM" maybe "${flags[@]}" 2>&1 >/dev/null | awk '/^init / { t += $5; a += $8; n++ } END { printf "package init: %d packages, %.2f ms, %d bytes allocated\n", n, t, a }'
+GODEBUG=inittrace=1 "$DREAM" maybe "${flags[@]}" 2>&1 >/dev/null | awk '/^init / { t += $5; a += $8; n++ } END { printf "package init before maybe answers: %d packages, %.2f ms, %d bytes allocated\n", n, t, a }'
+GODEBUG=inittrace=1 "$DREAM" status --json "${flags[@]}" 2>&1 >/dev/null | awk '/^init / { t += $5; a += $8; n++ } END { printf "package init of the whole binary (status): %d packages, %.2f ms, %d bytes allocated\n", n, t, a }'
 # Where the init time goes, by module: each package's least time over 7
 # runs (what it costs when nothing else preempts it), summed per module.
 for _ in 1 2 3 4 5 6 7; do GODEBUG=inittrace=1 "$DREAM" maybe "${flags[@]}" 2>&1 >/dev/null; done | awk '/^init / {
