@@ -30,9 +30,27 @@ const hookLogLimit = 1 << 20
 // for JSON or nothing (docs/hooks/reference.md, "Silence is Mandatory").
 func cmdHook(a *app, args []string) (err error) {
 	started := time.Now()
+	// The log is opened on its first line: a hook that has nothing to say
+	// (the closed time gate, nearly every turn) touches nothing on disk,
+	// as the binary's early start does not either.
 	var logw io.Writer = io.Discard
+	logDir := ""
+	var logFile *os.File
+	openLog := func() io.Writer {
+		if logFile == nil && logDir != "" {
+			if logFile = openHookLog(logDir); logFile != nil {
+				logw = logFile
+			}
+		}
+		return logw
+	}
+	defer func() {
+		if logFile != nil {
+			logFile.Close()
+		}
+	}()
 	logf := func(format string, args ...any) {
-		fmt.Fprintf(logw, "%s hook[%d] %s\n", time.Now().UTC().Format(time.RFC3339), os.Getpid(), fmt.Sprintf(format, args...))
+		fmt.Fprintf(openLog(), "%s hook[%d] %s\n", time.Now().UTC().Format(time.RFC3339), os.Getpid(), fmt.Sprintf(format, args...))
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -54,13 +72,9 @@ func cmdHook(a *app, args []string) (err error) {
 		return nil
 	}
 	stateDir := quiet.loaded.Settings.StateDir
-	logDir := stateDir
+	logDir = stateDir
 	if logDir == "" { // the arguments did not parse: log where the defaults say
 		logDir = settings.Defaults(a.env, a.home()).StateDir
-	}
-	if f := openHookLog(logDir); f != nil {
-		defer f.Close()
-		logw = f
 	}
 	if perr != nil || len(pos) > 0 {
 		logf("ignored: bad arguments %q: %v", args, perr)
@@ -73,7 +87,7 @@ func cmdHook(a *app, args []string) (err error) {
 		}
 		return nil
 	}
-	pid, err := spawnDetached(append(job.Argv(stateDir), passOn(fs, raw)...), logw)
+	pid, err := spawnDetached(append(job.Argv(stateDir), passOn(fs, raw)...), openLog())
 	if err != nil {
 		logf("%s: could not start the dream: %v", job.Host, err)
 		return nil

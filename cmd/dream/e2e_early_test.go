@@ -123,8 +123,25 @@ func TestEarlyStartSettlesAQuietHook(t *testing.T) {
 	if heavy := heavyInit.FindString(trace); out != "" || heavy != "" {
 		t.Fatalf("closed gate: stdout %q, init trace has %q", out, heavy)
 	}
-	if b, err := os.ReadFile(filepath.Join(w.state, "hook.log")); err == nil && len(b) > 0 {
-		t.Fatalf("closed gate logged:\n%s", b)
+	if _, err := os.Stat(filepath.Join(w.state, "hook.log")); !os.IsNotExist(err) {
+		t.Fatalf("a quiet hook touched its log (%v)", err)
+	}
+	// The full command, in this process, is as quiet.
+	hookArgs := []string{"hook", "--memory-dir", w.mem, "--sessions-dir", w.sessions, "--state-dir", w.state}
+	lookup := func(k string) (string, bool) {
+		for _, kv := range w.env {
+			if name, v, ok := strings.Cut(kv, "="); ok && name == k {
+				return v, true
+			}
+		}
+		return "", false
+	}
+	var inOut bytes.Buffer
+	if code := Main(context.Background(), hookArgs, strings.NewReader(`{"session_id":"s5","cwd":"`+w.repo+`"}`), &inOut, &inOut, lookup); code != 0 || inOut.Len() != 0 {
+		t.Fatalf("full command: exit %d, output %q", code, inOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(w.state, "hook.log")); !os.IsNotExist(err) {
+		t.Fatalf("the full command's quiet hook touched its log (%v)", err)
 	}
 	out, trace = run("--min-hours", "1", "--min-sessions", "99")
 	if heavy := heavyInit.FindString(trace); out != "" || heavy == "" {

@@ -24,6 +24,10 @@
 // or start a dream) returns to the full command, which decides everything
 // again from the same command line. What it read of stdin is handed over
 // (Stdin, HookPayload).
+//
+// It runs before main installs its signal handling: a SIGINT or SIGTERM
+// while `maybe --hook` or `hook` waits for the agent's payload ends the
+// process at once, before anything was decided or written.
 package early
 
 import (
@@ -46,7 +50,7 @@ import (
 // `dream hook` decoded (HookPayload). They are set once, by init, in the
 // dream binary only (a test binary's arguments are never a command).
 var (
-	consumed    []byte
+	handover    io.Reader
 	hookPayload *hookplan.Payload
 )
 
@@ -54,13 +58,14 @@ func init() {
 	args := os.Args[1:]
 	switch {
 	case len(args) > 0 && args[0] == "maybe":
-		read, done := Maybe(args, os.Stdin, os.Stdout, os.LookupEnv, time.Now())
+		in := &readRecorder{r: os.Stdin}
+		done := Maybe(args, in, os.Stdout, os.LookupEnv, time.Now)
 		if done {
 			os.Exit(0)
 		}
-		consumed = read
+		handover = in.rest(os.Stdin)
 	case len(args) > 0 && args[0] == "hook":
-		p, done := Hook(args, os.Stdin, os.LookupEnv, time.Now())
+		p, done := Hook(args, os.Stdin, os.LookupEnv, time.Now)
 		if done {
 			os.Exit(0)
 		}
@@ -79,54 +84,94 @@ func HookPayload() (hookplan.Payload, bool) {
 }
 
 // Stdin is the process's stdin as the full command must read it: what the
-// early start read of it first, then the rest.
+// early start read of it first, then what it did not reach.
 func Stdin() io.Reader {
-	if len(consumed) == 0 {
+	if handover == nil {
 		return os.Stdin
 	}
-	return io.MultiReader(bytes.NewReader(consumed), os.Stdin)
+	return handover
 }
+
+// readRecorder keeps what is read through it, and how the reading ended.
+type readRecorder struct {
+	r    io.Reader
+	read []byte
+	err  error // io.EOF once the end was reached
+}
+
+func (rr *readRecorder) Read(p []byte) (int, error) {
+	n, err := rr.r.Read(p)
+	rr.read = append(rr.read, p[:n]...)
+	if err != nil && rr.err == nil {
+		rr.err = err
+	}
+	return n, err
+}
+
+// rest is what a reader of the whole of stdin must see after the early
+// start read some of it: the bytes read, then, if the reading ended at the
+// end of input, the end (reading a terminal again after its end would
+// wait for a second one), or its error, or else the rest of in.
+func (rr *readRecorder) rest(in io.Reader) io.Reader {
+	if len(rr.read) == 0 && rr.err == nil {
+		return in
+	}
+	switch rr.err {
+	case nil:
+		return io.MultiReader(bytes.NewReader(rr.read), in)
+	case io.EOF:
+		return bytes.NewReader(rr.read)
+	}
+	return io.MultiReader(bytes.NewReader(rr.read), errReader{rr.err})
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // Maybe settles `dream maybe` (args as os.Args[1:]) when the time gate is
 // closed and nothing else is in doubt: it writes what the full command
-// writes on stdout and reports done (exit 0). Otherwise it writes nothing
-// and returns what it read of stdin, for the full command to read again.
-func Maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (string, bool), now time.Time) (read []byte, done bool) {
+// writes on stdout and reports done (exit 0). Otherwise it writes nothing;
+// what it read of stdin (for --hook) the caller replays to the full
+// command (readRecorder). now is read after stdin, as the full command reads the clock after it:
+// a payload that comes late must not meet a gate decided before it.
+func Maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (string, bool), now func() time.Time) (done bool) {
 	if len(args) == 0 || args[0] != "maybe" {
-		return nil, false
+		return false
 	}
 	args = args[1:]
 	var session string
 	var hook, jsonOut bool
 	fs, raw := cmdline.New("maybe", &session, &hook, &jsonOut)
 	if f, _ := cmdline.MissingValue(fs, args); f != nil {
-		return nil, false
+		return false
 	}
 	pos, flags, err := cmdline.Parse(fs, raw, args)
 	if err != nil || len(pos) > 0 {
-		return nil, false
+		return false
 	}
 	if hook && stdin != nil {
-		read, err = io.ReadAll(io.LimitReader(stdin, cmdline.HookPayloadLimit))
+		read, err := io.ReadAll(io.LimitReader(stdin, cmdline.HookPayloadLimit))
 		if err != nil || cmdline.HookPayload(read, &session, flags) != nil {
-			return read, false
+			return false
 		}
 	}
 	l, err := cmdline.LoadSettings(env, flags)
 	if err != nil || len(l.Warnings) > 0 {
-		return read, false
+		return false
 	}
 	s := l.Settings
 	if (s.Lock != "" && s.Lock != settings.LockFile) || !providerCertain(s, env) {
-		return read, false
+		return false
 	}
 	mem, ok := memoryDir(s, env)
 	if !ok {
-		return read, false
+		return false
 	}
-	detail, closed := quickgate.TimeGateClosed(s, mem, now)
+	detail, closed := quickgate.TimeGateClosed(s, mem, now())
 	if !closed {
-		return read, false
+		return false
 	}
 	if jsonOut {
 		enc := json.NewEncoder(stdout)
@@ -139,15 +184,16 @@ func Maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (s
 	} else {
 		fmt.Fprintf(stdout, "no dream: the %s gate is closed: %s\n", TimeGate, detail)
 	}
-	return read, true
+	return true
 }
 
 // Hook settles `dream hook` (args as os.Args[1:]) when the hook would
 // start nothing and say nothing: its arguments parse and the time gate is
 // closed (the hook's silent case: nothing on stdout, nothing in its log,
 // exit 0). Otherwise it returns the payload it read from stdin (nil when
-// it read none), for the full command, which logs what it decides.
-func Hook(args []string, stdin io.Reader, env func(string) (string, bool), now time.Time) (read *hookplan.Payload, done bool) {
+// it read none), for the full command, which logs what it decides. now is
+// read after stdin (see Maybe).
+func Hook(args []string, stdin io.Reader, env func(string) (string, bool), now func() time.Time) (read *hookplan.Payload, done bool) {
 	if len(args) == 0 || args[0] != "hook" {
 		return nil, false
 	}
@@ -172,7 +218,7 @@ func Hook(args []string, stdin io.Reader, env func(string) (string, bool), now t
 	if err != nil {
 		return &p, false
 	}
-	job, why := hookplan.Plan(l.Settings, session, p, env, now)
+	job, why := hookplan.Plan(l.Settings, session, p, env, now())
 	return &p, job == nil && why == ""
 }
 

@@ -3,6 +3,8 @@ package early
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -159,7 +161,9 @@ func TestMaybeAnswersOnlyWhenCertain(t *testing.T) {
 			p := newPlace(t, now)
 			args, stdin := tc.setup(t, p)
 			var out bytes.Buffer
-			read, done := Maybe(args, strings.NewReader(stdin), &out, p.lookup, now)
+			in := strings.NewReader(stdin)
+			rec := &readRecorder{r: in}
+			done := Maybe(args, rec, &out, p.lookup, func() time.Time { return now })
 			if done != tc.done {
 				t.Fatalf("done = %v, want %v (stdout %q)", done, tc.done, out.String())
 			}
@@ -167,8 +171,8 @@ func TestMaybeAnswersOnlyWhenCertain(t *testing.T) {
 				if out.Len() != 0 {
 					t.Fatalf("handed over but wrote %q", out.String())
 				}
-				if string(read) != stdin && len(read) != 0 {
-					t.Fatalf("handed over %q of stdin %q", read, stdin)
+				if got, err := io.ReadAll(rec.rest(in)); err != nil || string(got) != stdin {
+					t.Fatalf("the full command would read %q (%v) of stdin %q", got, err, stdin)
 				}
 				return
 			}
@@ -179,23 +183,107 @@ func TestMaybeAnswersOnlyWhenCertain(t *testing.T) {
 	}
 }
 
-// TestMaybeHandsOverStdin: what --hook read is returned whole when the
-// full command takes over, so that it reads the same payload.
+// TestMaybeHandsOverStdin: what --hook read reaches the full command
+// whole, and a stdin that has ended is never read again (a terminal would
+// wait for a second end); a read that failed fails the same way again.
 func TestMaybeHandsOverStdin(t *testing.T) {
 	now := time.Now()
 	p := newPlace(t, now)
 	payload := `{"session_id":"s1","cwd":` + quote(p.repo) + `}`
-	read, done := Maybe(append([]string{"maybe", "--hook", "--min-hours", "1"}, p.loc()...), strings.NewReader(payload), &bytes.Buffer{}, p.lookup, now)
-	if done || string(read) != payload {
-		t.Fatalf("done %v, read %q: want the payload handed over", done, read)
+	args := append([]string{"maybe", "--hook", "--min-hours", "1"}, p.loc()...)
+	tty := &endsOnce{data: payload}
+	rec := &readRecorder{r: tty}
+	if Maybe(args, rec, &bytes.Buffer{}, p.lookup, func() time.Time { return now }) {
+		t.Fatal("answered an open gate")
 	}
+	if got, err := io.ReadAll(rec.rest(tty)); err != nil || string(got) != payload {
+		t.Fatalf("handed over %q, %v: want the payload", got, err)
+	}
+
+	broken := errors.New("input/output error")
+	rec = &readRecorder{r: io.MultiReader(strings.NewReader("{"), errReader{broken})}
+	if Maybe(args, rec, &bytes.Buffer{}, p.lookup, func() time.Time { return now }) {
+		t.Fatal("answered after a failed read")
+	}
+	got, err := io.ReadAll(rec.rest(strings.NewReader("never read")))
+	if string(got) != "{" || !errors.Is(err, broken) {
+		t.Fatalf("handed over %q, %v: want the byte read, then the same error", got, err)
+	}
+
+	// Past the payload limit the rest of stdin is still there.
+	long := strings.Repeat(" ", 2<<20)
+	in := strings.NewReader(long)
+	rec = &readRecorder{r: in}
+	if Maybe(args, rec, &bytes.Buffer{}, p.lookup, func() time.Time { return now }) {
+		t.Fatal("answered an open gate")
+	}
+	if got, _ := io.ReadAll(rec.rest(in)); len(got) != len(long) {
+		t.Fatalf("handed over %d bytes of %d", len(got), len(long))
+	}
+}
+
+// endsOnce is a terminal's stdin: data, one end of input, and then it would
+// block; a second read after the end fails the test's reader instead.
+type endsOnce struct {
+	data  string
+	ended bool
+}
+
+func (e *endsOnce) Read(p []byte) (int, error) {
+	if e.ended {
+		return 0, errors.New("read again after the end of input")
+	}
+	if e.data == "" {
+		e.ended = true
+		return 0, io.EOF
+	}
+	n := copy(p, e.data)
+	e.data = e.data[n:]
+	return n, nil
+}
+
+// TestMaybeReadsTheClockAfterStdin: a payload that comes late meets the
+// gate as it is then, as the full command reads the clock after stdin.
+func TestMaybeReadsTheClockAfterStdin(t *testing.T) {
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	late := start.Add(30 * time.Minute)
+	p := newPlace(t, start) // consolidated at 08:00; the gate opens at 10:15
+	clock := start
+	now := func() time.Time { return clock }
+	slow := &clockedReader{r: strings.NewReader(`{"session_id":"s1"}`), now: &clock, after: late}
+	if Maybe(append([]string{"maybe", "--hook", "--min-hours", "2.25"}, p.loc()...), slow, &bytes.Buffer{}, p.lookup, now) {
+		t.Fatal("maybe: the gate opened while stdin was read, but the early start answered closed")
+	}
+	clock = start
+	slow = &clockedReader{r: strings.NewReader(`{}`), now: &clock, after: late}
+	if _, done := Hook([]string{"hook", "--memory-dir", p.mem, "--state-dir", p.state, "--min-hours", "2.25"}, slow, p.lookup, now); done {
+		t.Fatal("hook: the gate opened while stdin was read, but the early start settled it")
+	}
+	// The same at 10:00 throughout: closed, and answered early.
+	clock = start
+	if _, done := Hook([]string{"hook", "--memory-dir", p.mem, "--state-dir", p.state, "--min-hours", "2.25"}, strings.NewReader(`{}`), p.lookup, now); !done {
+		t.Fatal("hook: a closed gate was not settled")
+	}
+}
+
+// clockedReader moves *now to after as it is read: the agent took that
+// long to send its payload.
+type clockedReader struct {
+	r     io.Reader
+	now   *time.Time
+	after time.Time
+}
+
+func (c *clockedReader) Read(p []byte) (int, error) {
+	*c.now = c.after
+	return c.r.Read(p)
 }
 
 func TestMaybeJSON(t *testing.T) {
 	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	p := newPlace(t, now)
 	var out bytes.Buffer
-	if _, done := Maybe(append([]string{"maybe", "--json"}, p.loc()...), nil, &out, p.lookup, now); !done {
+	if done := Maybe(append([]string{"maybe", "--json"}, p.loc()...), nil, &out, p.lookup, func() time.Time { return now }); !done {
 		t.Fatal("not answered")
 	}
 	var got map[string]string
@@ -253,7 +341,7 @@ func TestHookSettlesOnlyTheSilentCase(t *testing.T) {
 			p := newPlace(t, now)
 			args := tc.setup(t, p)
 			payload := `{"session_id":"s1","cwd":` + quote(p.repo) + `,"hook_event_name":"Stop"}`
-			read, done := Hook(args, strings.NewReader(payload), p.lookup, now)
+			read, done := Hook(args, strings.NewReader(payload), p.lookup, func() time.Time { return now })
 			if done != tc.done {
 				t.Fatalf("done = %v, want %v", done, tc.done)
 			}
@@ -283,7 +371,7 @@ func FuzzEarlyStart(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line, stdin string) {
 		args := strings.Split(line, "\x00")
 		var out bytes.Buffer
-		if _, done := Maybe(args, strings.NewReader(stdin), &out, p.lookup, now); done {
+		if done := Maybe(args, strings.NewReader(stdin), &out, p.lookup, func() time.Time { return now }); done {
 			got := out.String()
 			if !strings.HasPrefix(got, "no dream: the time gate is closed: ") && !strings.Contains(got, `"gate": "time"`) {
 				t.Fatalf("Maybe(%q) answered %q", args, got)
@@ -291,7 +379,7 @@ func FuzzEarlyStart(f *testing.F) {
 		} else if out.Len() != 0 {
 			t.Fatalf("Maybe(%q) handed over after writing %q", args, out.String())
 		}
-		if _, done := Hook(args, strings.NewReader(stdin), p.lookup, now); done && args[0] != "hook" {
+		if _, done := Hook(args, strings.NewReader(stdin), p.lookup, func() time.Time { return now }); done && args[0] != "hook" {
 			t.Fatalf("Hook settled %q", args)
 		}
 	})

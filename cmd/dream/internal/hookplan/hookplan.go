@@ -163,9 +163,12 @@ func Plan(s settings.Settings, session string, p Payload, env func(string) (stri
 	if info, err := os.Stat(j.Memory); err != nil || !info.IsDir() {
 		return nil, "memory directory " + j.Memory + " does not exist yet"
 	}
-	// The time gate, as the funnel decides it (fastgate.go): closed only
-	// when `dream maybe` would say so, with no dead dream to recover.
-	if _, closed := quickgate.TimeGateClosed(s, j.Memory, now); closed {
+	// The time gate, as the funnel decides it (quickgate): closed only
+	// when `dream maybe` would say so, with no dead dream to recover. With
+	// the etcd lock the last consolidation is the cluster's, not this
+	// file's: the detached maybe decides it.
+	fileLock := s.Lock == "" || s.Lock == settings.LockFile
+	if _, closed := quickgate.TimeGateClosed(s, j.Memory, now); fileLock && closed {
 		return nil, ""
 	}
 	return j, ""
