@@ -33,16 +33,16 @@ func cmdHook(a *app, args []string) (err error) {
 	// The log is opened on its first line: a hook that has nothing to say
 	// (the closed time gate, nearly every turn) touches nothing on disk,
 	// as the binary's early start does not either.
-	var logw io.Writer = io.Discard
 	logDir := ""
 	var logFile *os.File
 	openLog := func() io.Writer {
 		if logFile == nil && logDir != "" {
-			if logFile = openHookLog(logDir); logFile != nil {
-				logw = logFile
-			}
+			logFile = openHookLog(logDir)
 		}
-		return logw
+		if logFile == nil {
+			return io.Discard
+		}
+		return logFile
 	}
 	defer func() {
 		if logFile != nil {

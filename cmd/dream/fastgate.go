@@ -8,7 +8,6 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/provider"
 )
 
@@ -17,15 +16,11 @@ import (
 // whenever the answer is not certain. The binary's early start (package
 // early) answers most of these before main; this is the same answer for
 // what it hands over (a warning to print, a base URL to check) and for
-// Main called in-process. It is not taken for nanobot's flow (its dream dir is not the
-// memory dir given), nor with the etcd lock backend (whose last
-// consolidation is the cluster's, not this file's), nor with provider
-// settings that the full path would reject.
+// Main called in-process. It is not taken for nanobot's flow (its dream
+// dir is not the memory dir given), nor with provider settings that the
+// full path would reject.
 func (a *app) maybeFastPath() (done bool) {
 	s := a.loaded.Settings
-	if s.Lock != "" && s.Lock != settings.LockFile {
-		return false
-	}
 	if _, err := provider.Choose(s, a.getenv); err != nil {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/settings"
 )
 
 // TestTimeGateClosedAgreesWithMaybe holds the hook path's shortcut to the
@@ -81,6 +82,25 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 				t.Errorf("MaybeRun = %+v, %v; the shortcut said the time gate is closed: %q", res, err, detail)
 			}
 		})
+	}
+}
+
+// TestTimeGateClosedLeavesTheEtcdLockToTheCluster: with the etcd lock the
+// last consolidation is the cluster's; a fresh local lock file closes
+// nothing, and every caller (maybe's fast path, the hook, the early
+// start) goes on to ask the cluster.
+func TestTimeGateClosedLeavesTheEtcdLockToTheCluster(t *testing.T) {
+	now := time.Now()
+	mem, state := t.TempDir(), t.TempDir()
+	writeLock(t, mem, "", now.Add(-time.Hour))
+	s := dream.DefaultSettings()
+	s.StateDir = state
+	if _, closed := quickgate.TimeGateClosed(s, mem, now); !closed {
+		t.Fatal("file lock consolidated an hour ago: want closed")
+	}
+	s.Lock = settings.LockEtcd
+	if detail, closed := quickgate.TimeGateClosed(s, mem, now); closed {
+		t.Fatalf("etcd lock: closed (%q) by the local file", detail)
 	}
 }
 

@@ -80,8 +80,9 @@ type CommitResult struct {
 // renames them, removes deleted files (their old content is kept by the
 // audit history, which the caller records first), syncs the directories and
 // finally drops the transaction; with KeepReplaced, the files the renames
-// replaced move out of it first, for the caller to free. If it fails after the first rename, the
-// transaction stays committing and Recover finishes it.
+// replaced move out of it first, for the caller to free. If it fails after
+// the first rename, the transaction stays committing and Recover finishes
+// it.
 func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	var res CommitResult
 	if t.closed {

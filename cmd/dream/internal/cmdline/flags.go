@@ -213,8 +213,8 @@ const HookPayloadLimit = 1 << 20
 // run `dream maybe --host claude --hook` and never count its own session.
 // Flags given explicitly win: session is set only when empty, and the
 // payload's cwd becomes flags["repo"] only when --repo was not given.
-// Blank input is no payload; anything else that is not a JSON object is an
-// error.
+// Blank input (or JSON null) is no payload; anything else that does not
+// decode as a payload object is an error.
 func HookPayload(b []byte, session *string, flags map[string]string) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil

@@ -162,7 +162,7 @@ func Maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (s
 		return false
 	}
 	s := l.Settings
-	if (s.Lock != "" && s.Lock != settings.LockFile) || !providerCertain(s, env) {
+	if !providerCertain(s, env) {
 		return false
 	}
 	mem, ok := memoryDir(s, env)

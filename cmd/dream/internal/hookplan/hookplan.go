@@ -95,6 +95,7 @@ type Job struct {
 	Host, Memory, Sessions, Repo, Session string
 }
 
+// HostName is the job's host, "" for no job.
 func (j *Job) HostName() string {
 	if j == nil {
 		return ""
@@ -102,7 +103,7 @@ func (j *Job) HostName() string {
 	return j.Host
 }
 
-// argv is the detached `dream maybe` for the job.
+// Argv is the detached `dream maybe` for the job.
 func (j *Job) Argv(stateDir string) []string {
 	args := []string{"maybe", "--memory-dir", j.Memory, "--repo", j.Repo}
 	if j.Host != "" {
@@ -164,11 +165,9 @@ func Plan(s settings.Settings, session string, p Payload, env func(string) (stri
 		return nil, "memory directory " + j.Memory + " does not exist yet"
 	}
 	// The time gate, as the funnel decides it (quickgate): closed only
-	// when `dream maybe` would say so, with no dead dream to recover. With
-	// the etcd lock the last consolidation is the cluster's, not this
-	// file's: the detached maybe decides it.
-	fileLock := s.Lock == "" || s.Lock == settings.LockFile
-	if _, closed := quickgate.TimeGateClosed(s, j.Memory, now); fileLock && closed {
+	// when `dream maybe` would say so, with no dead dream to recover (and
+	// never with the etcd lock: the detached maybe asks the cluster).
+	if _, closed := quickgate.TimeGateClosed(s, j.Memory, now); closed {
 		return nil, ""
 	}
 	return j, ""

@@ -23,14 +23,16 @@ import (
 // MaybeRun reaches its first gate.
 //
 // It answers closed only when dream.New and Dreamer.MaybeRun would stop at the
-// time gate too: dreaming enabled, a lock mtime younger than min_hours and
+// time gate too: dreaming enabled, the file lock (with the etcd lock the
+// last consolidation is the cluster's, not this file's), a lock mtime
+// younger than min_hours and
 // not in the future (clock skew opens the gate), no dead holder to reclaim
 // and no journal left over (Recover acts on either, and reopens the gate).
 // Deciding "dead" without the state dir's guard record can only call more
 // holders dead than Recover does, so a doubt always falls to the full path.
 // detail is MaybeRun's own wording of the closed gate (funnel.go timeDetail).
 func TimeGateClosed(s settings.Settings, memoryDir string, now time.Time) (detail string, closed bool) {
-	if !s.Enabled || memoryDir == "" {
+	if !s.Enabled || memoryDir == "" || (s.Lock != "" && s.Lock != settings.LockFile) {
 		return "", false
 	}
 	abs, err := filepath.Abs(memoryDir)
