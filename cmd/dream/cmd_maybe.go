@@ -1,8 +1,6 @@
 package main
 
-import (
-	"fmt"
-)
+import "github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 
 func cmdMaybe(a *app, args []string) error {
 	if _, err := a.standardCommand("maybe", args, nil); err != nil {
@@ -28,7 +26,7 @@ func cmdMaybe(a *app, args []string) error {
 	if a.jsonOut {
 		a.printJSON(res)
 	} else if res.Gate != "" {
-		fmt.Fprintf(a.stdout, "no dream: the %s gate is closed: %s\n", res.Gate, res.Detail)
+		cmdline.SayGateClosed(a.stdout, res.Gate, res.Detail)
 	}
 	return nil
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"runtime/debug"
 	"sync"
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
 	"github.com/dreamkit/dream/provider"
 )
@@ -36,7 +36,7 @@ func (a *app) maybeFastPath() (done bool) {
 	if a.jsonOut {
 		a.printJSON(res)
 	} else {
-		fmt.Fprintf(a.stdout, "no dream: the %s gate is closed: %s\n", res.Gate, res.Detail)
+		cmdline.SayGateClosed(a.stdout, res.Gate, res.Detail)
 	}
 	return true
 }

@@ -33,7 +33,6 @@ package early
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"time"
@@ -182,7 +181,7 @@ func Maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (s
 			Detail string `json:"detail"`
 		}{TimeGate, detail})
 	} else {
-		fmt.Fprintf(stdout, "no dream: the %s gate is closed: %s\n", TimeGate, detail)
+		cmdline.SayGateClosed(stdout, TimeGate, detail)
 	}
 	return true
 }
