@@ -15,6 +15,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/jsonc"
+	"github.com/dreamkit/dream/internal/raceenv"
 )
 
 // hostWorld is a home laid out as one agent writes it, from the fixture
@@ -43,6 +44,7 @@ func newHostWorld(t *testing.T, agent string) *hostWorld {
 		"XDG_STATE_HOME=" + filepath.Join(w.home, ".local", "state"),
 		"PATH=" + os.Getenv("PATH"),
 		"DREAM_MIN_SESSIONS=3",
+		raceenv.Env(),
 	}
 	var expect struct {
 		Current string `json:"current"`

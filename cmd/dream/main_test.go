@@ -15,12 +15,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/raceenv"
 )
 
 // binPath is the dream binary built once for the end-to-end tests.
 var binPath string
 
 func TestMain(m *testing.M) {
+	raceenv.Setenv() // the helper processes inherit it: no second at each exit
 	dir, err := os.MkdirTemp("", "dream-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -65,6 +68,7 @@ func newWorld(t *testing.T) *world {
 		"XDG_CONFIG_HOME=" + filepath.Join(root, "home", ".config"),
 		"XDG_STATE_HOME=" + filepath.Join(root, "home", ".local", "state"),
 		"PATH=" + os.Getenv("PATH"),
+		raceenv.Env(),
 	}
 	return w
 }

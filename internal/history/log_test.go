@@ -13,12 +13,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/raceenv"
 )
 
 // helperEnv makes the test binary an appender process (see TestMain).
 const helperEnv = "DREAM_HISTORY_HELPER"
 
 func TestMain(m *testing.M) {
+	raceenv.Setenv() // the helper processes inherit it: no second at each exit
 	if spec := os.Getenv(helperEnv); spec != "" {
 		os.Exit(helperAppend(spec))
 	}

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/raceenv"
 )
 
 // The crash test re-executes this test binary as a helper that runs a real
@@ -25,6 +27,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	raceenv.Setenv() // the helper processes inherit it: no second at each exit
 	if mode := os.Getenv(envHelper); mode != "" {
 		os.Exit(helperMain(mode))
 	}

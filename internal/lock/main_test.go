@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/raceenv"
 )
 
 // The test binary re-executes itself as helper processes; the environment
@@ -33,6 +35,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	raceenv.Setenv() // the helper processes inherit it: no second at each exit
 	switch mode := os.Getenv(helperEnv); mode {
 	case "":
 		os.Exit(m.Run())

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/internal/raceenv"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -23,6 +24,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	raceenv.Setenv() // the helper processes inherit it: no second at each exit
 	switch mode := os.Getenv(helperEnv); mode {
 	case "":
 		os.Exit(m.Run())

@@ -1,0 +1,5 @@
+//go:build race
+
+package raceenv
+
+const raceEnabled = true
