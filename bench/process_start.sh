@@ -10,6 +10,13 @@
 # hook` with the same closed gate (what an agent's hook runs on every turn,
 # an agent's JSON payload on stdin) is timed beside them.
 #
+# So is the floor under both: the same build with package bench/startfloor
+# linked in (go build -overlay adds a blank import to package main; nothing
+# on disk changes), whose init answers `maybe` at once and counts the
+# transcripts newer than the lock file for `status`, one fstatat each on
+# every core, before any of dream's own packages has started (see its doc).
+# No early start inside this one binary can go under it.
+#
 #   RUNS=21 DREAM=path/to/dream bench/process_start.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +31,10 @@ fi
 mkdir -p "$tmp/hello" "$tmp/mem" "$tmp/sessions" "$tmp/repo"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' > "$tmp/hello/main.go"
 (cd "$tmp/hello" && go mod init hello >/dev/null 2>&1 && go build -trimpath -ldflags '-s -w' -o "$tmp/hello-bin" .)
+mkdir -p "$tmp/floor"
+printf 'package main\n\nimport _ "github.com/dreamkit/dream/bench/startfloor"\n' > "$tmp/floor/main.go"
+printf '{"Replace":{"%s":"%s"}}\n' "$PWD/cmd/dream/startfloor_main.go" "$tmp/floor/main.go" > "$tmp/floor/overlay.json"
+CGO_ENABLED=0 go build -overlay "$tmp/floor/overlay.json" -trimpath -ldflags '-s -w' -o "$tmp/floor-bin" ./cmd/dream
 export HOME=$tmp/home XDG_STATE_HOME=$tmp/home/state XDG_CONFIG_HOME=$tmp/home/config
 unset ANTHROPIC_API_KEY OPENAI_API_KEY DREAM_PROVIDER
 printf '# Memory\n' > "$tmp/mem/MEMORY.md"
@@ -42,27 +53,33 @@ once() { # command... -> wall microseconds of one run
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) m = v[(NR + 1) / 2]; else m = (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.3f", m / 1000 }'; }
 findcmd() { find "$tmp/sessions" -newer "$tmp/mem/.consolidate-lock" | wc -l; }
 hookcmd() { "$DREAM" hook "${flags[@]}" < "$tmp/payload.json"; }
+floorstatus() { "$tmp/floor-bin" status --sessions-dir "$tmp/sessions" --lock "$tmp/mem/.consolidate-lock"; }
 for _ in 1 2 3; do # warm the page cache and the dentries
-  findcmd > /dev/null; "$tmp/hello-bin" > /dev/null; "$DREAM" status --json "${flags[@]}" > /dev/null; "$DREAM" maybe "${flags[@]}" > /dev/null 2>&1; hookcmd > /dev/null 2>&1
+  findcmd > /dev/null; "$tmp/hello-bin" > /dev/null; "$tmp/floor-bin" maybe > /dev/null; floorstatus > /dev/null; "$DREAM" status --json "${flags[@]}" > /dev/null; "$DREAM" maybe "${flags[@]}" > /dev/null 2>&1; hookcmd > /dev/null 2>&1
 done
 if [ -s "$tmp/state/hook.log" ]; then echo "the hook logged something: the time gate is not closed for it" >&2; cat "$tmp/state/hook.log" >&2; exit 1; fi
-: > "$tmp/find.us"; : > "$tmp/hello.us"; : > "$tmp/status.us"; : > "$tmp/maybe.us"; : > "$tmp/hook.us"
+: > "$tmp/find.us"; : > "$tmp/hello.us"; : > "$tmp/floor.us"; : > "$tmp/floorstatus.us"; : > "$tmp/status.us"; : > "$tmp/maybe.us"; : > "$tmp/hook.us"
 for _ in $(seq "$runs"); do
   once findcmd >> "$tmp/find.us"
   once "$tmp/hello-bin" >> "$tmp/hello.us"
+  once "$tmp/floor-bin" maybe "${flags[@]}" >> "$tmp/floor.us"
+  once floorstatus >> "$tmp/floorstatus.us"
   once "$DREAM" status --json "${flags[@]}" >> "$tmp/status.us"
   once "$DREAM" maybe "${flags[@]}" >> "$tmp/maybe.us"
   once hookcmd >> "$tmp/hook.us"
 done
 find_ms=$(median < "$tmp/find.us")
 hello_ms=$(median < "$tmp/hello.us")
+floor_ms=$(median < "$tmp/floor.us")
+floorstatus_ms=$(median < "$tmp/floorstatus.us")
 status_ms=$(median < "$tmp/status.us")
 maybe_ms=$(median < "$tmp/maybe.us")
 hook_ms=$(median < "$tmp/hook.us")
 count=$("$DREAM" status --json "${flags[@]}" | awk -F': *' '/"sessions_touched_since"/ { gsub(/,/, "", $2); print $2 }')
-printf 'median ms over %d rounds: find %s  hello-world %s  status %s  maybe %s  hook %s  (status counted %s sessions)\n' "$runs" "$find_ms" "$hello_ms" "$status_ms" "$maybe_ms" "$hook_ms" "$count"
-awk -v f="$find_ms" -v h="$hello_ms" -v s="$status_ms" -v m="$maybe_ms" -v k="$hook_ms" 'BEGIN {
-  printf "status / find = %.2fx (goal <= 0.5x)   maybe / hello = %.2fx (goal <= 2x)   hook / hello = %.2fx   status / hello = %.2fx   maybe / find = %.2fx\n", s / f, m / h, k / h, s / h, m / f }'
+printf 'median ms over %d rounds: find %s  hello-world %s  status %s  maybe %s  hook %s  floor maybe %s  floor status %s  (status counted %s sessions, the floor %s)\n' "$runs" "$find_ms" "$hello_ms" "$status_ms" "$maybe_ms" "$hook_ms" "$floor_ms" "$floorstatus_ms" "$count" "$(floorstatus)"
+awk -v f="$find_ms" -v h="$hello_ms" -v s="$status_ms" -v m="$maybe_ms" -v k="$hook_ms" -v fl="$floor_ms" -v fs="$floorstatus_ms" 'BEGIN {
+  printf "status / find = %.2fx (goal <= 0.5x)   maybe / hello = %.2fx (goal <= 2x)   hook / hello = %.2fx   status / hello = %.2fx   maybe / find = %.2fx\n", s / f, m / h, k / h, s / h, m / f
+  printf "floors in this binary: maybe / hello = %.2fx   status / find = %.2fx\n", fl / h, fs / f }'
 # CPU time is steadier than wall time on a machine others load: with perf(1)
 # at hand, also the mean task-clock of each (the wall figures stay the ones
 # the goals are about).
@@ -75,6 +92,7 @@ if command -v perf > /dev/null && perf stat -x, -e task-clock true > /dev/null 2
 fi
 ls -l "$DREAM" | awk '{ printf "binary: %.1f MB\n", $5 / 1e6 }'
 GODEBUG=inittrace=1 "$DREAM" maybe "${flags[@]}" 2>&1 >/dev/null | awk '/^init / { t += $5; a += $8; n++ } END { printf "package init before maybe answers: %d packages, %.2f ms, %d bytes allocated\n", n, t, a }'
+GODEBUG=inittrace=1 "$tmp/floor-bin" maybe 2>&1 >/dev/null | awk '/^init / { t += $5; n++ } END { printf "package init before the floor answers: %d packages, %.2f ms\n", n, t }'
 GODEBUG=inittrace=1 "$DREAM" status --json "${flags[@]}" 2>&1 >/dev/null | awk '/^init / { t += $5; a += $8; n++ } END { printf "package init of the whole binary (status): %d packages, %.2f ms, %d bytes allocated\n", n, t, a }'
 # Where the init time goes, by module: each package's least time over 7
 # runs (what it costs when nothing else preempts it), summed per module.
