@@ -149,6 +149,13 @@ func removeTemps(mem string, keep map[string]bool) error {
 	return errors.Join(errs...)
 }
 
+// Root is the dir HasPending and Recover look in for memoryDir's
+// transactions (memoryDir resolved through its symlinks).
+func Root(stateDir, memoryDir string) (string, error) {
+	root, _, err := journalRoot(stateDir, memoryDir)
+	return root, err
+}
+
 // HasPending reports whether a transaction other than a parked review is
 // left for the memory dir: the sign of a dream that died, which Recover
 // must finish or forget. It only reads, so any process may ask it without

@@ -26,6 +26,9 @@ type Loaded struct {
 	// ProjectFile is the .dream.toml looked for, which may not exist:
 	// `dream trust` with no path trusts it.
 	ProjectFile string
+	// UserFile is the user's config file looked for, which may not exist
+	// either ("" when no path could be formed).
+	UserFile string
 }
 
 // LoadSettings layers the defaults, the user file, the project file of the
@@ -44,12 +47,12 @@ func LoadSettings(env func(string) (string, bool), flags map[string]string) (Loa
 		repo, _ = os.Getwd()
 	}
 	project := filepath.Join(repo, ".dream.toml")
-	out := Loaded{ProjectFile: project}
+	out := Loaded{ProjectFile: project, UserFile: settings.UserFile(env, home)}
 	if _, err := os.Stat(project); err != nil {
 		project = ""
 	}
 	l, err := settings.Load(settings.Inputs{
-		UserFile:    settings.UserFile(env, home),
+		UserFile:    out.UserFile,
 		ProjectFile: project,
 		Env:         env,
 		Home:        home,
