@@ -2,16 +2,6 @@ package gatestamp
 
 import "syscall"
 
-func stat(path string, follow bool) (fileInfo, error) {
-	var st syscall.Stat_t
-	var err error
-	if follow {
-		err = syscall.Stat(path, &st)
-	} else {
-		err = syscall.Lstat(path, &st)
-	}
-	if err != nil {
-		return fileInfo{}, err
-	}
-	return fileInfo{mode: st.Mode, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, nil
+func infoOf(st *syscall.Stat_t) fileInfo {
+	return fileInfo{mode: st.Mode, dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
