@@ -217,7 +217,8 @@ func (a *app) doctor(ctx context.Context) []check {
 	return out
 }
 
-// doctorHook reports whether dream's hook is in the agent's settings.
+// doctorHook reports whether dream's hook is in the agent's settings, and
+// whether the binary it runs is still there.
 func (a *app) doctorHook(agent string, add func(name, status, detail, fix string)) {
 	scopes := []initOptions{{}}
 	if agent == "claude" {
@@ -233,12 +234,19 @@ func (a *app) doctorHook(agent string, add func(name, status, detail, fix string
 		if err != nil {
 			continue
 		}
-		if ok, err := hookinstall.Installed(t, data); err != nil {
+		cmd, ok, err := hookinstall.InstalledCommand(t, data)
+		if err != nil {
 			add("hook", statusFail, err.Error(), "fix the JSON in "+t.Path+", then dream init "+agent)
 			return
-		} else if ok {
-			found = append(found, t.Path)
 		}
+		if !ok {
+			continue
+		}
+		if p := hookinstall.Program(cmd); programState(p) != "" {
+			add("hook", statusFail, "dream's hook in "+t.Path+" runs "+p+programState(p), "dream init "+agent+scopeFlag(o)+" (from the dream binary you use now: it points the hook at it)")
+			return
+		}
+		found = append(found, t.Path)
 	}
 	if len(found) == 0 {
 		add("hook", statusFail, "dream's hook is not installed for "+agent, "dream init "+agent)
@@ -248,7 +256,12 @@ func (a *app) doctorHook(agent string, add func(name, status, detail, fix string
 		add("hook", statusWarn, "installed in "+found[0]+" but Codex's hooks feature is off", "add `codex_hooks = true` under [features] in "+filepath.Join(codexHome(a.env, a.home()), "config.toml"))
 		return
 	}
-	add("hook", statusOK, "installed in "+strings.Join(found, ", "), "")
+	if len(found) > 1 {
+		add("hook", statusWarn, "installed in "+strings.Join(found, " and ")+": Claude Code runs the hooks of every settings file, so dream's runs "+fmt.Sprint(len(found))+" times per session",
+			"keep one: dream init claude --remove with --project or --local for the others")
+		return
+	}
+	add("hook", statusOK, "installed in "+found[0], "")
 }
 
 func memoryFix(hostName, mem string) string {
