@@ -185,6 +185,19 @@ type dreamLayout struct {
 	} `json:"layout"`
 }
 
+// firstClaudeSession runs one `claude -p` session, which makes Claude's
+// memory dir, and returns dream's status for the project; the test fails
+// unless the dir dream derives is the one Claude's prompt named.
+func firstClaudeSession(t *testing.T, s *Sandbox, a Agent) dreamLayout {
+	t.Helper()
+	claudePrint(s, a, "hello")
+	st := dreamStatus(s)
+	if turn := lastClaudeTurn(t, s); turn.MemoryDir != st.MemoryDir {
+		t.Fatalf("Claude's memory dir is %s, dream's %s", turn.MemoryDir, st.MemoryDir)
+	}
+	return st
+}
+
 // dreamStatus is `dream status --host claude --json` in the project.
 func dreamStatus(s *Sandbox, args ...string) dreamLayout {
 	s.t.Helper()
