@@ -179,4 +179,3 @@ func firstDiff(a, b string) int {
 	}
 	return -1
 }
-
