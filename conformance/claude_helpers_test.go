@@ -222,3 +222,42 @@ func sessionFiles(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+// claudeTUI runs one interactive session on a pty: it answers the trust
+// dialog when Claude shows one (trust: "Yes, I trust this folder", else
+// "No, exit", which ends the session there), sends prompt, waits for the
+// fake model's answer and exits with Ctrl-D twice, as a person would. It
+// returns the terminal, exited.
+func claudeTUI(t *testing.T, s *Sandbox, a Agent, trust bool, prompt string) *Term {
+	t.Helper()
+	tm := s.StartTerm(s.Project, a.Bin)
+	ready := func() bool { return strings.Contains(tm.Text(), "? for shortcuts") }
+	dialog := func() bool { return strings.Contains(tm.Text(), "Yes, I trust this folder") }
+	Eventually(t, time.Minute, "Claude's UI is up", func() bool { return ready() || dialog() || tm.Exited() })
+	if dialog() && !ready() {
+		t.Logf("trust dialog: %s", tm.Text())
+		if !trust {
+			tm.Type("\x1b[B") // down to "No, exit"
+			time.Sleep(300 * time.Millisecond)
+			tm.Type("\r")
+			if err := tm.Wait(30 * time.Second); err != nil {
+				t.Logf("claude exited: %v", err)
+			}
+			return tm
+		}
+		tm.Type("\r")
+		Eventually(t, time.Minute, "Claude's prompt after the trust dialog", ready)
+	}
+	off := tm.Len()
+	tm.Type(prompt)
+	time.Sleep(300 * time.Millisecond)
+	tm.Type("\r")
+	tm.WaitFor(off, fakeAnswer, 2*time.Minute)
+	tm.Type("\x04")
+	time.Sleep(300 * time.Millisecond)
+	tm.Type("\x04")
+	if err := tm.Wait(30 * time.Second); err != nil {
+		t.Fatalf("claude did not exit after Ctrl-D twice: %v", err)
+	}
+	return tm
+}

@@ -162,3 +162,41 @@ func TestClaudeStillLoadsMemoryAfterDream(t *testing.T) {
 		t.Errorf("the duplicate is still loaded: %q", turn.Index)
 	}
 }
+
+// TestClaudeInteractiveSession: the interactive UI, on a pty, as a person
+// uses it: it loads the memory dream derives, its transcript is the
+// session dream counts, and at exit it runs dream's hook with that
+// session's id.
+func TestClaudeInteractiveSession(t *testing.T) {
+	s, a := claudeSandbox(t, true)
+	check(t, a, "interactive UI: memory loaded, session counted, hook run at exit")
+	st := firstClaudeSession(t, s, a)
+	s.WriteFile(filepath.Join(st.MemoryDir, "MEMORY.md"), "- MARKER-TUI-3c9d: the index line\n")
+	s.Dream("init", "claude")
+	known := map[string]bool{}
+	for _, id := range sessionFiles(t, st.SessionsDir) {
+		known[id] = true
+	}
+	claudeTUI(t, s, a, true, "hello")
+	turn := lastClaudeTurn(t, s)
+	if turn.MemoryDir != st.MemoryDir || !strings.Contains(turn.Index, "MARKER-TUI-3c9d") {
+		t.Errorf("the interactive session used %s, index %q; dream's dir is %s", turn.MemoryDir, turn.Index, st.MemoryDir)
+	}
+	var id string
+	for _, f := range sessionFiles(t, st.SessionsDir) {
+		if !known[f] {
+			id = f
+		}
+	}
+	if id == "" {
+		t.Fatal("the interactive session wrote no transcript")
+	}
+	if got := dreamStatus(s).SessionsTouched; got != 2 {
+		t.Errorf("dream counts %d sessions after one -p and one interactive session", got)
+	}
+	hookLog := filepath.Join(s.Home, ".local", "state", "dream", "hook.log")
+	Eventually(t, 10*time.Second, "the hook logged the interactive session", func() bool {
+		b, _ := os.ReadFile(hookLog)
+		return strings.Contains(string(b), "event=SessionEnd session="+id+":")
+	})
+}
