@@ -30,6 +30,7 @@ const maxProjectName = 200
 // cli.js: gm, DFd, hUi): CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, else the
 // autoMemoryDirectory setting from policy ?? (folder trusted ? local ??
 // project : none) ?? user settings — the first file that sets it decides,
+// with one departure for the local settings (see claudeSettingsFile),
 // and a value that is not an absolute path (or ~/ under the home) is
 // ignored, leaving the default. Settings passed with --settings cannot be
 // seen from here and are named in Assumptions. A memory dir where
@@ -267,8 +268,15 @@ func isUUID(s string) bool {
 // order (first wins).
 type claudeSettingsFile struct {
 	path, scope string
-	// needsTrust: Claude Code reads autoMemoryDirectory from it only in a
-	// trusted folder (local and project settings).
+	// needsTrust: dream reads autoMemoryDirectory from it only in a folder
+	// Claude Code trusts: the project settings, which come with the
+	// repository and so may come from anyone. Claude Code also skips the
+	// local settings in an untrusted interactive session, but that session
+	// never starts (its trust dialog exits unless accepted, and an accepted
+	// one is recorded), so every session in a folder without a trust
+	// record is a `claude -p` one, which trusts the folder and reads the
+	// local settings: the user's own, uncommitted file. dream follows it
+	// there too, so that it dreams the memory those sessions loaded.
 	needsTrust bool
 	root       *jsonc.Value
 	read       bool
@@ -292,7 +300,7 @@ var claudeManagedSettings = func() string {
 func claudeSettingsFiles(base, repoDir string) []claudeSettingsFile {
 	files := []claudeSettingsFile{
 		{path: claudeManagedSettings(), scope: "policy settings"},
-		{path: filepath.Join(repoDir, ".claude", "settings.local.json"), scope: "local settings", needsTrust: true},
+		{path: filepath.Join(repoDir, ".claude", "settings.local.json"), scope: "local settings"},
 		{path: filepath.Join(repoDir, ".claude", "settings.json"), scope: "project settings", needsTrust: true},
 		{path: filepath.Join(base, "settings.json"), scope: "user settings"},
 	}

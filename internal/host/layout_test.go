@@ -9,7 +9,8 @@ import (
 
 // TestClaudeMemoryDirSetting: Claude Code 2.1.197's rule for its memory
 // dir (gm, DFd, hUi in its cli.js), step by step: the variable beats the
-// settings; policy ?? (trusted ? local ?? project : none) ?? user, the
+// settings; policy ?? (trusted ? local ?? project : local) ?? user (the
+// local settings are followed untrusted too: see claudeSettingsFile), the
 // first file that sets autoMemoryDirectory deciding even when its value is
 // unusable; a value is an absolute path or ~/ under the home, never
 // relative; trust is the global config's hasTrustDialogAccepted for the
@@ -48,7 +49,7 @@ func TestClaudeMemoryDirSetting(t *testing.T) {
 		{"project, trusted folder", config, trustAt(repo), nil, "/srv/project-mem", "project settings " + project + " (followed: the folder is trusted)", ""},
 		{"project, trusted parent", config, trustAt(filepath.Dir(repo)), nil, "/srv/project-mem", "project settings", ""},
 		{"local beats project", local, `{"autoMemoryDirectory": "/srv/mem/"}`, nil, "/srv/mem", "local settings", ""},
-		{"untrusted again: local ignored too", config, `{"projects": {}}`, nil, filepath.Join(home, "notes", "claude"), "user settings", "/srv/mem"},
+		{"untrusted again: local still followed (only -p sessions run here)", config, `{"projects": {}}`, nil, "/srv/mem", "local settings", ""},
 		{"CLAUDE_CODE_SANDBOXED trusts", "", "", map[string]string{"CLAUDE_CODE_SANDBOXED": "1"}, "/srv/mem", "local settings", ""},
 		{"policy beats local", policy, `{"autoMemoryDirectory": "/policy/mem"}`, map[string]string{"CLAUDE_CODE_SANDBOXED": "1"}, "/policy/mem", "policy settings", ""},
 		{"a relative value is ignored, and still decides", policy, `{"autoMemoryDirectory": "notes"}`, map[string]string{"CLAUDE_CODE_SANDBOXED": "1"}, def, "default", ""},
