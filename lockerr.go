@@ -25,6 +25,8 @@ type LockHeldError struct {
 	Backend string
 	// Reason is the lock's own one-line account of the holder.
 	Reason string
+	// Waited is how long the caller waited for the holder to finish.
+	Waited time.Duration
 }
 
 // Error reads as one sentence: "the consolidation lock is held by pid 42
@@ -47,6 +49,9 @@ func (e *LockHeldError) Error() string {
 		fmt.Fprintf(&b, " since %s", e.Since.UTC().Format(time.RFC3339))
 	} else if e.Reason != "" && e.PID == 0 && e.Host == "" {
 		fmt.Fprintf(&b, ": %s", e.Reason)
+	}
+	if e.Waited > 0 {
+		fmt.Fprintf(&b, " (waited %s for it)", e.Waited)
 	}
 	return b.String()
 }
