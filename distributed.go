@@ -17,8 +17,9 @@ import (
 )
 
 // syncTimeout bounds the fetch `dream status` does to compare with the
-// remote: status must answer even when the remote is down.
-const syncTimeout = 15 * time.Second
+// remote: status must answer even when the remote is down or this machine
+// is cut off from it (then the counts are as of the last fetch).
+const syncTimeout = 5 * time.Second
 
 // openLock builds the backend the settings ask for. The file lock is always
 // there: with etcd it is taken too, for agents that know only the file.
@@ -70,8 +71,7 @@ func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) (*DreamSync
 	s := &DreamSync{}
 	res, err := r.Pull(ctx, false)
 	if errors.Is(err, gitsync.ErrUnreachable) {
-		s.Error = fmt.Sprintf("%v; the dream goes on with this machine's memory, and the next dream or `dream sync` that reaches the remote pushes it", err)
-		d.cfg.Logf("dream: %s", s.Error)
+		s.Error = fmt.Sprintf("%v; the dream went on with this machine's memory, and the next dream or `dream sync` that reaches the remote pushes it", err)
 		return s, nil
 	}
 	if err != nil {
@@ -100,7 +100,6 @@ func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History, s *DreamSyn
 	}
 	if s.Pushed, err = r.Push(ctx); err != nil {
 		s.Error = fmt.Sprintf("the dream landed here but was not pushed: %v; the next dream or `dream sync` pushes it", err)
-		d.cfg.Logf("dream: %s", s.Error)
 	}
 }
 

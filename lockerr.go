@@ -25,7 +25,8 @@ type LockHeldError struct {
 	Backend string
 	// Reason is the lock's own one-line account of the holder.
 	Reason string
-	// Waited is how long the caller waited for the holder to finish.
+	// Waited is how long the caller waited for the holder to finish
+	// (SyncOptions.Wait).
 	Waited time.Duration
 }
 
@@ -33,7 +34,11 @@ type LockHeldError struct {
 // on host a (dream 20261201-…) since 2026-12-01T10:00:00Z".
 func (e *LockHeldError) Error() string {
 	var b strings.Builder
-	b.WriteString("the consolidation lock is held")
+	if e.Waited > 0 {
+		fmt.Fprintf(&b, "after waiting %s, the consolidation lock is still held", e.Waited)
+	} else {
+		b.WriteString("the consolidation lock is held")
+	}
 	switch {
 	case e.PID > 0 && e.Host != "":
 		fmt.Fprintf(&b, " by pid %d on %s", e.PID, e.Host)
@@ -49,9 +54,6 @@ func (e *LockHeldError) Error() string {
 		fmt.Fprintf(&b, " since %s", e.Since.UTC().Format(time.RFC3339))
 	} else if e.Reason != "" && e.PID == 0 && e.Host == "" {
 		fmt.Fprintf(&b, ": %s", e.Reason)
-	}
-	if e.Waited > 0 {
-		fmt.Fprintf(&b, " (waited %s for it)", e.Waited)
 	}
 	return b.String()
 }

@@ -96,7 +96,9 @@ func printDistributed(w io.Writer, s dream.StatusReport) {
 	b := s.LockBackend
 	if b.Backend != "" && b.Backend != "file" {
 		fmt.Fprintf(w, "backend:      %s (%s)\n", b.Backend, b.Where)
-		if b.Held {
+		if b.Unreachable {
+			fmt.Fprintf(w, "holder:       UNKNOWN: %s unreachable (%s); no dream starts here until it answers\n", b.Backend, b.Reason)
+		} else if b.Held {
 			holder := b.Reason
 			if b.Host != "" {
 				holder = fmt.Sprintf("%s pid %d", b.Host, b.PID)

@@ -233,7 +233,7 @@ func (r *Repo) Fetch(ctx context.Context) error {
 		// (reachable, empty answer) from an unreachable remote.
 		out, lerr := r.git(ctx, "ls-remote", "--heads", "--", r.remote, "refs/heads/"+r.branch)
 		if lerr != nil || out != "" {
-			return fmt.Errorf("%w: fetching %s: %w", ErrUnreachable, r.remote, err)
+			return fmt.Errorf("%w: fetching %s: %s", ErrUnreachable, r.remote, flat(err.Error()))
 		}
 		return r.setRef(ctx, r.fetchedRef(), "")
 	}
@@ -667,16 +667,30 @@ func (r *Repo) Push(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	if _, err := r.git(ctx, "push", "--quiet", "--", r.remote, st.Local+":refs/heads/"+r.branch); err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "rejected") || strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first") {
-			return 0, fmt.Errorf("%w: %v", ErrRejected, err)
+		// git says "! [rejected] ... (fetch first)" or "(non-fast-forward)"
+		// for a remote that moved; "[remote rejected]" is the server
+		// refusing the push itself, which a pull would not cure.
+		msg := flat(err.Error())
+		if strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "(fetch first)") {
+			return 0, fmt.Errorf("%w: %s", ErrRejected, msg)
 		}
-		return 0, fmt.Errorf("gitsync: pushing to %s: %w", r.remote, err)
+		return 0, fmt.Errorf("pushing to %s failed: %s", r.remote, msg)
 	}
 	if err := r.setRef(ctx, r.fetchedRef(), st.Local); err != nil {
 		return st.Ahead, err
 	}
 	return st.Ahead, r.setRef(ctx, r.syncedRef(), st.Local)
+}
+
+// flat puts git's several lines of stderr on one, for a report.
+func flat(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, " | ")
 }
 
 func shortID(sha string) string {
