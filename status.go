@@ -27,13 +27,10 @@ type LockStatus struct {
 
 // StatusReport says why a dream would or would not start now.
 type StatusReport struct {
-	Enabled            bool       `json:"enabled"`
-	MemoryDir          string     `json:"memory_dir"`
-	SessionsDir        string     `json:"sessions_dir"`
-	LastConsolidatedAt *time.Time `json:"last_consolidated_at"`
-	// LastConsolidatedFrom is set when the lock server could not be asked:
-	// LastConsolidatedAt is then this machine's lock file's time.
-	LastConsolidatedFrom string      `json:"last_consolidated_from,omitempty"`
+	Enabled              bool        `json:"enabled"`
+	MemoryDir            string      `json:"memory_dir"`
+	SessionsDir          string      `json:"sessions_dir"`
+	LastConsolidatedAt   *time.Time  `json:"last_consolidated_at"`
 	HoursSinceLast       *float64    `json:"hours_since_last"`
 	SessionsTouchedSince int         `json:"sessions_touched_since"`
 	MinHours             float64     `json:"min_hours"`
@@ -48,6 +45,9 @@ type StatusReport struct {
 	LockBackend LockBackendStatus `json:"lock_backend"`
 	// Sync compares the memory's history with sync_remote; nil without one.
 	Sync *SyncState `json:"sync,omitempty"`
+	// LastConsolidatedFrom is set when the lock server could not be asked:
+	// LastConsolidatedAt is then this machine's lock file's time.
+	LastConsolidatedFrom string `json:"last_consolidated_from,omitempty"`
 }
 
 // LockBackendStatus is the consolidation lock seen through its backend:
