@@ -160,7 +160,8 @@ type State struct {
 	// Branch is this memory's branch on the remote.
 	Branch string `json:"branch,omitempty"`
 	// State is "in sync", "ahead", "behind", "diverged", "remote empty",
-	// "nothing local", "rewritten" or "unreachable".
+	// "nothing local", "rewritten", "unreachable" or "unknown" (the
+	// history here could not be read).
 	State  string `json:"state"`
 	Ahead  int    `json:"ahead"`
 	Behind int    `json:"behind"`
@@ -255,7 +256,7 @@ func (r *Repo) Status(ctx context.Context) State {
 		err = r.compare(ctx, &st, ours)
 	}
 	if err != nil {
-		st.State, st.Next, st.Error = "unreachable", "", err.Error()
+		st.State, st.Next, st.Error = "unknown", "", err.Error()
 		return st
 	}
 	if ferr != nil {

@@ -291,3 +291,34 @@ func TestForcePushedRemoteRefused(t *testing.T) {
 		t.Fatal("nothing pushed to start the branch again")
 	}
 }
+
+// TestResolvedDeletion: a file deleted here and changed on the remote
+// conflicts; resolving keeps it deleted (this machine's state of the file),
+// and the merge lands.
+func TestResolvedDeletion(t *testing.T) {
+	remote := bareRemote(t)
+	a := newMachine(t, remote, memoryFiles)
+	mustPush(t, a)
+	b := newMachine(t, remote, nil)
+	mustPull(t, b)
+	write(t, filepath.Join(a.mem, "build.md"), memoryFiles["build.md"]+"\n- lint first\n")
+	a.record(t)
+	mustPush(t, a)
+	if err := os.Remove(filepath.Join(b.mem, "build.md")); err != nil {
+		t.Fatal(err)
+	}
+	b.record(t)
+	var ce *ConflictError
+	if _, err := b.repo.Pull(ctx, false); !errors.As(err, &ce) || !slices.Equal(ce.Files, []string{"build.md"}) {
+		t.Fatalf("modify/delete: %v, want a conflict on build.md", err)
+	}
+	if _, err := b.repo.Pull(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snapshot(t, b.mem)["build.md"]; ok {
+		t.Fatal("the resolution brought back the file deleted here")
+	}
+	if out, _ := b.repo.git(ctx, "ls-tree", "--name-only", "HEAD"); strings.Contains(out, "build.md") {
+		t.Fatalf("the merge's tree has build.md: %s", out)
+	}
+}
