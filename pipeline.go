@@ -45,8 +45,9 @@ type Report struct {
 	Changes          []Change  `json:"changes"`
 	SessionsReviewed int       `json:"sessions_reviewed"`
 	AuditCommit      string    `json:"audit_commit,omitempty"`
-	SyncError        string    `json:"sync_error,omitempty"`
 	Review           bool      `json:"review,omitempty"`
+	// Sync is what the dream did with sync_remote; nil without one.
+	Sync *DreamSync `json:"sync,omitempty"`
 	// ParkReason says why a staged dream waits for review:
 	// ParkReviewRequested, or ParkLossGuard and what it would lose.
 	ParkReason string `json:"park_reason,omitempty"`
@@ -180,7 +181,7 @@ func (r *dreamRun) prepare() error {
 		return fmt.Errorf("recording hand edits: %w", err)
 	}
 	if !r.o.dryRun { // a dry run changes nothing, the remote's history included
-		if err := d.syncPull(ctx, hist); err != nil {
+		if r.rep.Sync, err = d.syncPull(ctx, hist); err != nil {
 			return err
 		}
 	}
@@ -375,7 +376,7 @@ func (r *dreamRun) land() error {
 	if err := r.commit(); err != nil {
 		return err
 	}
-	r.rep.SyncError = d.syncPush(r.ctx, r.hist)
+	d.syncPush(r.ctx, r.hist, r.rep.Sync)
 	if err := r.held.Complete(); err != nil {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}

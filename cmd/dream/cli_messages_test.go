@@ -134,7 +134,7 @@ func TestMessageLockHeld(t *testing.T) {
 		{"maybe", "--min-hours", "0.1"},
 		{"undo", "20261201-100000-abcd"},
 		{"apply", "20261201-100000-abcd"},
-		{"sync", "--sync-remote", filepath.Join(w.root, "remote.git")},
+		{"sync", "--wait", "0", "--sync-remote", filepath.Join(w.root, "remote.git")},
 	} {
 		r := s.run(model, append(args, w.locFlags()...)...)
 		if r.code != exitHeld {

@@ -38,13 +38,20 @@ func cmdStatus(a *app, args []string) error {
 		fmt.Fprintf(w, "sessions dir: %s\n", s.SessionsDir)
 	}
 	if s.LastConsolidatedAt != nil {
-		fmt.Fprintf(w, "last dream:   %s (%.1fh ago)\n", s.LastConsolidatedAt.Local().Format(time.RFC3339), *s.HoursSinceLast)
+		from := ""
+		if s.LastConsolidatedFrom != "" {
+			from = ", from " + s.LastConsolidatedFrom
+		}
+		fmt.Fprintf(w, "last dream:   %s (%.1fh ago%s)\n", s.LastConsolidatedAt.Local().Format(time.RFC3339), *s.HoursSinceLast, from)
 	} else {
 		fmt.Fprintf(w, "last dream:   never\n")
 	}
 	holder := "free"
 	if s.Lock.Held {
-		holder = fmt.Sprintf("held by pid %d", s.Lock.PID)
+		holder = "held"
+		if s.Lock.PID > 0 {
+			holder = fmt.Sprintf("held by pid %d", s.Lock.PID)
+		}
 	}
 	if s.Lock.Problem != "" {
 		fmt.Fprintf(w, "lock:         UNUSABLE: %s\n", s.Lock.Problem)

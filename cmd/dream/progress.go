@@ -182,6 +182,12 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun) {
 		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
 	}
+	if s := r.Sync; s != nil {
+		fmt.Fprintf(w, "sync: pulled %d commit(s), pushed %d\n", s.Pulled, s.Pushed)
+		if s.Error != "" {
+			fmt.Fprintf(w, "sync error: %s\n", oneMessage(s.Error))
+		}
+	}
 }
 
 func plural(n int, one, many string) string {
