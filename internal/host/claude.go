@@ -83,7 +83,7 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 		}
 	}
 	l.Files = []File{
-		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: "first 200 lines or 25 KB"},
+		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: claudeIndexLimit().Summary()},
 		{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
 	}
 	l.Sessions = claudeSessionRule()

@@ -27,13 +27,16 @@ var hosts = []struct {
 	// needsRepo is true for hosts that key their storage by project.
 	needsRepo bool
 	resolve   resolver
+	// index is how the agent loads and limits its index (IndexLimitOf);
+	// nil for an agent that keeps none.
+	index func() IndexLimit
 }{
-	{"claude", true, resolveClaude},
-	{"codex", false, resolveCodex},
-	{"gemini", true, resolveGemini},
-	{"nanobot", false, resolveNanobot},
-	{"codebot", true, resolveCodebot},
-	{"dir", true, resolveDir},
+	{"claude", true, resolveClaude, claudeIndexLimit},
+	{"codex", false, resolveCodex, nil},
+	{"gemini", true, resolveGemini, nil},
+	{"nanobot", false, resolveNanobot, nil},
+	{"codebot", true, resolveCodebot, codebotIndexLimit},
+	{"dir", true, resolveDir, nil},
 }
 
 // Names returns the valid host names.
