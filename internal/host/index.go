@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -181,7 +182,7 @@ func codebotIndexLimit() IndexLimit {
 
 // rawIndexCount counts lines as written: up to the last line that holds
 // anything but white space.
-func rawIndexCount(src []byte) (lines, bytes int) {
+func rawIndexCount(src []byte) (lines, size int) {
 	n := 0
 	for i := 0; i < len(src); {
 		end := i
@@ -189,7 +190,7 @@ func rawIndexCount(src []byte) (lines, bytes int) {
 			end++
 		}
 		n++
-		if strings.TrimSpace(string(src[i:end])) != "" {
+		if len(bytes.TrimSpace(src[i:end])) > 0 {
 			lines = n
 		}
 		i = end + 1

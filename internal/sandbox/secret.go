@@ -143,9 +143,10 @@ type finding struct {
 // their header, passwords in connection strings, bearer tokens,
 // assignments such as DB_PASS=... whose value looks random rather than a
 // placeholder, and .env lines such as PASSWORD=... whose value is any
-// literal (a passphrase of plain words included). The same checks run on the content with line breaks joined
-// (a key wrapped over two lines) and on what base64 runs decode to (a key
-// wrapped in base64). The error names the kind and line and never the secret.
+// literal (a passphrase of plain words included). The same checks run on
+// the content with line breaks joined (a key wrapped over two lines) and on
+// what base64 runs decode to (a key wrapped in base64). The error names the
+// kind and line and never the secret.
 func CheckSecret(content string) error {
 	return CheckSecretAdded("", content)
 }
@@ -348,10 +349,10 @@ func isPasswordWord(word string) bool {
 // whole line is NAME=value (after an optional "export" or list marker),
 // NAME in the upper case of environment variables, no space around "=",
 // and the value, quoted or not, runs to the end of the line or to a " #"
-// comment. There a
-// value is literal: "PASSWORD=correcthorsebatterystaple" holds the
-// password itself, where "password = default_password" in code names a
-// variable. name and value are the byte ranges of the two in content.
+// comment. There a value is literal: "PASSWORD=correcthorsebatterystaple"
+// holds the password itself, where "password = default_password" in code
+// names a variable. The offsets are those of the name and the value in
+// content.
 func envLine(content string, nameStart, nameEnd, valueStart, valueEnd int) bool {
 	if content[nameEnd] != '=' {
 		return false
