@@ -66,6 +66,10 @@ type Report struct {
 	// can be read: the staging is dropped when Run returns. (A landed
 	// dream's diff is in its history, a staged one's in its staging.)
 	Diff string `json:"diff,omitempty"`
+	// Index is the memory's index as its agent loads it after the dream,
+	// when the runner measured it: an index left over budget is said here
+	// even when nothing else needed changing.
+	Index *IndexBudget `json:"index,omitempty"`
 }
 
 type runOptions struct {
@@ -268,6 +272,7 @@ func (r *dreamRun) execute() error {
 	})
 	r.out = out
 	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Summary = out.Turns, out.ToolCalls, out.Usage, out.Summary
+	r.rep.Index = out.Index
 	if err == nil {
 		err = context.Cause(runCtx) // a runner that ignored cancellation still fails
 	}

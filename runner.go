@@ -90,6 +90,26 @@ type Outcome struct {
 	// Strict asks the loss guard to fail the dream if any changed unit is
 	// not in Accounted: set by a runner that only makes recorded fixes.
 	Strict bool
+	// Index is the memory's index as its agent loads it once the runner
+	// is done; nil when the layout has no index.
+	Index *IndexBudget
+}
+
+// IndexBudget is the memory's index as its agent loads it: counted as that
+// agent counts (Agent names it and the version the rule was read from),
+// and whether the agent cuts part of it off. A dream that could not bring
+// the index within the limit says so here, whatever else it changed.
+type IndexBudget struct {
+	File       string `json:"file"`
+	Lines      int    `json:"lines"`
+	Bytes      int    `json:"bytes"`
+	MaxLines   int    `json:"max_lines"`
+	MaxBytes   int    `json:"max_bytes,omitempty"`
+	OverBudget bool   `json:"over_budget"`
+	Agent      string `json:"agent"`
+	// Rule says what the agent counts and where that was read.
+	Rule    string `json:"rule"`
+	Message string `json:"message,omitempty"`
 }
 
 // Accounted names bytes of a memory file, as it was before the dream, that

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/provider"
 )
 
@@ -28,8 +30,12 @@ func cmdStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	ix, err := a.indexStatus(s.MemoryDir)
+	if err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("measuring the index: %v", err))
+	}
 	if a.jsonOut {
-		a.printJSON(statusWithLayout{s, a.layout})
+		a.printJSON(statusWithLayout{s, a.layout, ix})
 		return nil
 	}
 	w := a.stdout
@@ -59,6 +65,7 @@ func cmdStatus(a *app, args []string) error {
 		fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
 	}
 	printLayout(w, a.layout)
+	printIndex(w, ix)
 	printDistributed(w, s)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)
@@ -81,4 +88,79 @@ func cmdStatus(a *app, args []string) error {
 		fmt.Fprintf(w, "next: the %s gate is closed\n", s.Next)
 	}
 	return nil
+}
+
+// indexState is what `dream status` says of the memory's index: which file
+// it is under the layout the dream would use (the agent named, the one the
+// memory's own files name, or any that keeps a MEMORY.md index), its size
+// as that agent counts it, and the rule, with where it was read.
+type indexState struct {
+	// Layout is the agent whose layout decided ("" when none was named
+	// or recognised); Recognized which file named it.
+	Layout     string `json:"layout"`
+	Recognized string `json:"recognized,omitempty"`
+	// None says why there is no index to count.
+	None string `json:"none,omitempty"`
+	*offline.IndexState
+}
+
+func (a *app) indexStatus(mem string) (*indexState, error) {
+	name := a.loaded.Settings.Host
+	if a.layout != nil {
+		name = a.layout.Host
+	}
+	l := offline.LayoutIn(name, mem)
+	st := &indexState{Layout: l.Host, Recognized: l.Recognized}
+	if l.Index == "" {
+		st.None = "this layout keeps no index: every file is memory in its own right"
+		return st, nil
+	}
+	ix, err := offline.MeasureIndex(mem, l)
+	if err != nil {
+		return nil, err
+	}
+	if ix == nil {
+		ix = &offline.IndexState{File: l.Index, Limit: l.Limit}
+		st.None = l.Index + " does not exist yet"
+	}
+	st.IndexState = ix
+	return st, nil
+}
+
+// printIndex writes the index's lines of `dream status`.
+func printIndex(w io.Writer, st *indexState) {
+	if st == nil {
+		return
+	}
+	layout := st.Layout
+	if layout == "" {
+		layout = "no agent named"
+	}
+	if st.Recognized != "" {
+		layout = st.Recognized
+	}
+	if st.IndexState == nil {
+		fmt.Fprintf(w, "index:        none (%s): %s\n", layout, st.None)
+		return
+	}
+	lim := st.Limit
+	if st.None != "" {
+		fmt.Fprintf(w, "index:        %s (%s)\n", st.None, layout)
+	} else {
+		verdict := "within budget"
+		if st.OverBudget {
+			verdict = "OVER BUDGET: " + st.Message
+		}
+		fmt.Fprintf(w, "index:        %s: %d lines, %d bytes as %s counts it (it loads %s): %s\n", st.File, st.Lines, st.Bytes, lim.Agent, budgetWords(lim.MaxLines, lim.MaxBytes), verdict)
+	}
+	fmt.Fprintf(w, "  rule:       %s\n", lim.Rule)
+	fmt.Fprintf(w, "  from:       %s\n", lim.Source)
+}
+
+// budgetWords is a limit as a phrase: "200 lines and 25000 bytes".
+func budgetWords(lines, bytes int) string {
+	if bytes > 0 {
+		return fmt.Sprintf("%d lines and %d bytes", lines, bytes)
+	}
+	return fmt.Sprintf("%d lines", lines)
 }

@@ -81,10 +81,13 @@ func printLayout(w io.Writer, l *host.Layout) {
 }
 
 // statusWithLayout is `dream status --json`: the report's fields, plus the
-// derived layout under "layout" when a host was named or detected.
+// derived layout under "layout" when a host was named or detected, and the
+// index under "index".
 type statusWithLayout struct {
 	dream.StatusReport
 	Layout *host.Layout `json:"layout,omitempty"`
+	// Index is the memory's index and the rule it is counted by.
+	Index *indexState `json:"index,omitempty"`
 }
 
 // layoutRepo is the repository drift checks use. For a global memory

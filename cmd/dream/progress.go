@@ -158,6 +158,7 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	fmt.Fprintf(w, "dream %s: %s in %.1fs · %d turn(s) · %d tool call(s) · tokens in %s out %s cache read %s created %s\n",
 		r.TaskID, r.Status, float64(r.DurationMS)/1000, r.Turns, r.ToolCalls,
 		humanCount(u.InputTokens), humanCount(u.OutputTokens), humanCount(u.CacheReadInputTokens), humanCount(u.CacheCreationInputTokens))
+	overBudget := r.Index != nil && r.Index.OverBudget
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", oneMessage(r.Error))
 		if r.Status != dream.StatusCompleted {
@@ -170,14 +171,21 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0:
 		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), strings.Join(r.FilesTouched, ", "))
 		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))
+	case r.Status == dream.StatusDryRun && len(r.Changes) == 0 && overBudget:
+		fmt.Fprintln(w, "dry run: a dream now would change nothing, and the index would stay over budget")
 	case r.Status == dream.StatusDryRun && len(r.Changes) == 0:
 		fmt.Fprintln(w, "dry run: nothing needs changing")
 	case r.Status == dream.StatusDryRun:
 		fmt.Fprintf(w, "dry run: a dream now would change %d file(s); nothing was written and the time gate did not move\n", len(r.Changes))
 		printChanges(w, r.Changes)
 		writeDiff(w, r.Diff, isTerminal(w))
+	case r.Status == dream.StatusCompleted && overBudget:
+		fmt.Fprintln(w, "nothing was changed, and the index is still over budget")
 	case r.Status == dream.StatusCompleted:
 		fmt.Fprintln(w, "nothing needed changing")
+	}
+	if overBudget {
+		fmt.Fprintf(w, "index over budget: %s\n", r.Index.Message)
 	}
 	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun) {
 		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))

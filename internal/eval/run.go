@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/llm"
 )
@@ -124,8 +125,10 @@ func runOne(ctx context.Context, s Scenario, dream DreamFunc) Score {
 		}
 		sc.ProbesRetained++
 	}
-	il, ib := memory.LoadedSize([]byte(after.files[memory.IndexFile]))
-	sc.IndexWithinBudget = after.dir.Index == nil || il <= memory.MaxIndexLines && ib <= memory.MaxIndexBytes
+	// As the scenario's agent counts its index (host.IndexLimitOf); a
+	// layout whose agent loads no index has none to keep within budget.
+	lim, ok := host.IndexLimitOf(s.Host)
+	sc.IndexWithinBudget = after.dir.Index == nil || !ok || lim.Fits(lim.Count([]byte(after.files[memory.IndexFile])))
 	return sc
 }
 
