@@ -32,17 +32,17 @@ func (m *Memory) CheckFits(rel string) error {
 				ErrTooLong, part, len(part), nameMax)
 		}
 	}
-	dirLen := len(rel) - len(parts[len(parts)-1])
-	longest := len(rel)
-	if t := dirLen + tempNameMax; t > longest {
-		longest = t
-	}
+	// The longest path written for rel: rel itself, or the temporary file
+	// beside it when its name is shorter than tempNameMax.
+	longest := max(len(rel), len(rel)-len(parts[len(parts)-1])+tempNameMax)
+	rootLen := 0
 	for _, root := range m.prefixes {
-		// PATH_MAX counts the terminating NUL.
-		if n := len(root) + 1 + longest; n >= pathMax {
-			return fmt.Errorf("%w: the path is %d bytes long under the memory directory %s, and this file system allows paths of at most %d bytes: use fewer, shorter directory and file names",
-				ErrTooLong, len(rel), m.displayDir, pathMax-1)
-		}
+		rootLen = max(rootLen, len(root))
+	}
+	// PATH_MAX counts the terminating NUL; the root is followed by a slash.
+	if room := pathMax - 1 - rootLen - 1; longest > room {
+		return fmt.Errorf("%w: the path is %d bytes long below the memory directory, and this file system holds at most %d bytes below %s: use fewer, shorter directory and file names",
+			ErrTooLong, len(rel), room-(longest-len(rel)), m.displayDir)
 	}
 	return nil
 }
