@@ -112,7 +112,7 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 		{"an empty batch", `[]`, jsonrpc.CodeInvalidRequest, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s.send("")    // blank lines are skipped without a word
+			s.send("")     // blank lines are skipped without a word
 			s.send("  \r") // and so are lines of white space
 			s.send(tc.line)
 			m := s.recv()

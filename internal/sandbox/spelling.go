@@ -54,7 +54,7 @@ func (m *Memory) CheckSpelling(rel string) error {
 // collision explains a refused name and what to do instead.
 func (m *Memory) collision(want, have string, last bool) error {
 	how := "letter case"
-	if strings.ToLower(want) != strings.ToLower(have) {
+	if !strings.EqualFold(want, have) {
 		how = "letter case or in how accented letters are encoded (Unicode normalisation)"
 	}
 	fi, err := m.root.Lstat(filepath.FromSlash(have))
