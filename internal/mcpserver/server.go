@@ -111,12 +111,13 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 
 // dreamContext is the context a dream started by a call runs under: the
 // server's life, not the call's. The SDK cancels a call when the client's
-// input ends (EOF) or its output breaks, and a dream asked for, with
-// apply=true above all, must not hang on the client's pipe: a client that
-// closes stdin after dream_run has handed the dream over, as a user who
-// starts `dream run` and closes the terminal tab does not expect it rolled
-// back. It stops when the server does (SIGINT, SIGTERM), by dream_kill, or
-// when the client cancels this very call (notifications/cancelled).
+// input ends (EOF) or its output breaks, which rolled back a dream asked
+// for with apply=true. A client that closes stdin after dream_run has
+// handed the dream over: it finishes and lands (or is staged) as if the
+// client had waited, and the server exits after it; nothing is lost, and
+// the result is in dream log. It stops when the server does (SIGINT,
+// SIGTERM), by dream_kill, or when the client cancels this very call
+// (notifications/cancelled).
 func (s *Server) dreamContext(call context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(call))
 	stopLife := context.AfterFunc(s.life, func() { cancel(context.Cause(s.life)) })
