@@ -15,6 +15,12 @@ func cmdStatus(a *app, args []string) error {
 	defer relaxGC()()
 	d, err := a.dreamer(nil, provider.Choice{}, nil)
 	if err != nil {
+		if l := a.layout; l != nil && len(l.Elsewhere) > 0 {
+			// The dir dream follows may not exist because the agent uses
+			// another one: say which, and why.
+			e := l.Elsewhere[0]
+			return fmt.Errorf("%w\n%s: %s %s is not followed: %s", err, l.Host, e.What, e.Path, e.From)
+		}
 		return err
 	}
 	defer d.Close()

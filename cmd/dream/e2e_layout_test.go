@@ -23,7 +23,8 @@ func TestStatusShowsDetectedLayout(t *testing.T) {
 		"[default projects/<sanitized git root>/memory]",
 		"[detected: the only agent with memory for " + w.repo + "]",
 		"counts:      top-level <uuid>.jsonl transcripts",
-		"file:        MEMORY.md  index, markdown, writable (agent loads first 200 lines or 25 KB)",
+		"file:        MEMORY.md  index, markdown, writable, loaded into every session: first 200 lines or 25 KB",
+		"file:        **/*.md  document, markdown, writable, read by the agent when needed",
 		"own dream:   autoDream on",
 		"assumes:     settings given with claude --settings",
 	} {

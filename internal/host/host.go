@@ -27,13 +27,29 @@ var hosts = []struct {
 	// needsRepo is true for hosts that key their storage by project.
 	needsRepo bool
 	resolve   resolver
+	// command is the agent's program, which answers --version.
+	command string
+	// verified is the agent version the layout was checked against, by
+	// running that version (the conformance suite); "" when none was.
+	verified string
 }{
-	{"claude", true, resolveClaude},
-	{"codex", false, resolveCodex},
-	{"gemini", true, resolveGemini},
-	{"nanobot", false, resolveNanobot},
-	{"codebot", true, resolveCodebot},
-	{"dir", true, resolveDir},
+	{"claude", true, resolveClaude, "claude", "2.1.197"},
+	{"codex", false, resolveCodex, "codex", ""},
+	{"gemini", true, resolveGemini, "gemini", ""},
+	{"nanobot", false, resolveNanobot, "nanobot", ""},
+	{"codebot", true, resolveCodebot, "codebot", ""},
+	{"dir", true, resolveDir, "", ""},
+}
+
+// Agent returns host's program (which answers --version) and the agent
+// version its layout was verified against ("" when none was).
+func Agent(host string) (command, verified string) {
+	for _, h := range hosts {
+		if h.name == host {
+			return h.command, h.verified
+		}
+	}
+	return "", ""
 }
 
 // Names returns the valid host names.
