@@ -34,8 +34,8 @@ var hosts = []struct {
 	verified string
 }{
 	{"claude", true, resolveClaude, "claude", "2.1.197"},
-	{"codex", false, resolveCodex, "codex", ""},
-	{"gemini", true, resolveGemini, "gemini", ""},
+	{"codex", false, resolveCodex, "codex", "0.171.0"},
+	{"gemini", true, resolveGemini, "gemini", "0.61.0"},
 	{"nanobot", false, resolveNanobot, "nanobot", ""},
 	{"codebot", true, resolveCodebot, "codebot", ""},
 	{"dir", true, resolveDir, "", ""},
