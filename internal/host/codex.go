@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/settings"
 )
 
 // resolveCodex: Codex CLI keeps everything under $CODEX_HOME (default
@@ -386,4 +387,25 @@ func (e errorString) Error() string { return string(e) }
 func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// AgentOwns says why a dream must leave l's memory to the agent, "" when
+// it may dream it. It is Codex's while its memories feature consolidates
+// memories/ itself (without honouring .consolidate-lock: the two would
+// rework each other's edits) unless codex_memory_owner (owner) hands it to
+// dream, and always when owner is "codex".
+func AgentOwns(l Layout, owner string) string {
+	if l.Host != "codex" {
+		return ""
+	}
+	switch owner {
+	case settings.DreamOwner:
+		return ""
+	case settings.CodexOwner:
+		return "Codex owns memories/ (codex_memory_owner = codex): dream leaves it alone"
+	}
+	if c := l.Consolidator; c != nil && c.Enabled {
+		return "Codex consolidates memories/ itself (its memories feature is on) and does not take .consolidate-lock: dream leaves it alone until you choose who owns it (codex_memory_owner = codex or dream)"
+	}
+	return ""
 }
