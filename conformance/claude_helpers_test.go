@@ -3,7 +3,6 @@ package conformance
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -57,9 +56,6 @@ func claudePrint(s *Sandbox, a Agent, prompt string, extra ...string) Result {
 	}
 	return r
 }
-
-// claudeHome is where Claude keeps its projects, settings and sessions.
-func (s *Sandbox) claudeHome() string { return filepath.Join(s.Home, ".claude") }
 
 // claudeTurn is what one of Claude's requests to the fake server showed of
 // its memory.

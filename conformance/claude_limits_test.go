@@ -66,7 +66,7 @@ func indexFixtures() []indexFixture {
 		front += fmt.Sprintf("key%d: value %d\n", i, i)
 	}
 	front += "---\n"
-	fx = append(fx, indexFixture{name: "front matter (224 lines on disk, 190 loaded)",
+	fx = append(fx, indexFixture{name: "front matter, 224 lines on disk",
 		src: front + strings.Join(body, "\n") + "\n", loaded: strings.Join(body, "\n")})
 
 	// 190 pointers under a 32-line block comment, one with an inline
@@ -74,7 +74,7 @@ func indexFixtures() []indexFixture {
 	withInline := append([]string(nil), body...)
 	withInline[4] += " <!-- inline note -->"
 	comment := "<!--\n" + strings.Repeat("a comment line\n", 30) + "-->\n"
-	fx = append(fx, indexFixture{name: "HTML comments (222 lines on disk, 190 loaded)",
+	fx = append(fx, indexFixture{name: "HTML comments, 222 lines on disk",
 		src: comment + strings.Join(withInline, "\n") + "\n", loaded: strings.Join(withInline, "\n")})
 
 	// Over 25,000 bytes, under 25,000 UTF-16 code units: loaded whole.
@@ -83,59 +83,63 @@ func indexFixtures() []indexFixture {
 		lines = append(lines, fmt.Sprintf("- fait %d : %s", i, strings.Repeat("é", 80)))
 	}
 	src = strings.Join(lines, "\n") + "\n"
-	fx = append(fx, indexFixture{name: "multi-byte (over 25,000 bytes, under 25,000 UTF-16 units)", src: src,
+	fx = append(fx, indexFixture{name: "multi-byte, 31 KB, 16,812 UTF-16 units", src: src,
 		loaded: strings.TrimSpace(src)})
 	return fx
 }
 
-// TestClaudeIndexLimits: for each index, what the real Claude sends to the
-// model is what the rule above says; and dream counts the way Claude
-// does: after an offline dream, an index Claude had cut is loaded whole,
-// and an index Claude loaded whole has no line moved out of it.
+// TestClaudeIndexLimits: for each index, two checks. What the real Claude
+// sends to the model is what the rule above says. And dream counts the way
+// Claude does: after an offline dream, an index Claude had cut is loaded
+// whole, and an index Claude loaded whole has no line moved out of it.
 func TestClaudeIndexLimits(t *testing.T) {
 	requireAgent(t, "claude")
 	for _, fx := range indexFixtures() {
 		t.Run(fx.name, func(t *testing.T) {
 			s, a := claudeSandbox(t, true)
-			check(t, a, "index limit: "+fx.name)
 			st := firstClaudeSession(t, s, a)
 			index := filepath.Join(st.MemoryDir, "MEMORY.md")
 			s.WriteFile(index, fx.src)
 			t.Logf("MEMORY.md: %d lines, %d bytes, %d UTF-16 units", strings.Count(fx.src, "\n"), len(fx.src), utf16Len(fx.src))
 
-			claudePrint(s, a, "hello")
-			turn := lastClaudeTurn(t, s)
-			loaded, warning, cut := strings.Cut(turn.Index, claudeIndexWarning)
-			if loaded != fx.loaded {
-				t.Errorf("Claude loaded %d lines, %d units; the rule says %d lines, %d units\nfirst difference at byte %d",
-					strings.Count(loaded, "\n")+1, utf16Len(loaded), strings.Count(fx.loaded, "\n")+1, utf16Len(fx.loaded), firstDiff(loaded, fx.loaded))
-			}
-			switch {
-			case fx.warning == "" && cut:
-				t.Errorf("Claude warned: %q", warning)
-			case fx.warning != "" && (!cut || !strings.Contains(warning, fx.warning)):
-				t.Errorf("Claude's warning %q (cut %v), want one containing %q", warning, cut, fx.warning)
-			}
-			t.Logf("Claude loaded %d lines, %d UTF-16 units; warning: %q", strings.Count(loaded, "\n")+1, utf16Len(loaded), warning)
-
-			var run struct {
-				Status       string   `json:"status"`
-				FilesTouched []string `json:"files_touched"`
-				Error        string   `json:"error"`
-			}
-			s.DreamJSON(&run, "run", "--host", "claude", "--provider", "offline")
-			after := s.ReadFile(index)
-			t.Logf("offline dream: %s, touched %v; MEMORY.md now %d lines, %d bytes", run.Status, run.FilesTouched, strings.Count(after, "\n"), len(after))
-			claudePrint(s, a, "hello")
-			again := lastClaudeTurn(t, s)
-			if w, _, _ := strings.Cut(again.Index, claudeIndexWarning); w != again.Index {
-				t.Errorf("after dream's dream Claude still cuts the index: dream counted it within the limits, Claude does not")
-			}
-			if fx.warning == "" {
-				if _, err := os.Stat(filepath.Join(st.MemoryDir, "index-overflow.md")); err == nil || after != fx.src {
-					t.Errorf("Claude loads this index whole, yet dream's dream moved lines out of it (dream counts it over the limits)")
+			t.Run("Claude loads it by the rule", func(t *testing.T) {
+				check(t, a, "index "+fx.name+": Claude loads it by the rule")
+				claudePrint(s, a, "hello")
+				turn := lastClaudeTurn(t, s)
+				loaded, warning, cut := strings.Cut(turn.Index, claudeIndexWarning)
+				if loaded != fx.loaded {
+					t.Errorf("Claude loaded %d lines, %d units; the rule says %d lines, %d units\nfirst difference at byte %d",
+						strings.Count(loaded, "\n")+1, utf16Len(loaded), strings.Count(fx.loaded, "\n")+1, utf16Len(fx.loaded), firstDiff(loaded, fx.loaded))
 				}
-			}
+				switch {
+				case fx.warning == "" && cut:
+					t.Errorf("Claude warned: %q", warning)
+				case fx.warning != "" && (!cut || !strings.Contains(warning, fx.warning)):
+					t.Errorf("Claude's warning %q (cut %v), want one containing %q", warning, cut, fx.warning)
+				}
+				t.Logf("Claude loaded %d lines, %d UTF-16 units; warning: %q", strings.Count(loaded, "\n")+1, utf16Len(loaded), warning)
+			})
+
+			t.Run("dream counts it as Claude does", func(t *testing.T) {
+				check(t, a, "index "+fx.name+": dream counts it as Claude does")
+				var run struct {
+					Status       string   `json:"status"`
+					FilesTouched []string `json:"files_touched"`
+				}
+				s.DreamJSON(&run, "run", "--host", "claude", "--provider", "offline")
+				after := s.ReadFile(index)
+				t.Logf("offline dream: %s, touched %v; MEMORY.md now %d lines, %d bytes", run.Status, run.FilesTouched, strings.Count(after, "\n"), len(after))
+				claudePrint(s, a, "hello")
+				again := lastClaudeTurn(t, s)
+				if _, w, cut := strings.Cut(again.Index, claudeIndexWarning); cut {
+					t.Errorf("after dream's dream Claude still cuts the index (%q): dream counted it within the limits, Claude does not", w)
+				}
+				if fx.warning == "" {
+					if _, err := os.Stat(filepath.Join(st.MemoryDir, "index-overflow.md")); err == nil || after != fx.src {
+						t.Errorf("Claude loads this index whole, yet dream's dream moved lines out of it (dream counts it over the limits)")
+					}
+				}
+			})
 		})
 	}
 }

@@ -371,9 +371,9 @@ func printTable(w *os.File, total time.Duration) {
 	if len(table) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%-8s %-9s %-66s %-6s %8s\n", "agent", "version", "check", "result", "time")
+	fmt.Fprintf(w, "\n%-8s %-9s %-76s %-6s %8s\n", "agent", "version", "check", "result", "time")
 	for _, r := range table {
-		fmt.Fprintf(w, "%-8s %-9s %-66s %-6s %7.1fs\n", r.agent, r.version, r.check, r.result, r.took.Seconds())
+		fmt.Fprintf(w, "%-8s %-9s %-76s %-6s %7.1fs\n", r.agent, r.version, r.check, r.result, r.took.Seconds())
 	}
 	fmt.Fprintf(w, "conformance suite: %d checks in %.1fs (%s/%s)\n", len(table), total.Seconds(), runtime.GOOS, runtime.GOARCH)
 }

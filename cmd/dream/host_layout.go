@@ -53,20 +53,20 @@ func printLayout(w io.Writer, l *host.Layout) {
 		if f.Writable {
 			access = "writable"
 		}
-		load := "not loaded by the agent"
+		load := ""
 		switch {
 		case f.Loaded && f.OnDemand:
-			load = "read by the agent when needed"
+			load = ", read by the agent when needed"
 		case f.Loaded && f.Limit != "":
-			load = "loaded into every session: " + f.Limit
+			load = ", loaded into every session: " + f.Limit
 		case f.Loaded:
-			load = "loaded into every session"
+			load = ", loaded into every session"
 		}
 		extra := ""
 		if f.Section != "" {
 			extra = " (only inside " + f.Section + ")"
 		}
-		fmt.Fprintf(w, "  file:        %s  %s, %s, %s, %s%s\n", f.Path, f.Role, f.Format, access, load, extra)
+		fmt.Fprintf(w, "  file:        %s  %s, %s, %s%s%s\n", f.Path, f.Role, f.Format, access, load, extra)
 	}
 	if len(l.DriftRepos) > 0 {
 		fmt.Fprintf(w, "  drift repos: %s\n", strings.Join(l.DriftRepos, ", "))

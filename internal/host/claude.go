@@ -77,8 +77,8 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 	}
 	if !trust.trusted {
 		// What Claude does in a folder it does not trust yet: -p sessions
-		// trust every folder; the interactive UI asks first (naming the
-		// files that set autoMemoryDirectory) and records the answer.
+		// trust every folder; the interactive UI asks first and records
+		// the answer (its dialog does not name autoMemoryDirectory).
 		if v, f, ok := claudeMemorySetting(settings, true); ok && f.needsTrust {
 			if d, ok := claudeMemoryPath(v, true, home); ok && d != memory {
 				l.Elsewhere = append(l.Elsewhere, Source{What: "memory dir", Path: d,
