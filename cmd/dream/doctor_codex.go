@@ -66,6 +66,12 @@ func (a *app) doctorCodexMemory(l *host.Layout, add func(name, status, detail, f
 	if l.NotLoaded != "" {
 		add("agent loads", statusWarn, l.NotLoaded+": a dream there changes nothing Codex sees", "set memories = true under [features] in "+config+" (Codex then consolidates memories/ too: choose who owns it with codex_memory_owner)")
 	}
+	if b, err := os.ReadFile(filepath.Join(l.MemoryDir, "memory_summary.md")); err == nil {
+		if _, cut := host.CodexSummaryLoaded(b); cut > 0 {
+			add("limit", statusWarn, fmt.Sprintf("Codex loads the first and last 5,000 bytes of memory_summary.md (%d bytes): the %d bytes between are not in its prompt", len(b), cut),
+				"shorten memory_summary.md to 10,000 bytes or less (dream run --host codex)")
+		}
+	}
 	why := host.AgentOwns(*l, owner)
 	switch {
 	case why != "" && owner == settings.CodexOwner:

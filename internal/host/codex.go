@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -408,4 +410,32 @@ func AgentOwns(l Layout, owner string) string {
 		return "Codex consolidates memories/ itself (its memories feature is on) and does not take .consolidate-lock: dream leaves it alone until you choose who owns it (codex_memory_owner = codex or dream)"
 	}
 	return ""
+}
+
+// codexSummaryHalf is how much of each end of memory_summary.md Codex
+// 0.171.0 keeps: its budget is 2,500 tokens at 4 bytes a token, half at
+// the start and half at the end.
+const codexSummaryHalf = 5000
+
+// CodexSummaryLoaded is what Codex 0.171.0 puts in the prompt of
+// memory_summary.md's content, found by running it: the text trimmed;
+// past 10,000 bytes, its first 5,000 bytes (cut back to a character
+// boundary), "…N tokens truncated…" for the N = ceil(bytes/4) left out,
+// and its last 5,000 bytes (cut forward to a character boundary). cut is
+// how many bytes are not loaded.
+func CodexSummaryLoaded(content []byte) (loaded string, cut int) {
+	s := strings.TrimSpace(string(content))
+	if len(s) <= 2*codexSummaryHalf {
+		return s, 0
+	}
+	head := codexSummaryHalf
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	tail := len(s) - codexSummaryHalf
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	cut = tail - head
+	return s[:head] + fmt.Sprintf("…%d tokens truncated…", (cut+3)/4) + s[tail:], cut
 }

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,5 +156,43 @@ func TestCodexSessionSources(t *testing.T) {
 	CountCodexExec(&other)
 	if other.SessionsCounted != before {
 		t.Error("CountCodexExec changed a Gemini layout")
+	}
+}
+
+// TestCodexSummaryLoaded: what Codex 0.171.0 put in its prompt for these
+// memory_summary.md files (seen in its requests): whole up to 10,000
+// bytes; past that the first and last 5,000 bytes at character
+// boundaries around "…N tokens truncated…", N the bytes cut over 4,
+// rounded up.
+func TestCodexSummaryLoaded(t *testing.T) {
+	var lines []string
+	for i := 0; i < 2000; i++ {
+		lines = append(lines, fmt.Sprintf("L%05d %s", i, strings.Repeat("x", 40)))
+	}
+	long := strings.Join(lines, "\n") + "\n" // 96,000 bytes
+	wide := strings.Repeat("日", 9000) + "x"  // 27,001 bytes, 3 a character
+	for _, tt := range []struct {
+		name, in   string
+		head, tail int
+		marker     string
+		cut        int
+	}{
+		{"short", "\n  - one\n- two\n\n", 0, 0, "", 0},
+		{"10,000 bytes", strings.Repeat("a", 10000), 0, 0, "", 0},
+		{"lines", long, 5000, 5000, "…21500 tokens truncated…", 85999},
+		{"three-byte characters", wide, 4998, 4999, "…4251 tokens truncated…", 17004},
+	} {
+		got, cut := CodexSummaryLoaded([]byte(tt.in))
+		trimmed := strings.TrimSpace(tt.in)
+		if tt.marker == "" {
+			if got != trimmed || cut != 0 {
+				t.Errorf("%s: loaded %q (cut %d), want it whole", tt.name, got, cut)
+			}
+			continue
+		}
+		want := trimmed[:tt.head] + tt.marker + trimmed[len(trimmed)-tt.tail:]
+		if got != want || cut != tt.cut {
+			t.Errorf("%s: cut %d, want %d; loaded %d bytes, want %d", tt.name, cut, tt.cut, len(got), len(want))
+		}
 	}
 }
