@@ -106,7 +106,9 @@ func geminiV2Layout(l *Layout, base string) {
 		{Path: global, Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
 	}
 	l.Notes += "; memory v2: " + index + " is the index in every session, the notes beside it are read when needed, " + global + " is global memory"
-	l.Assumptions = append(l.Assumptions, "memory/GEMINI.md is loaded only while memory/MEMORY.md does not exist; nothing in "+base+" but GEMINI.md (credentials included) is ever written")
+	l.Assumptions = append(l.Assumptions,
+		"memory/GEMINI.md is loaded only while memory/MEMORY.md does not exist; nothing in "+base+" but GEMINI.md (credentials included) is ever written",
+		global+" is loaded with every model, but only the prompt of Gemini 3 models (the default) tells the agent it is its global memory")
 }
 
 // geminiLegacyLayout is the memory of Gemini CLI before 0.40 (and 0.40 to
