@@ -62,9 +62,8 @@ func TestCodexHookRuns(t *testing.T) {
 	Eventually(t, 30*time.Second, "the hook ran for the interactive session", func() bool {
 		return strings.Contains(s.hookLog(), "event=Stop session="+tuiID+":")
 	})
-	if daemon, err := os.ReadFile(s.codexHome("app-server-daemon", "daemon.stderr.log")); err == nil {
-		t.Logf("the UI (its app-server): the hook ran in %v as Codex timed it", codexHookRuns(t, string(daemon)))
-	}
+	// The UI's app-server keeps no trace of hook times; dream's own log
+	// has how long the hook took inside dream.
 	t.Logf("hook.log:\n%s", s.hookLog())
 }
 
