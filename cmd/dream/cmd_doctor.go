@@ -154,7 +154,7 @@ func (a *app) doctor(ctx context.Context) []check {
 		since, _ := gate.CountSessions(ctx, sessions, last, rule, "")
 		execNote := ""
 		if hostName == "codex" && !s.CodexExecSessions && err1 == nil {
-			if n := codexExecSkipped(ctx, *l, sessions, time.Time{}, all); n > 0 {
+			if n := codexExecSkipped(ctx, *l, sessions, all); n > 0 {
 				execNote = fmt.Sprintf("; %d codex exec run(s) not counted (codex_exec_sessions = true counts them)", n)
 			}
 		}

@@ -87,10 +87,10 @@ func (a *app) doctorCodexMemory(l *host.Layout, add func(name, status, detail, f
 }
 
 // codexExecSkipped counts the codex exec rollouts the session rule leaves
-// out, for doctor to say so.
-func codexExecSkipped(ctx context.Context, l host.Layout, sessions string, since time.Time, counted int) int {
+// out of counted (all sessions ever), for doctor to say so.
+func codexExecSkipped(ctx context.Context, l host.Layout, sessions string, counted int) int {
 	host.CountCodexExec(&l)
-	n, err := gate.CountSessions(ctx, sessions, since, l.Sessions, "")
+	n, err := gate.CountSessions(ctx, sessions, time.Time{}, l.Sessions, "")
 	if err != nil {
 		return 0
 	}
