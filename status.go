@@ -108,7 +108,7 @@ func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
 // time gate reopens.
 func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	s := StatusReport{
-		Enabled:     d.cfg.Settings.Enabled,
+		Enabled:     d.enabledOpen(nil),
 		MemoryDir:   d.cfg.MemoryDir,
 		SessionsDir: d.cfg.SessionsDir,
 		MinHours:    d.cfg.Settings.MinHours,

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/provider"
 )
@@ -22,6 +23,9 @@ func cmdStatus(a *app, args []string) error {
 			// another one: say which, and why.
 			e := l.Elsewhere[0]
 			return fmt.Errorf("%w\n%s: %s %s is not followed: %s", err, l.Host, e.What, e.Path, e.From)
+		}
+		if l := a.layout; l != nil && a.loaded.Settings.MemoryDir == "" && !dirExists(l.MemoryDir) {
+			return a.statusNoMemory(l)
 		}
 		return err
 	}
@@ -163,4 +167,30 @@ func budgetWords(lines, bytes int) string {
 		return fmt.Sprintf("%d lines and %d bytes", lines, bytes)
 	}
 	return fmt.Sprintf("%d lines", lines)
+}
+
+// statusNoMemory answers status for an agent that has written no memory
+// yet (a fresh Codex home, a project the agent never saved a memory in):
+// not a usage error, but the state of things, with what would change it.
+func (a *app) statusNoMemory(l *host.Layout) error {
+	advice := noMemoryAdvice(l)
+	if a.jsonOut {
+		a.printJSON(struct {
+			MemoryDir    string       `json:"memory_dir"`
+			SessionsDir  string       `json:"sessions_dir,omitempty"`
+			MemoryExists bool         `json:"memory_exists"`
+			Next         string       `json:"next"`
+			Advice       string       `json:"advice"`
+			Layout       *host.Layout `json:"layout"`
+		}{l.MemoryDir, l.SessionsDir, false, "memory", advice, l})
+		return nil
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "memory dir:   %s (does not exist yet)\n", l.MemoryDir)
+	if l.SessionsDir != "" {
+		fmt.Fprintf(w, "sessions dir: %s\n", l.SessionsDir)
+	}
+	printLayout(w, l)
+	fmt.Fprintf(w, "\nnext: nothing to dream yet: %s\n", advice)
+	return nil
 }

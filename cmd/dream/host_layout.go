@@ -24,6 +24,9 @@ func (a *app) resolveLayout(name, mem, repo string) (*host.Layout, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	if l != nil && a.loaded.Settings.CodexExecSessions {
+		host.CountCodexExec(l)
+	}
 	a.layout = l
 	return a.layout, nil
 }
@@ -67,6 +70,9 @@ func printLayout(w io.Writer, l *host.Layout) {
 	}
 	if len(l.DriftRepos) > 0 {
 		fmt.Fprintf(w, "  drift repos: %s\n", strings.Join(l.DriftRepos, ", "))
+	}
+	if l.NotLoaded != "" {
+		fmt.Fprintf(w, "  NOT LOADED:  %s\n", l.NotLoaded)
 	}
 	if c := l.Consolidator; c != nil {
 		state := "off"

@@ -37,8 +37,8 @@ var hosts = []struct {
 	index func() IndexLimit
 }{
 	{"claude", true, resolveClaude, "claude", "2.1.197", claudeIndexLimit},
-	{"codex", false, resolveCodex, "codex", "", nil},
-	{"gemini", true, resolveGemini, "gemini", "", nil},
+	{"codex", false, resolveCodex, "codex", "0.171.0", nil},
+	{"gemini", true, resolveGemini, "gemini", "0.61.0", nil},
 	{"nanobot", false, resolveNanobot, "nanobot", "", nil},
 	{"codebot", true, resolveCodebot, "codebot", "", codebotIndexLimit},
 	{"dir", true, resolveDir, "", "", nil},

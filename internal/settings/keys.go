@@ -91,6 +91,8 @@ var specs = []spec{
 	durationKey("lock_ttl", "60s", "etcd lease TTL: how long a crashed holder blocks other machines", func(s *Settings) *time.Duration { return &s.LockTTL }),
 	stringKey("sync_remote", "", "git URL the memory history is pulled from before a dream and pushed to after", false, func(s *Settings) *string { return &s.SyncRemote }),
 	stringKey("sync_branch", "", "this memory's branch on sync_remote; empty derives it from the memory dir's path under $HOME", false, func(s *Settings) *string { return &s.SyncBranch }),
+	boolKey("codex_exec_sessions", "false", "count `codex exec` runs as sessions (Codex's own memory pipeline does not)", func(s *Settings) *bool { return &s.CodexExecSessions }),
+	codexOwnerKey(),
 }
 
 // Keys returns every setting in display order.

@@ -57,9 +57,22 @@ type Settings struct {
 	// MaxLoss is the share of memory units or bytes a model dream may lose
 	// without a trace before the loss guard holds it for review.
 	MaxLoss float64
+	// CodexExecSessions counts `codex exec` runs as sessions; Codex's own
+	// memory pipeline skips them, and so does the session gate by default.
+	CodexExecSessions bool
+	// CodexMemoryOwner says who consolidates Codex's memories/: CodexOwner,
+	// DreamOwner, or "" (not chosen: dream leaves it alone while Codex's
+	// memories feature consolidates it).
+	CodexMemoryOwner string
 	// Distributed holds the lock backend and the sync remote.
 	Distributed
 }
+
+// The values of codex_memory_owner.
+const (
+	CodexOwner = "codex"
+	DreamOwner = "dream"
+)
 
 // The default budgets of one dream. They live here alone: the agent falls
 // back to them for a zero budget, and the key table's text defaults are
