@@ -9,7 +9,11 @@ import (
 // Shown is one thing the model was shown from outside the memory: the
 // result of a tool call on a transcript or a repository file.
 type Shown struct {
-	// Source names it: the path read, or the tool call that produced it.
+	// Tool is the tool that showed it: "read" shows one file, Source;
+	// "grep" shows lines of many, each as "path:line:text"; "glob" and
+	// "ls" list paths under Source.
+	Tool string `json:"tool"`
+	// Source is the path read or searched.
 	Source string `json:"source"`
 	Text   string `json:"text"`
 }
@@ -56,14 +60,27 @@ func NewCorpus(shown []Shown, contradictions []Contradiction, citations []Citati
 
 // Quoted reports whether quote (spaces collapsed) is in something shown
 // from source.
-func (c *Corpus) Quoted(source, quote string) bool {
+func (c *Corpus) Quoted(source, quote string) bool { return Quoted(c.shown, source, quote) }
+
+// Quoted reports whether quote (spaces collapsed) is in what shown holds of
+// the file source: a read of it, or a grep line from it.
+func Quoted(shown []Shown, source, quote string) bool {
 	q := collapse(quote)
 	if q == "" {
 		return false
 	}
-	for _, s := range c.shown {
-		if s.Source == source && strings.Contains(collapse(s.Text), q) {
-			return true
+	for _, s := range shown {
+		switch {
+		case s.Tool == "read" && s.Source == source:
+			if strings.Contains(collapse(s.Text), q) {
+				return true
+			}
+		case s.Tool == "grep":
+			for _, line := range strings.Split(s.Text, "\n") {
+				if rest, ok := strings.CutPrefix(line, source+":"); ok && strings.Contains(collapse(rest), q) {
+					return true
+				}
+			}
 		}
 	}
 	return false

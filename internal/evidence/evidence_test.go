@@ -76,7 +76,7 @@ func TestJudge(t *testing.T) {
 	transcript := `{"role":"user","content":"we moved the auth service to port 9091 yesterday"}` + "\n" +
 		`{"role":"assistant","content":"Noted. From now on never run migrations by hand; the deploy job runs them."}`
 	c := NewCorpus(
-		[]Shown{{Source: "sessions/a1.jsonl", Text: transcript}, {Source: "repo/go.mod", Text: "module shop\n\ngo 1.26\n"}},
+		[]Shown{{Tool: "read", Source: "sessions/a1.jsonl", Text: transcript}, {Tool: "read", Source: "repo/go.mod", Text: "module shop\n\ngo 1.26\n"}},
 		[]Contradiction{{Value: "internal/cfg/load.go", Why: "the repository has no internal/cfg/load.go"}},
 		[]Citation{
 			{File: "auth.md", Source: "sessions/a1.jsonl", Quote: "moved the auth service to port 9091"},

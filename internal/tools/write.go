@@ -16,8 +16,9 @@ type writeTool struct{ s *Set }
 
 // writeInput is write's input; its tags are also its schema (see inputSpec).
 type writeInput struct {
-	FilePath string  `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
-	Content  *string `json:"content" desc:"The complete new content of the file"`
+	FilePath string     `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
+	Content  *string    `json:"content" desc:"The complete new content of the file"`
+	Evidence *citeInput `json:"evidence,omitempty" desc:"When the write changes a specific value of the file (a number, date, version, port, path, name, URL, or do/don't): the transcript or repository file you were shown that states the new value, and its words"`
 }
 
 var writeSpec = mustSpec[writeInput]()
@@ -31,40 +32,40 @@ func (t *writeTool) Description() string {
 		"Content that contains a credential (API key, token, password, private key) is refused: record where a secret lives, never its value. "+
 		"The lock file %s, .git and names starting with %s are off-limits; a name must be plain text "+
 		"(valid UTF-8, no newlines or other control characters, no directory ending in .md) and never a credential. "+
-		"Prefer edit for changes to an existing file.",
-		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix)
+		"Prefer edit for changes to an existing file. %s",
+		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix, evidenceRule)
 }
 
 func (t *writeTool) Schema() json.RawMessage { return writeSpec().schema }
 
-func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, err error) {
+func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, cite *citeInput, err error) {
 	var in writeInput
 	if err := decode("write", input, &in, writeSpec()); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if *in.Content == "" {
-		return "", nil, fmt.Errorf("write: content is empty; memory files are never emptied — to retire a memory, remove its pointer from the index instead")
+		return "", nil, nil, fmt.Errorf("write: content is empty; memory files are never emptied — to retire a memory, remove its pointer from the index instead")
 	}
 	if max := t.s.limits.WriteMaxBytes; len(*in.Content) > max {
-		return "", nil, fmt.Errorf("write: content is %d bytes, over the %d-byte limit for a memory file; keep memory files short and split by topic", len(*in.Content), max)
+		return "", nil, nil, fmt.Errorf("write: content is %d bytes, over the %d-byte limit for a memory file; keep memory files short and split by topic", len(*in.Content), max)
 	}
 	rel, err = t.s.mem.Resolve(in.FilePath)
 	if err != nil {
-		return "", nil, fmt.Errorf("write: %w", err)
+		return "", nil, nil, fmt.Errorf("write: %w", err)
 	}
 	if err := sandbox.CheckSecretName(rel); err != nil {
-		return "", nil, fmt.Errorf("write refused: %w", err)
+		return "", nil, nil, fmt.Errorf("write refused: %w", err)
 	}
-	return rel, []byte(*in.Content), nil
+	return rel, []byte(*in.Content), in.Evidence, nil
 }
 
 func (t *writeTool) Validate(input json.RawMessage) error {
-	_, _, err := t.parse(input)
+	_, _, _, err := t.parse(input)
 	return err
 }
 
 func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result, error) {
-	rel, content, err := t.parse(input)
+	rel, content, cite, err := t.parse(input)
 	if err != nil {
 		return Result{}, err
 	}
@@ -80,6 +81,9 @@ func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result,
 	}
 	if err := sandbox.CheckSecretAdded(string(old), string(content)); err != nil {
 		return Result{}, fmt.Errorf("write refused: %w", err)
+	}
+	if err := t.s.cite("write", rel, cite); err != nil {
+		return Result{}, err
 	}
 	if err := t.s.mem.WriteFile(rel, content); err != nil {
 		return Result{}, fmt.Errorf("write: %w", err)
