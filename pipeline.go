@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,7 +42,14 @@ type Report struct {
 	ToolCalls        int       `json:"tool_calls"`
 	Usage            llm.Usage `json:"usage"`
 	Error            string    `json:"error,omitempty"`
-	Summary          string    `json:"summary,omitempty"`
+	// Summary says what the dream did, built from Units (and, for the
+	// offline engine, from its own fix records), never from a model's
+	// words, which are ModelSummary.
+	Summary      string `json:"summary,omitempty"`
+	ModelSummary string `json:"model_summary,omitempty"`
+	// Units accounts for every unit of memory a model dream removed or
+	// rewrote, and for each changed value its evidence or why it is held.
+	Units            []UnitChange `json:"units,omitempty"`
 	Changes          []Change  `json:"changes"`
 	SessionsReviewed int       `json:"sessions_reviewed"`
 	AuditCommit      string    `json:"audit_commit,omitempty"`
@@ -53,8 +61,10 @@ type Report struct {
 	MemoryDir  string `json:"memory_dir"`
 	// Merged are files the user edited during the dream whose edit and the
 	// dream's touched different lines: both landed. ForReview are files
-	// where they overlap: the user's version was kept and the dream's is
-	// staged for review as ReviewID (`dream diff`, `apply`, `discard`).
+	// where they overlap, and files whose changed values lack evidence
+	// (Units says which): the memory's version was kept and the dream's is
+	// staged for review as ReviewID (`dream diff`, `apply`, `discard`)
+	// while the rest of the dream landed.
 	Merged     []string  `json:"merged,omitempty"`
 	ForReview  []string  `json:"for_review,omitempty"`
 	ReviewID   string    `json:"review_id,omitempty"`
@@ -98,6 +108,9 @@ type dreamRun struct {
 	status     task.Status // how the task ends if the run fails
 	changes    []journal.Change
 	parkReason string
+	// hold are files the evidence check keeps out of the landing, each
+	// with why: parked for review while the rest lands.
+	hold map[string]string
 }
 
 // run is the Dreamer pattern under the lock (see locked), in stages:
@@ -266,7 +279,12 @@ func (r *dreamRun) execute() error {
 		Progress:         r.progress,
 	})
 	r.out = out
-	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Summary = out.Turns, out.ToolCalls, out.Usage, out.Summary
+	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage = out.Turns, out.ToolCalls, out.Usage
+	if out.Strict {
+		r.rep.Summary = out.Summary // the engine's account of its own fix records
+	} else {
+		r.rep.ModelSummary = out.Summary // the runner's words, never the report's
+	}
 	if err == nil {
 		err = context.Cause(runCtx) // a runner that ignored cancellation still fails
 	}
@@ -323,18 +341,38 @@ func (r *dreamRun) verify() error {
 	if err != nil {
 		return err
 	}
-	held, err := d.guardLoss(&r.rep, r.out, r.before, r.txn.Dir())
+	v, err := d.guardLoss(r.out, r.before, r.txn.Dir())
 	if err != nil {
 		return err
 	}
-	r.parkReason = ParkReviewRequested
-	if held {
-		r.o.review = true // staged for review, as --review does, and never applied
-		r.parkReason = ParkLossGuard + r.rep.Summary
-		r.rep.ParkReason = r.parkReason
-	}
 	if r.changes, err = r.txn.Changes(); err != nil {
 		return err
+	}
+	hold := ""
+	switch {
+	case !v.Changed:
+		r.rep.Summary = "no changes" // whatever a model said
+	case v.Hold:
+		hold = v.Summary()
+	}
+	if !r.out.Strict && v.Changed {
+		// What a model dream did is told from its ledger.
+		ev := d.guardEvidence(r.out, v.Ledger, r.changes, r.txn.Dir())
+		r.rep.Units = v.Ledger
+		if hold == "" && ev.whole != "" {
+			hold = "loss guard: " + ev.whole
+		}
+		if hold == "" {
+			r.hold = ev.hold
+		}
+		r.rep.Summary = ledgerSummary(len(r.changes), v.Ledger, r.hold)
+	}
+	r.parkReason = ParkReviewRequested
+	if hold != "" {
+		r.o.review = true // staged for review, as --review does, and never applied
+		r.rep.Summary, r.rep.Review, r.hold = hold, true, nil
+		r.parkReason = ParkLossGuard + strings.TrimPrefix(hold, ParkLossGuard)
+		r.rep.ParkReason = r.parkReason
 	}
 	if err := d.fence("before the commit"); err != nil {
 		return err
@@ -401,6 +439,7 @@ func (r *dreamRun) commit() error {
 	// are. Elsewhere keeping them costs a link each for nothing.
 	o := commitOptions(ctx, r.hist)
 	o.KeepReplaced = keepReplaced(d.cfg.MemoryDir)
+	o.Hold = r.hold
 	res, err := r.txn.CommitWith(o)
 	if res.Replaced != "" {
 		freed := make(chan error, 1)
@@ -444,7 +483,13 @@ var (
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {
 	d := r.d
-	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched})
+	var units []json.RawMessage
+	for _, u := range r.rep.Units {
+		if b, err := json.Marshal(u); err == nil {
+			units = append(units, b)
+		}
+	}
+	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: units})
 }
 
 // finish ends the task entry, prunes old ones and, for a dream that did not

@@ -41,7 +41,8 @@ type CommitOptions struct {
 	// Hold names changed files (slash paths) that must not land with the
 	// rest, each with the reason: they are parked for review with the files
 	// the user also changed (see CommitResult.ForReview), and the rest of
-	// the transaction lands as one commit.
+	// the transaction lands as one commit. The review's ParkReason is the
+	// reasons, the held files' first, each followed by its path.
 	Hold map[string]string
 	// KeepReplaced asks the commit to keep the memory files its renames
 	// replace, as hard links in a directory it returns in
@@ -108,7 +109,7 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 		for _, c := range chs {
 			if why, ok := o.Hold[c.Path]; ok {
 				review = append(review, c)
-				reasons = append(reasons, c.Path+": "+why)
+				reasons = append(reasons, why+" ("+c.Path+")")
 				continue
 			}
 			rest = append(rest, c)
@@ -134,7 +135,7 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 		}
 		for _, c := range edited {
 			review = append(review, c)
-			reasons = append(reasons, c.Path+": edited during the dream where the dream changed it too")
+			reasons = append(reasons, "edited during the dream where the dream changed it too ("+c.Path+")")
 		}
 	}
 	if len(review) > 0 {

@@ -39,6 +39,13 @@ type Entry struct {
 	// Fact is false for what holds no fact of its own: a heading, front
 	// matter, an HTML comment, a pointer to a memory file.
 	Fact bool `json:"fact"`
+
+	// The evidence check's judgement (see package evidence), filled after
+	// the ledger: the values the change replaced or the polarity it turned,
+	// where its evidence is, or why it is held for review.
+	Change   *evidence.Change  `json:"change,omitempty"`
+	Evidence *evidence.Support `json:"evidence,omitempty"`
+	Held     string            `json:"held,omitempty"`
 }
 
 // Ranks of a candidate destination: better first.
