@@ -42,14 +42,7 @@ type Report struct {
 	ToolCalls        int       `json:"tool_calls"`
 	Usage            llm.Usage `json:"usage"`
 	Error            string    `json:"error,omitempty"`
-	// Summary says what the dream did, built from Units (and, for the
-	// offline engine, from its own fix records), never from a model's
-	// words, which are ModelSummary.
-	Summary      string `json:"summary,omitempty"`
-	ModelSummary string `json:"model_summary,omitempty"`
-	// Units accounts for every unit of memory a model dream removed or
-	// rewrote, and for each changed value its evidence or why it is held.
-	Units            []UnitChange `json:"units,omitempty"`
+	Summary          string    `json:"summary,omitempty"`
 	Changes          []Change  `json:"changes"`
 	SessionsReviewed int       `json:"sessions_reviewed"`
 	AuditCommit      string    `json:"audit_commit,omitempty"`
@@ -75,6 +68,14 @@ type Report struct {
 	// can be read: the staging is dropped when Run returns. (A landed
 	// dream's diff is in its history, a staged one's in its staging.)
 	Diff string `json:"diff,omitempty"`
+
+	// Summary (above) says what the dream did: for a model dream it is
+	// built from Units, never from the model's words, which are
+	// ModelSummary: the runner's own account, unchecked.
+	ModelSummary string `json:"model_summary,omitempty"`
+	// Units accounts for every unit of memory a model dream removed or
+	// rewrote, and for each changed value its evidence or why it is held.
+	Units []UnitChange `json:"units,omitempty"`
 }
 
 type runOptions struct {
