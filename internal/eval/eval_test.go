@@ -271,7 +271,9 @@ func TestModelScoredApart(t *testing.T) {
 			mixed = s
 		}
 	}
-	silent := func(context.Context, Scenario, Workspace) (Outcome, error) { return Outcome{Usage: llm.Usage{InputTokens: 100}}, nil }
+	silent := func(context.Context, Scenario, Workspace) (Outcome, error) {
+		return Outcome{Usage: llm.Usage{InputTokens: 100}}, nil
+	}
 	scores, err := Run(context.Background(), []Scenario{mixed}, Engine{Offline: offlineDream, Model: silent})
 	if err != nil {
 		t.Fatal(err)
