@@ -118,21 +118,29 @@ func noEvidence(ch evidence.Change) string {
 }
 
 // closeHolds adds to hold the files the held ones need: a file whose text
-// went into a held file (landing it would leave that text in neither), and
-// a file that links to a held new file (it would point at nothing).
+// went into a held file (landing it would leave that text in neither), one
+// whose removed or rewritten text named a held file (a pointer to it), and
+// one that links to a held new file (it would point at nothing).
 func closeHolds(hold map[string]string, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) {
 	for grew := true; grew; {
 		grew = false
 		for _, e := range ledger {
-			if e.To == nil || e.To.File == e.File {
+			if _, from := hold[e.File]; from {
 				continue
 			}
-			if _, to := hold[e.To.File]; !to {
-				continue
+			if e.To != nil && e.To.File != e.File {
+				if _, to := hold[e.To.File]; to {
+					hold[e.File] = fmt.Sprintf("%sits %q went into %s, which is held", ParkLossGuard, clipText(e.Text, 60), e.To.File)
+					grew = true
+					continue
+				}
 			}
-			if _, from := hold[e.File]; !from {
-				hold[e.File] = fmt.Sprintf("%sits %s went into %s, which is held", ParkLossGuard, clipText(e.Text, 60), e.To.File)
-				grew = true
+			for h := range hold {
+				if strings.Contains(e.Text, h) {
+					hold[e.File] = fmt.Sprintf("%sits %q names %s, which is held", ParkLossGuard, clipText(e.Text, 60), h)
+					grew = true
+					break
+				}
 			}
 		}
 		for _, c := range changes {

@@ -234,7 +234,9 @@ func (l *ledger) pairIn(i int, units []afterLeaf, words map[string][]int) *dest 
 }
 
 // entries settles the ledger: a unit with no place found in its own file
-// or anywhere exactly may have been paired into a file that received
+// or anywhere exactly may have been paired into another changed file: into
+// a new unit there ("Port: 8082" gone from billing.md, "Port: 8081 (auth
+// and billing)" new in auth.md), or into any unit of a file that received
 // other text of its file (the files its neighbours went to).
 func (l *ledger) entries() []Entry {
 	dests := map[string]map[string]bool{}
@@ -249,9 +251,16 @@ func (l *ledger) entries() []Entry {
 	out := make([]Entry, len(l.gone))
 	for i, g := range l.gone {
 		b := l.best[i]
-		if b == nil {
+		if b == nil { // a file its neighbours went to first
 			for file, d := range l.cross[i] {
 				if dests[g.File][file] && d.better(b) {
+					b = d
+				}
+			}
+		}
+		if b == nil {
+			for _, d := range l.cross[i] {
+				if d.fresh && d.better(b) {
 					b = d
 				}
 			}

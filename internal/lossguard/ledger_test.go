@@ -31,7 +31,10 @@ func TestLedger(t *testing.T) {
 		{"a port widened, the other deleted", map[string]string{
 			"auth.md":    "# Auth service\n\n- Port: 8081 (auth and billing)\n- Owner: team atlas, paged through PagerDuty\n",
 			"billing.md": "# Billing service\n\n- Owner: team borealis, paged through PagerDuty\n",
-		}, []string{"rewritten auth.md:3 -> auth.md:3", "deleted billing.md:3"}},
+		}, []string{"rewritten auth.md:3 -> auth.md:3", "rewritten billing.md:3 -> auth.md:3"}},
+		{"a fact dropped", map[string]string{
+			"billing.md": "# Billing service\n\n- Owner: team borealis, paged through PagerDuty\n",
+		}, []string{"deleted billing.md:3"}},
 		{"a heading and its line re-dated", map[string]string{
 			"log.md": "# Log\n\n## 2026-03-20\n\n- Migrated the billing database to Postgres 16 on 2026-03-20.\n",
 		}, []string{"rewritten log.md:3 -> log.md:3", "rewritten log.md:5 -> log.md:5"}},
