@@ -44,19 +44,24 @@ func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes [
 	var untraced []lossguard.Entry
 	for i := range ledger {
 		e := &ledger[i]
-		if e.To == nil {
-			if !e.Fact {
+		var ch evidence.Change
+		var s evidence.Support
+		ok := true
+		if e.To != nil {
+			ch, s, ok = corpus.Judge(e.To.File, e.Text, e.To.Text, e.Headings)
+		}
+		if !ch.Changed() {
+			// Not a changed value: a fact whose words are gone (deleted,
+			// or summarised away) counts against the budget, unless the
+			// repository no longer bears it out.
+			if !e.Lost || !e.Fact {
 				continue
 			}
 			if s, ok := corpus.Contradicted(evidence.Values(e.Text)); ok {
-				e.Evidence = &s // a fact the repository no longer bears out
+				e.Evidence = &s
 				continue
 			}
 			untraced = append(untraced, *e)
-			continue
-		}
-		ch, s, ok := corpus.Judge(e.To.File, e.Text, e.To.Text, e.Headings)
-		if !ch.Changed() {
 			continue
 		}
 		e.Change = &ch
@@ -184,7 +189,7 @@ func ledgerSummary(files int, ledger []lossguard.Entry, held map[string]string) 
 	facts, backed := 0, 0
 	for _, e := range ledger {
 		count[e.Fate]++
-		if e.Fate == lossguard.Deleted && e.Fact {
+		if e.Lost && e.Fact && e.Change == nil {
 			facts++
 		}
 		if e.Change != nil && e.Evidence != nil {
@@ -195,17 +200,16 @@ func ledgerSummary(files int, ledger []lossguard.Entry, held map[string]string) 
 	var parts []string
 	for _, f := range []string{lossguard.Moved, lossguard.Merged, lossguard.Rewritten, lossguard.Deleted} {
 		if n := count[f]; n > 0 {
-			p := fmt.Sprintf("%d %s", n, f)
-			if f == lossguard.Deleted && facts > 0 {
-				p += fmt.Sprintf(" (%d fact%s)", facts, plural(facts))
-			}
-			parts = append(parts, p)
+			parts = append(parts, fmt.Sprintf("%d %s", n, f))
 		}
 	}
 	if len(parts) == 0 {
 		s += "; no unit removed or rewritten"
 	} else {
 		s += "; units " + strings.Join(parts, ", ")
+	}
+	if facts > 0 {
+		s += fmt.Sprintf("; %d fact%s left without a trace", facts, plural(facts))
 	}
 	if backed > 0 {
 		s += fmt.Sprintf("; %d changed value%s backed by evidence", backed, plural(backed))

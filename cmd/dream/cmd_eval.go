@@ -114,7 +114,10 @@ func cmdEval(a *app, args []string) error {
 		}
 	}
 	if len(failed) > 0 {
-		return reported(exitFailed, fmt.Errorf("eval: %d of %d scenario(s) failed: %s", len(failed), len(scores), strings.Join(failed, "; ")))
+		// Said on stderr, the table (or the JSON) being the report.
+		err := fmt.Errorf("eval: %d of %d scenario(s) failed: %s", len(failed), len(scores), strings.Join(failed, "; "))
+		fmt.Fprintf(a.stderr, "dream: %v\n", err)
+		return reported(exitFailed, err)
 	}
 	return nil
 }

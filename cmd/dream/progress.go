@@ -212,6 +212,9 @@ func printUnits(w io.Writer, units []dream.UnitChange) {
 		line := fmt.Sprintf("  %-9s %s:%d %q", u.Fate, u.File, u.Line, oneLine(u.Text, 70))
 		if u.To != nil {
 			line += fmt.Sprintf(" → %s:%d %q", u.To.File, u.To.Line, oneLine(u.To.Text, 70))
+			if u.Lost {
+				line += " (most of its words are gone)"
+			}
 		}
 		fmt.Fprintln(w, line)
 		switch {

@@ -201,6 +201,9 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 	}
 	if led != nil {
 		v.Ledger = led.entries()
+		for _, g := range gone {
+			v.Ledger[g.id].Lost = true
+		}
 	}
 	v.Hold = v.Units > 0 && (float64(len(v.Lost)) > o.MaxLoss*float64(v.Units) ||
 		float64(v.LostBytes) > o.MaxLoss*float64(v.Bytes) || len(v.Shrunk) > 0)

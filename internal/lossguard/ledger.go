@@ -2,6 +2,7 @@ package lossguard
 
 import (
 	"cmp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -39,6 +40,12 @@ type Entry struct {
 	// Fact is false for what holds no fact of its own: a heading, front
 	// matter, an HTML comment, a pointer to a memory file.
 	Fact bool `json:"fact"`
+	// Lost is set when no trace of the text is left: it went nowhere
+	// (Deleted), or the loss guard finds neither the same words anywhere
+	// nor most of them in one unit of its file. A unit rewritten with its
+	// values masked ("Port: 8082" → "Port: 8081") or summarised away into
+	// a vaguer line is paired (To) and lost.
+	Lost bool `json:"lost,omitempty"`
 
 	// The evidence check's judgement (see package evidence), filled after
 	// the ledger: the values the change replaced or the polarity it turned,
@@ -55,8 +62,22 @@ const (
 	rankPaired           // most of the words (values aside) in a unit
 )
 
+// Tiers of a candidate destination, better first: a unit's text found in
+// a new unit anywhere, or again in its own file; a new unit of its own file
+// that keeps most of its words; the same words in an old unit of another
+// file (a short "Port: 8081" is said in many places, so this is weaker than
+// a rewrite in place); an old unit of its own file that keeps most of its
+// words.
+const (
+	tierFound = iota
+	tierRewritten
+	tierFoundElsewhere
+	tierPairedOld
+)
+
 // dest is one place a gone unit's text may have gone.
 type dest struct {
+	tier  int
 	rank  int
 	score float64 // of rankPaired: the share of the unit's words kept
 	fresh bool    // the unit is new in its file (not there before)
@@ -69,6 +90,9 @@ type dest struct {
 func (d dest) better(o *dest) bool {
 	if o == nil {
 		return true
+	}
+	if d.tier != o.tier {
+		return d.tier < o.tier
 	}
 	if d.rank != o.rank {
 		return d.rank < o.rank
@@ -120,6 +144,7 @@ type afterLeaf struct {
 	Unit
 	norm  string
 	fresh bool
+	path  []string
 }
 
 // scan looks for the gone units (ids into l.gone; nil: all of them) among
@@ -133,7 +158,7 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 	exact := map[string][]int{}
 	seen := map[string]int{}
 	for i, x := range ls {
-		units[i] = afterLeaf{Unit: Unit{File: rel, Line: x.line, Text: x.text}, norm: x.norm()}
+		units[i] = afterLeaf{Unit: Unit{File: rel, Line: x.line, Text: x.text}, norm: x.norm(), path: x.path}
 		// A text is new in the file when it is there more often than it
 		// was (before is nil for a file the dream did not change).
 		seen[x.text]++
@@ -149,18 +174,24 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 				found = &d
 			}
 		}
+		tier := func(fresh bool) int {
+			if fresh || rel == g.File {
+				return tierFound
+			}
+			return tierFoundElsewhere
+		}
 		for _, k := range exact[g.norm] {
-			offer(dest{rank: rankExact, fresh: units[k].fresh, to: units[k].Unit})
+			offer(dest{tier: tier(units[k].fresh), rank: rankExact, fresh: units[k].fresh, to: units[k].Unit})
 		}
 		if found == nil && len(g.norm) >= minMergedLen {
 			for k := range units {
 				if strings.Contains(units[k].norm, g.norm) {
-					offer(dest{rank: rankContained, fresh: units[k].fresh, to: units[k].Unit})
+					offer(dest{tier: tier(units[k].fresh), rank: rankContained, fresh: units[k].fresh, to: units[k].Unit})
 				}
 			}
 		}
 		var paired *dest
-		if found == nil && pair && len(l.skel[i]) > 0 {
+		if (found == nil || found.tier > tierFound) && pair && len(l.skel[i]) > 0 {
 			if words == nil {
 				words = map[string][]int{}
 				for k := range units {
@@ -171,7 +202,7 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 					}
 				}
 			}
-			paired = l.pairIn(i, units, words)
+			paired = l.pairIn(i, units, words, rel == g.File)
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -182,6 +213,11 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 			return
 		}
 		if rel == g.File {
+			if paired.fresh {
+				paired.tier = tierRewritten
+			} else {
+				paired.tier = tierPairedOld
+			}
 			if paired.better(l.best[i]) {
 				l.best[i] = paired
 			}
@@ -206,8 +242,12 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 // pairIn is the unit of units that keeps most of gone unit i's words
 // (values aside): at least minKept of them for a unit of three words or
 // more; for a shorter one ("Port: 8082", "## 2026-03-02") all of them, in a
-// new unit, or exactly them in any.
-func (l *ledger) pairIn(i int, units []afterLeaf, words map[string][]int) *dest {
+// new unit, or exactly them in any. In its own file (own) an old unit
+// counts only under other headings than the gone unit stood under: a
+// line dropped beside its like ("rule 1" gone, "rule 5" kept in the same
+// section) was deleted, while one whose section was merged into another
+// ("## Billing" into "## Auth and billing") went into what is there.
+func (l *ledger) pairIn(i int, units []afterLeaf, words map[string][]int, own bool) *dest {
 	ws := l.skel[i]
 	count := map[int]int{}
 	for w := range ws {
@@ -219,6 +259,9 @@ func (l *ledger) pairIn(i int, units []afterLeaf, words map[string][]int) *dest 
 	for k, n := range count {
 		score := float64(n) / float64(len(ws))
 		u := units[k]
+		if own && !u.fresh && slices.Equal(u.path, l.gone[i].path) {
+			continue
+		}
 		switch {
 		case len(ws) >= 3 && score >= minKept:
 		case score == 1 && (u.fresh || len(skeleton(u.Text)) == len(ws)):
@@ -241,7 +284,7 @@ func (l *ledger) pairIn(i int, units []afterLeaf, words map[string][]int) *dest 
 func (l *ledger) entries() []Entry {
 	dests := map[string]map[string]bool{}
 	for i, g := range l.gone {
-		if b := l.best[i]; b != nil && b.to.File != g.File {
+		if b := l.best[i]; b != nil && b.fresh && b.to.File != g.File {
 			if dests[g.File] == nil {
 				dests[g.File] = map[string]bool{}
 			}
@@ -265,7 +308,7 @@ func (l *ledger) entries() []Entry {
 				}
 			}
 		}
-		e := Entry{Unit: g.Unit, Headings: g.path, Fact: g.fact, Fate: Deleted}
+		e := Entry{Unit: g.Unit, Headings: g.path, Fact: g.fact, Fate: Deleted, Lost: b == nil}
 		if b != nil {
 			to := b.to
 			e.To = &to
