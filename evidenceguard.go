@@ -97,7 +97,13 @@ func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes [
 	for _, c := range changes {
 		if _, ok := v.hold[c.Path]; !ok {
 			all = false
-			break
+			if !lossguard.Covers(c.Path) {
+				// A file the ledger cannot read (nanobot's dream cursor,
+				// which lands with the edits it consumed) may need the
+				// held part: nothing lands without it.
+				all = true
+				break
+			}
 		}
 	}
 	if all {

@@ -187,7 +187,7 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 		if r.Summary != "" {
 			fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
 		}
-		if r.ModelSummary != "" {
+		if r.ModelSummary != "" && len(r.Changes) > 0 { // a claim of a dream that changed nothing is no news
 			fmt.Fprintf(w, "the model's own summary (unchecked): %s\n", oneLine(r.ModelSummary, 400))
 		}
 	}

@@ -27,8 +27,35 @@ func Compare(old, new string) Change {
 	if len(c.Removed) == 0 || len(c.Added) == 0 {
 		c.Removed, c.Added = nil, nil
 	}
-	c.Negation = negated(ot) != negated(nt)
+	c.Negation = negated(ot) != negated(nt) && sameStatement(old, new)
 	return c
+}
+
+// sameStatement reports whether two texts say the same words, polarity
+// aside: "Always run migrations first" and "Never run migrations first"
+// are one statement turned around, while "Replies short" and "Replies
+// short; no emoji" add a statement rather than negate one.
+func sameStatement(old, new string) bool {
+	a, b := map[string]bool{}, map[string]bool{}
+	for _, w := range words(old) {
+		a[w] = true
+	}
+	for _, w := range words(new) {
+		b[w] = true
+	}
+	differ, all := 0, len(a)
+	for w := range a {
+		if !b[w] {
+			differ++
+		}
+	}
+	for w := range b {
+		if !a[w] {
+			differ++
+			all++
+		}
+	}
+	return all > 0 && differ <= all/5
 }
 
 // missing are the values of a that b states in no form: neither as a value
@@ -59,6 +86,8 @@ var negators = map[string]bool{
 	"won't": true, "can't": true, "couldn't": true, "shouldn't": true, "mustn't": true, "needn't": true, "hasn't": true, "haven't": true,
 	"dont": true, "doesnt": true, "isnt": true, "cant": true, "wont": true, "shouldnt": true,
 	"disabled": true, "disable": true, "forbidden": true, "avoid": true,
+	// The affirmatives a negation replaces: polarity words, never content.
+	"always": false, "must": false, "should": false, "do": false, "does": false, "enabled": false, "enable": false,
 	"不": true, "不要": true, "不能": true, "别": true, "禁止": true, "从不": true, "没有": true,
 }
 
@@ -79,7 +108,7 @@ func words(text string) []string {
 	var out []string
 	for _, t := range tokens(text) {
 		w := strings.ToLower(t.text)
-		if len([]rune(w)) >= 3 && !negators[w] {
+		if _, polar := negators[w]; len([]rune(w)) >= 3 && !polar {
 			out = append(out, w)
 		}
 	}

@@ -47,6 +47,8 @@ func TestCompare(t *testing.T) {
 		{"Always run migrations before a deploy.", "Never run migrations before a deploy.", "negation"},
 		{"Do not use tabs in Go files.", "Use tabs in Go files.", "negation"},
 		{"Don't page by phone.", "Never page by phone.", ""},
+		{"- Replies in Chinese, short", "- Replies in Chinese, short; no emoji", ""}, // a new statement, not a negated one
+		{"Enable the cache in CI.", "Disable the cache in CI.", "negation"},
 		{"The owner is Alice.", "The owner is Bob.", "Alice→Bob"},
 		{"Logs live in internal/log/log.go.", "Logs live in internal/logging/log.go.", "internal/log/log.go→internal/logging/log.go"},
 	}
