@@ -52,7 +52,9 @@ func evidenceWorld(t *testing.T) *world {
 	return w
 }
 
-func readCall(path string) llmtest.Call { return llmtest.Call{Name: "read", Input: map[string]any{"file_path": path}} }
+func readCall(path string) llmtest.Call {
+	return llmtest.Call{Name: "read", Input: map[string]any{"file_path": path}}
+}
 
 func writeCall(path, content string) llmtest.Call {
 	return llmtest.Call{Name: "write", Input: map[string]any{"file_path": path, "content": content}}
