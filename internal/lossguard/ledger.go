@@ -84,9 +84,9 @@ type dest struct {
 	to    Unit
 }
 
-// better orders candidates: rank, then a new unit over an old one, then
-// the higher score, then file and line, so that the ledger does not depend
-// on the order files were searched in.
+// better orders candidates: tier, rank, then a new unit over an old one,
+// then the higher score, then file and line, so that the ledger does not
+// depend on the order files were searched in.
 func (d dest) better(o *dest) bool {
 	if o == nil {
 		return true
@@ -111,8 +111,9 @@ func (d dest) better(o *dest) bool {
 
 // ledger collects, for every unit that left its file, the best place its
 // text went: found anywhere exactly or inside a unit, or paired (most of
-// its words kept) in its own file or in a file that received the rest of
-// its file's text.
+// its words kept, values aside) in its own file, in a file that received
+// the rest of its file's text, or with a new unit of any changed file (see
+// entries).
 type ledger struct {
 	mu    sync.Mutex
 	gone  []goneUnit
@@ -183,7 +184,7 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 		for _, k := range exact[g.norm] {
 			offer(dest{tier: tier(units[k].fresh), rank: rankExact, fresh: units[k].fresh, to: units[k].Unit})
 		}
-		if found == nil && len(g.norm) >= minMergedLen {
+		if (found == nil || found.tier > tierFound) && len(g.norm) >= minMergedLen {
 			for k := range units {
 				if strings.Contains(units[k].norm, g.norm) {
 					offer(dest{tier: tier(units[k].fresh), rank: rankContained, fresh: units[k].fresh, to: units[k].Unit})
