@@ -288,8 +288,10 @@ func indexToken(text, v string) int {
 	}
 }
 
+// inToken: a letter or digit continues a token; anything else (also the
+// emphasis marks a value was read without) ends it.
 func inToken(r rune) bool {
-	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // around is the text near offset i, on one line, for a report.

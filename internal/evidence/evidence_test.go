@@ -132,3 +132,31 @@ func TestIndexToken(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCompare: no text makes the value reader panic; a text compared with
+// itself changes nothing; and a rewrite whose new text a tool showed
+// verbatim is always supported: every new value is in what was shown.
+func FuzzCompare(f *testing.F) {
+	for _, s := range [][2]string{
+		{"- Port: 8082", "- Port: 8081 (auth and billing)"},
+		{"## 2026-03-02", "## 2026-03-20"},
+		{"Never deploy on Fridays.", "Always deploy on Fridays."},
+		{"See `cfg.Load()` in [cfg](internal/cfg/load.go).", "See `config.Load()` in internal/config/load.go"},
+		{"- 部署前先跑 `make test`", "- 部署前不要跑 `make test`"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, old, new string) {
+		if c := Compare(old, old); c.Changed() {
+			t.Fatalf("Compare(%q, itself) = %+v", old, c)
+		}
+		c := Compare(old, new)
+		if c.Negation {
+			return // a negation is supported by a statement, not by values
+		}
+		corpus := NewCorpus([]Shown{{Tool: "read", Source: "s", Text: new}}, nil, nil)
+		if _, s, ok := corpus.Judge("m.md", old, new, nil); !ok {
+			t.Fatalf("a rewrite shown verbatim is not supported: %q → %q: %+v %+v", old, new, c, s)
+		}
+	})
+}
