@@ -45,7 +45,6 @@ type editCall struct {
 	rel        string
 	old, new   string
 	replaceAll bool
-	cite       *citeInput
 }
 
 func (t *editTool) parse(input json.RawMessage) (*editCall, error) {
@@ -66,7 +65,7 @@ func (t *editTool) parse(input json.RawMessage) (*editCall, error) {
 	if err := sandbox.CheckSecretName(rel); err != nil {
 		return nil, fmt.Errorf("edit refused: %w", err)
 	}
-	return &editCall{rel: rel, old: *in.OldString, new: *in.NewString, replaceAll: in.ReplaceAll, cite: in.Evidence}, nil
+	return &editCall{rel: rel, old: *in.OldString, new: *in.NewString, replaceAll: in.ReplaceAll}, nil
 }
 
 func (t *editTool) Validate(input json.RawMessage) error {
@@ -123,7 +122,7 @@ func (t *editTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err := sandbox.CheckSecretAdded(before, after); err != nil {
 		return Result{}, fmt.Errorf("edit refused: %w", err)
 	}
-	if err := t.s.cite("edit", c.rel, c.cite); err != nil {
+	if err := t.s.cite("edit", c.rel, input); err != nil {
 		return Result{}, err
 	}
 	if err := t.s.mem.WriteFile(c.rel, []byte(after)); err != nil {

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -75,13 +76,19 @@ type citeInput struct {
 	Quote    string `json:"quote" desc:"The words of that file, as a tool showed them to you in this dream, that state the new value"`
 }
 
-// cite checks the model's citation for a change to the memory file rel and
-// records it: the file must be one a tool showed it in this dream, outside
-// the memory, and the quote must be in what it was shown.
-func (s *Set) cite(tool, rel string, c *citeInput) error {
-	if c == nil {
+// cite checks the model's citation (the evidence field of a write or edit
+// call's input, already checked against the tool's spec) for a change to
+// the memory file rel and records it: the file must be one a tool showed
+// it in this dream, outside the memory, and the quote must be in what it
+// was shown.
+func (s *Set) cite(tool, rel string, input json.RawMessage) error {
+	var in struct {
+		Evidence *citeInput `json:"evidence"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil || in.Evidence == nil {
 		return nil
 	}
+	c := in.Evidence
 	root, crel, err := s.resolveRead(c.FilePath)
 	if err != nil {
 		return fmt.Errorf("%s: evidence.file_path: %w", tool, err)

@@ -38,34 +38,34 @@ func (t *writeTool) Description() string {
 
 func (t *writeTool) Schema() json.RawMessage { return writeSpec().schema }
 
-func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, cite *citeInput, err error) {
+func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, err error) {
 	var in writeInput
 	if err := decode("write", input, &in, writeSpec()); err != nil {
-		return "", nil, nil, err
+		return "", nil, err
 	}
 	if *in.Content == "" {
-		return "", nil, nil, fmt.Errorf("write: content is empty; memory files are never emptied — to retire a memory, remove its pointer from the index instead")
+		return "", nil, fmt.Errorf("write: content is empty; memory files are never emptied — to retire a memory, remove its pointer from the index instead")
 	}
 	if max := t.s.limits.WriteMaxBytes; len(*in.Content) > max {
-		return "", nil, nil, fmt.Errorf("write: content is %d bytes, over the %d-byte limit for a memory file; keep memory files short and split by topic", len(*in.Content), max)
+		return "", nil, fmt.Errorf("write: content is %d bytes, over the %d-byte limit for a memory file; keep memory files short and split by topic", len(*in.Content), max)
 	}
 	rel, err = t.s.mem.Resolve(in.FilePath)
 	if err != nil {
-		return "", nil, nil, fmt.Errorf("write: %w", err)
+		return "", nil, fmt.Errorf("write: %w", err)
 	}
 	if err := sandbox.CheckSecretName(rel); err != nil {
-		return "", nil, nil, fmt.Errorf("write refused: %w", err)
+		return "", nil, fmt.Errorf("write refused: %w", err)
 	}
-	return rel, []byte(*in.Content), in.Evidence, nil
+	return rel, []byte(*in.Content), nil
 }
 
 func (t *writeTool) Validate(input json.RawMessage) error {
-	_, _, _, err := t.parse(input)
+	_, _, err := t.parse(input)
 	return err
 }
 
 func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result, error) {
-	rel, content, cite, err := t.parse(input)
+	rel, content, err := t.parse(input)
 	if err != nil {
 		return Result{}, err
 	}
@@ -82,7 +82,7 @@ func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result,
 	if err := sandbox.CheckSecretAdded(string(old), string(content)); err != nil {
 		return Result{}, fmt.Errorf("write refused: %w", err)
 	}
-	if err := t.s.cite("write", rel, cite); err != nil {
+	if err := t.s.cite("write", rel, input); err != nil {
 		return Result{}, err
 	}
 	if err := t.s.mem.WriteFile(rel, content); err != nil {
