@@ -202,6 +202,13 @@ func New(cfg Config) (*Dreamer, error) {
 		cfg.Logf("dream: %v", err)
 	}
 	last, err := d.lock.LastConsolidatedAt()
+	if errors.Is(err, lockbackend.ErrUnreachable) {
+		// A lock server cut off is no reason not to build the Dreamer:
+		// Status shows what is known locally, and every gate that needs the
+		// server reads it again (and says it cannot).
+		cfg.Logf("dream: %v", err)
+		last, err = time.Time{}, nil
+	}
 	if err != nil {
 		d.cancel()
 		d.lock.Close()

@@ -46,8 +46,9 @@ type Report struct {
 	Changes          []Change  `json:"changes"`
 	SessionsReviewed int       `json:"sessions_reviewed"`
 	AuditCommit      string    `json:"audit_commit,omitempty"`
-	SyncError        string    `json:"sync_error,omitempty"`
 	Review           bool      `json:"review,omitempty"`
+	// Sync is what the dream did with sync_remote; nil without one.
+	Sync *DreamSync `json:"sync,omitempty"`
 	// ParkReason says why a staged dream waits for review:
 	// ParkReviewRequested, or ParkLossGuard and what it would lose.
 	ParkReason string `json:"park_reason,omitempty"`
@@ -68,6 +69,10 @@ type Report struct {
 	// can be read: the staging is dropped when Run returns. (A landed
 	// dream's diff is in its history, a staged one's in its staging.)
 	Diff string `json:"diff,omitempty"`
+	// Index is the memory's index as its agent loads it after the dream,
+	// when the runner measured it: an index left over budget is said here
+	// even when nothing else needed changing.
+	Index *IndexBudget `json:"index,omitempty"`
 
 	// Summary (above) says what the dream did: for a model dream it is
 	// built from Units, never from the model's words, which are
@@ -194,7 +199,7 @@ func (r *dreamRun) prepare() error {
 		return fmt.Errorf("recording hand edits: %w", err)
 	}
 	if !r.o.dryRun { // a dry run changes nothing, the remote's history included
-		if err := d.syncPull(ctx, hist); err != nil {
+		if r.rep.Sync, err = d.syncPull(ctx, hist); err != nil {
 			return err
 		}
 	}
@@ -286,6 +291,7 @@ func (r *dreamRun) execute() error {
 	} else {
 		r.rep.ModelSummary = out.Summary // the runner's words, never the report's
 	}
+	r.rep.Index = out.Index
 	if err == nil {
 		err = context.Cause(runCtx) // a runner that ignored cancellation still fails
 	}
@@ -414,7 +420,7 @@ func (r *dreamRun) land() error {
 	if err := r.commit(); err != nil {
 		return err
 	}
-	r.rep.SyncError = d.syncPush(r.ctx, r.hist)
+	d.syncPush(r.ctx, r.hist, r.rep.Sync)
 	if err := r.held.Complete(); err != nil {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}

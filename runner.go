@@ -101,6 +101,27 @@ type Outcome struct {
 	Shown          []Shown
 	Contradictions []Contradiction
 	Citations      []Citation
+
+	// Index is the memory's index as its agent loads it once the runner
+	// is done; nil when the layout has no index.
+	Index *IndexBudget
+}
+
+// IndexBudget is the memory's index as its agent loads it: counted as that
+// agent counts (Agent names it and the version the rule was read from),
+// and whether the agent cuts part of it off. A dream that could not bring
+// the index within the limit says so here, whatever else it changed.
+type IndexBudget struct {
+	File       string `json:"file"`
+	Lines      int    `json:"lines"`
+	Bytes      int    `json:"bytes"`
+	MaxLines   int    `json:"max_lines"`
+	MaxBytes   int    `json:"max_bytes,omitempty"`
+	OverBudget bool   `json:"over_budget"`
+	Agent      string `json:"agent"`
+	// Rule says what the agent counts and where that was read.
+	Rule    string `json:"rule"`
+	Message string `json:"message,omitempty"`
 }
 
 // Shown is one tool result a model was shown from outside the memory: a

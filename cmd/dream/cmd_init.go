@@ -78,9 +78,12 @@ func cmdInit(a *app, args []string) error {
 	case o.remove && res.Deleted:
 		fmt.Fprintf(w, "removed %s, which dream had created for its hook\n", res.Path)
 	case o.remove && res.Restored:
-		fmt.Fprintf(w, "removed dream's %s hook from %s: restored from %s byte for byte\n", t.Event, res.Path, res.Backup)
+		fmt.Fprintf(w, "removed dream's %s hook from %s: restored from %s byte for byte, and removed that backup\n", t.Event, res.Path, res.Backup)
 	case o.remove:
 		fmt.Fprintf(w, "removed dream's %s hook from %s (the file was edited since the install; only the hook was cut)\n", t.Event, res.Path)
+	case res.Command != "":
+		fmt.Fprintf(w, "dream's %s hook in %s ran %s%s; it now runs %s\n", t.Event, res.Path,
+			hookinstall.Program(res.Command), programState(hookinstall.Program(res.Command)), hookinstall.Program(t.Command))
 	default:
 		fmt.Fprintf(w, "added dream's %s hook to %s\n", t.Event, res.Path)
 		if res.Backup != "" {
@@ -88,12 +91,30 @@ func cmdInit(a *app, args []string) error {
 		}
 		fmt.Fprintf(w, "undo with: dream init %s --remove%s\n", agent, scopeFlag(o))
 	}
+	if o.remove && res.Changed && res.Command != "" && !o.dryRun {
+		if p := hookinstall.Program(res.Command); programState(p) != "" {
+			fmt.Fprintf(w, "note: the removed hook ran %s%s\n", p, programState(p))
+		}
+	}
 	if !o.remove {
 		for _, n := range a.initNotes(agent) {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
 	}
 	return nil
+}
+
+// programState says, for a hook's program, when it is not there to run:
+// "" when it is an executable file.
+func programState(prog string) string {
+	info, err := os.Stat(prog)
+	switch {
+	case err != nil:
+		return ", which no longer exists (the binary moved or was removed)"
+	case !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0:
+		return ", which is not an executable file"
+	}
+	return ""
 }
 
 func scopeFlag(o initOptions) string {

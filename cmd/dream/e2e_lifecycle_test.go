@@ -242,9 +242,15 @@ func TestDemoRunsOffline(t *testing.T) {
 		t.Fatalf("demo:\n%s", r)
 	}
 	took := time.Since(start)
-	for _, want := range []string{"offline", "Improved", "Point dream at your own agent"} {
+	for _, want := range []string{"offline", "Improved", "Point dream at your own agent", "dream init claude "} {
 		if !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r)
+		}
+	}
+	// A dream never runs in the foreground of an agent's hook (README).
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "dream maybe") && strings.Contains(line, "hook") {
+			t.Errorf("the demo suggests dream maybe from a hook: %s", line)
 		}
 	}
 	t.Logf("dream demo took %s", took.Round(time.Millisecond))

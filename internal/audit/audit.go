@@ -64,6 +64,9 @@ type History struct {
 	// objectDir, when not empty, is the quarantine the git processes
 	// write their objects to (see openQuarantine).
 	objectDir string
+	// indexFile, when not empty, is the index the git processes use
+	// instead of the history's own (see Pending).
+	indexFile string
 }
 
 // Meta describes a change being recorded.

@@ -578,7 +578,7 @@ func (h *History) updateIndex(ctx context.Context, list []byte) error {
 // succeeded: a stage of several processes that stops halfway leaves the
 // index as it was.
 func (h *History) onIndexCopy(stage func(env []string) error) error {
-	index := filepath.Join(h.gitDir, "index")
+	index := h.index()
 	tmp := index + ".dream-batches"
 	if err := copyFile(index, tmp); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -53,10 +54,9 @@ type snapshot struct {
 	dir   *memory.Dir
 	files map[string]string // rel → content, every file including non-markdown
 	hash  string
-	host  string // the agent whose limits apply
 }
 
-func takeSnapshot(memDir, host string) (*snapshot, error) {
+func takeSnapshot(memDir string) (*snapshot, error) {
 	d, err := memory.Load(memDir)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func takeSnapshot(memDir, host string) (*snapshot, error) {
 	for _, k := range sortedKeys(files) {
 		fmt.Fprintf(h, "%s\x00%d\x00%s", k, len(files[k]), files[k])
 	}
-	return &snapshot{dir: d, files: files, hash: hex.EncodeToString(h.Sum(nil)), host: host}, nil
+	return &snapshot{dir: d, files: files, hash: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // memoryText is every memory file's content, for pattern searches.
@@ -108,13 +108,13 @@ func (e Expect) holds(s, before *snapshot) bool {
 			return n <= max(e.Max, 1)
 		}
 	case KindIndexMaxLines:
-		l, _ := indexSize(s.host, []byte(s.files[memory.IndexFile]))
-		ml, _ := indexLimits(s.host)
-		return s.dir.Index == nil || l <= orDefault(e.Max, ml)
+		lim, _ := host.IndexLimitOf("")
+		l, _ := lim.Count([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || l <= orDefault(e.Max, lim.MaxLines)
 	case KindIndexMaxBytes:
-		_, b := indexSize(s.host, []byte(s.files[memory.IndexFile]))
-		_, mb := indexLimits(s.host)
-		return s.dir.Index == nil || b <= orDefault(e.Max, mb)
+		lim, _ := host.IndexLimitOf("")
+		_, b := lim.Count([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || b <= orDefault(e.Max, lim.MaxBytes)
 	case KindNoRelativeDates:
 		for _, t := range s.memoryText() {
 			if relativeDateRE().MatchString(t) {

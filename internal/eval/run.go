@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/llm"
 )
@@ -128,7 +129,7 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 		sc.Err = err.Error()
 		return sc
 	}
-	before, err := takeSnapshot(ws.MemoryDir, s.Host)
+	before, err := takeSnapshot(ws.MemoryDir)
 	if err != nil {
 		sc.Err = fmt.Sprintf("before: %v", err)
 		return sc
@@ -152,13 +153,13 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 	// With a model, what the offline pass left is the model's to fix.
 	mid := before
 	if e.Model != nil {
-		if mid, err = takeSnapshot(ws.MemoryDir, s.Host); err != nil {
+		if mid, err = takeSnapshot(ws.MemoryDir); err != nil {
 			sc.Err = fmt.Sprintf("after the offline pass: %v", err)
 			return sc
 		}
 		dream(e.Model)
 	}
-	after, err := takeSnapshot(ws.MemoryDir, s.Host)
+	after, err := takeSnapshot(ws.MemoryDir)
 	if err != nil {
 		sc.Err = fmt.Sprintf("after: %v", err)
 		return sc
@@ -208,7 +209,10 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 		}
 		sc.ProbesRetained++
 	}
-	sc.IndexWithinBudget = after.dir.Index == nil || indexFits(s.Host, []byte(after.files[memory.IndexFile]))
+	// As the scenario's agent counts its index (host.IndexLimitOf); a
+	// layout whose agent loads no index has none to keep within budget.
+	lim, ok := host.IndexLimitOf(s.Host)
+	sc.IndexWithinBudget = after.dir.Index == nil || !ok || lim.Fits(lim.Count([]byte(after.files[memory.IndexFile])))
 	return sc
 }
 

@@ -81,6 +81,9 @@ func (t *editTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if err := t.s.checkSpelling("edit", c.rel); err != nil {
+		return Result{}, err
+	}
 	shown := t.s.mem.Display(c.rel)
 	fi, err := t.s.mem.Stat(c.rel)
 	if err != nil {

@@ -72,6 +72,9 @@ func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result,
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if err := t.s.checkNewPath("write", rel); err != nil {
+		return Result{}, err
+	}
 	old, existed, err := readExisting(t.s.mem, rel)
 	if err != nil {
 		return Result{}, fmt.Errorf("write: %w", err)
