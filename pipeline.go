@@ -325,7 +325,9 @@ func (r *dreamRun) progress(p Progress) {
 
 // verify checks the staged result before anything lands: every pinned fact
 // is still there, the host agent can load each changed file (a refused one
-// is kept as it was), and the loss guard passes or holds it for review.
+// is kept as it was), and the loss guard passes it, holds it for review, or,
+// for a model dream, holds the files whose changed values lack evidence
+// while the rest lands (guardEvidence).
 func (r *dreamRun) verify() error {
 	d := r.d
 	// With nothing pinned there is nothing to look for: no need to read the
@@ -367,7 +369,7 @@ func (r *dreamRun) verify() error {
 		ev := d.guardEvidence(r.out, v.Ledger, r.changes, r.txn.Dir())
 		r.rep.Units = v.Ledger
 		if hold == "" && ev.whole != "" {
-			hold = "loss guard: " + ev.whole
+			hold = ParkLossGuard + ev.whole
 		}
 		if hold == "" {
 			r.hold = ev.hold
