@@ -91,6 +91,7 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 	})
 	out.Turns, out.ToolCalls, out.Usage, out.Summary = res.Turns, res.ToolCalls, res.Usage, res.Summary
 	out.FilesTouched = appendUnique(out.FilesTouched, res.FilesTouched...)
+	out.Shown, out.Citations, out.Contradictions = set.Shown(), set.Citations(), contradictions(leads)
 	if err == nil {
 		// The model may have changed the index: it is measured as it
 		// now is, not as the offline pass left it.
@@ -101,6 +102,17 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 		out.Index = indexBudget(st)
 	}
 	return out, err
+}
+
+// contradictions are the drift leads as evidence: a path or name a memory
+// states that the repository no longer has is contradicted there, so a
+// change of it (or its removal) needs nothing more.
+func contradictions(l offline.Leads) []dream.Contradiction {
+	out := make([]dream.Contradiction, 0, len(l.DriftSuspects))
+	for _, s := range l.DriftSuspects {
+		out = append(out, dream.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
+	}
+	return out
 }
 
 // ReplacesFiles implements dream.FileReplacer: the offline engine and the

@@ -187,13 +187,55 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	if overBudget {
 		fmt.Fprintf(w, "index over budget: %s\n", r.Index.Message)
 	}
-	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun) {
-		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
+	if len(r.ForReview) > 0 && r.ReviewID != "" {
+		fmt.Fprintf(w, "held for review while the rest landed: %s · %s · %s · %s\n", strings.Join(r.ForReview, ", "), hint("diff", r.ReviewID), hint("apply", r.ReviewID), hint("discard", r.ReviewID))
+	}
+	if r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun {
+		printUnits(w, r.Units)
+		if r.Summary != "" {
+			fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
+		}
+		if r.ModelSummary != "" && len(r.Changes) > 0 { // a claim of a dream that changed nothing is no news
+			fmt.Fprintf(w, "the model's own summary (unchecked): %s\n", oneLine(r.ModelSummary, 400))
+		}
 	}
 	if s := r.Sync; s != nil {
 		fmt.Fprintf(w, "sync: pulled %d commit(s), pushed %d\n", s.Pulled, s.Pushed)
 		if s.Error != "" {
 			fmt.Fprintf(w, "sync error: %s\n", oneMessage(s.Error))
+		}
+	}
+}
+
+// maxUnitsShown bounds the units a report prints; --json has them all.
+const maxUnitsShown = 40
+
+// printUnits lists what became of each unit a model dream removed or
+// rewrote, and of each changed value its evidence or why it is held:
+// `dream run` and `dream show` print alike.
+func printUnits(w io.Writer, units []dream.UnitChange) {
+	if len(units) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "units removed or rewritten:")
+	for i, u := range units {
+		if i == maxUnitsShown {
+			fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(units)-maxUnitsShown)
+			break
+		}
+		line := fmt.Sprintf("  %-9s %s:%d %q", u.Fate, u.File, u.Line, oneLine(u.Text, 70))
+		if u.To != nil {
+			line += fmt.Sprintf(" → %s:%d %q", u.To.File, u.To.Line, oneLine(u.To.Text, 70))
+			if u.Lost {
+				line += " (most of its words are gone)"
+			}
+		}
+		fmt.Fprintln(w, line)
+		switch {
+		case u.Held != "":
+			fmt.Fprintf(w, "            held for review: %s\n", strings.TrimPrefix(u.Held, dream.ParkLossGuard))
+		case u.Evidence != nil:
+			fmt.Fprintf(w, "            evidence (%s): %s: %s\n", u.Evidence.By, u.Evidence.Source, oneLine(u.Evidence.Quote, 120))
 		}
 	}
 }

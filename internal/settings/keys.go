@@ -79,6 +79,7 @@ var specs = []spec{
 	stringKey("state_dir", "$XDG_STATE_HOME/dream or ~/.local/state/dream", "where tasks, telemetry, audit history and journals are kept", true, func(s *Settings) *string { return &s.StateDir }),
 	listKey("pinned", "", "facts that must still be in memory after every dream, or it is rolled back (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
 	floatKey("max_loss", "0.2", "share of memory units or bytes a model dream may lose without a trace before it is held for review", func(s *Settings) *float64 { return &s.MaxLoss }),
+	intKey("max_untraced_deletions", "3", "facts a model dream may delete without a trace elsewhere before it is held for review", func(s *Settings) *int { return &s.MaxUntracedDeletions }),
 	boolKey("review", "false", "stage a dream's changes for review instead of committing them", func(s *Settings) *bool { return &s.Review }),
 	lockBackendKey(),
 	listKey("etcd_endpoints", "", "etcd client URLs for lock = etcd (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.EtcdEndpoints }),
