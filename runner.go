@@ -112,11 +112,14 @@ type Outcome struct {
 // and whether the agent cuts part of it off. A dream that could not bring
 // the index within the limit says so here, whatever else it changed.
 type IndexBudget struct {
-	File       string `json:"file"`
-	Lines      int    `json:"lines"`
-	Bytes      int    `json:"bytes"`
+	File  string `json:"file"`
+	Lines int    `json:"lines"`
+	// Size and MaxSize are in SizeUnit, the agent's: "bytes", or "UTF-16
+	// code units" (JavaScript's string length) for Claude Code.
+	Size       int    `json:"size"`
 	MaxLines   int    `json:"max_lines"`
-	MaxBytes   int    `json:"max_bytes,omitempty"`
+	MaxSize    int    `json:"max_size,omitempty"`
+	SizeUnit   string `json:"size_unit"`
 	OverBudget bool   `json:"over_budget"`
 	Agent      string `json:"agent"`
 	// Rule says what the agent counts and where that was read.

@@ -112,6 +112,6 @@ func indexBudget(st *offline.IndexState) *dream.IndexBudget {
 		return nil
 	}
 	l := st.Limit
-	return &dream.IndexBudget{File: st.File, Lines: st.Lines, Bytes: st.Bytes, MaxLines: l.MaxLines, MaxBytes: l.MaxBytes,
+	return &dream.IndexBudget{File: st.File, Lines: st.Lines, Size: st.Size, MaxLines: l.MaxLines, MaxSize: l.MaxSize, SizeUnit: l.Unit,
 		OverBudget: st.OverBudget, Agent: l.Agent, Rule: l.Rule + " (" + l.Source + ")", Message: st.Message}
 }

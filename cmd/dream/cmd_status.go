@@ -155,18 +155,10 @@ func printIndex(w io.Writer, st *indexState) {
 		if st.OverBudget {
 			verdict = "OVER BUDGET: " + st.Message
 		}
-		fmt.Fprintf(w, "index:        %s: %d lines, %d bytes as %s counts it (it loads %s): %s\n", st.File, st.Lines, st.Bytes, lim.Agent, budgetWords(lim.MaxLines, lim.MaxBytes), verdict)
+		fmt.Fprintf(w, "index:        %s: %d lines, %d %s as %s counts it (it loads %s): %s\n", st.File, st.Lines, st.Size, lim.Unit, lim.Agent, lim.Phrase(), verdict)
 	}
 	fmt.Fprintf(w, "  rule:       %s\n", lim.Rule)
 	fmt.Fprintf(w, "  from:       %s\n", lim.Source)
-}
-
-// budgetWords is a limit as a phrase: "200 lines and 25000 bytes".
-func budgetWords(lines, bytes int) string {
-	if bytes > 0 {
-		return fmt.Sprintf("%d lines and %d bytes", lines, bytes)
-	}
-	return fmt.Sprintf("%d lines", lines)
 }
 
 // statusNoMemory answers status for an agent that has written no memory

@@ -109,13 +109,14 @@ func TestNanobotMemoryGivenAsPlainDir(t *testing.T) {
 type statusJSON struct {
 	Index struct {
 		Layout, Recognized, None, File string
-		Lines, Bytes                   int
+		Lines, Size                    int
 		OverBudget                     bool `json:"over_budget"`
 		Message                        string
 		Limit                          struct {
 			Agent, Source, Rule string
-			MaxLines            int `json:"max_lines"`
-			MaxBytes            int `json:"max_bytes"`
+			MaxLines            int    `json:"max_lines"`
+			MaxSize             int    `json:"max_size"`
+			Unit                string `json:"size_unit"`
 		}
 	}
 }
@@ -141,7 +142,7 @@ func TestIndexOverBudgetIsSaid(t *testing.T) {
 	}
 	r = w.dream(offlineEnv, append([]string{"run", "--json"}, w.locFlags()...)...)
 	rep := decodeJSON[dream.Report](t, r)
-	if ix := rep.Index; ix == nil || !ix.OverBudget || ix.Lines != 232 || ix.MaxLines != 200 || ix.MaxBytes != 25000 || !strings.Contains(ix.Agent, "Claude Code 2.1.197") || ix.Message == "" {
+	if ix := rep.Index; ix == nil || !ix.OverBudget || ix.Lines != 232 || ix.MaxLines != 200 || ix.MaxSize != 25000 || ix.SizeUnit != "UTF-16 code units" || !strings.Contains(ix.Agent, "Claude Code 2.1.197") || ix.Message == "" {
 		t.Fatalf("run --json index = %+v\n%s", ix, r)
 	}
 
@@ -150,12 +151,12 @@ func TestIndexOverBudgetIsSaid(t *testing.T) {
 	if err := json.Unmarshal([]byte(st.stdout), &s); err != nil {
 		t.Fatalf("%v\n%s", err, st)
 	}
-	if ix := s.Index; ix.File != "MEMORY.md" || ix.Lines != 232 || !ix.OverBudget || ix.Limit.MaxLines != 200 ||
+	if ix := s.Index; ix.File != "MEMORY.md" || ix.Lines != 232 || ix.Size == 0 || !ix.OverBudget || ix.Limit.MaxLines != 200 || ix.Limit.Unit != "UTF-16 code units" ||
 		!strings.Contains(ix.Limit.Agent, "Claude Code 2.1.197") || !strings.Contains(ix.Limit.Agent, "codebot") || ix.Limit.Source == "" || ix.Limit.Rule == "" {
 		t.Errorf("status --json index = %+v", ix)
 	}
 	st = w.dream(nil, append([]string{"status"}, w.locFlags()...)...)
-	for _, want := range []string{"index:        MEMORY.md: 232 lines", "OVER BUDGET", "  rule:       ", "Claude Code 2.1.197: front matter and HTML comments removed", "  from:       "} {
+	for _, want := range []string{"index:        MEMORY.md: 232 lines", "OVER BUDGET", "  rule:       ", "Claude Code 2.1.197: the file read as UTF-8; front matter removed", "  from:       "} {
 		if !strings.Contains(st.stdout, want) {
 			t.Errorf("status does not say %q:\n%s", want, st.stdout)
 		}

@@ -112,9 +112,11 @@ func (e Expect) holds(s, before *snapshot) bool {
 		l, _ := lim.Count([]byte(s.files[memory.IndexFile]))
 		return s.dir.Index == nil || l <= orDefault(e.Max, lim.MaxLines)
 	case KindIndexMaxBytes:
+		// Older than units: the size is as the agents measure it (in
+		// UTF-16 code units while Claude Code is the one with a size limit).
 		lim, _ := host.IndexLimitOf("")
-		_, b := lim.Count([]byte(s.files[memory.IndexFile]))
-		return s.dir.Index == nil || b <= orDefault(e.Max, lim.MaxBytes)
+		_, size := lim.Count([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || size <= orDefault(e.Max, lim.MaxSize)
 	case KindNoRelativeDates:
 		for _, t := range s.memoryText() {
 			if relativeDateRE().MatchString(t) {

@@ -5,46 +5,89 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// The units an index's size is counted in.
+const (
+	UnitBytes = "bytes"
+	// UnitUTF16 is a JavaScript string's length: one for each character
+	// of the Basic Multilingual Plane ("é", "東" and "—" alike), two for one
+	// beyond it (an emoji), whatever its UTF-8 bytes.
+	UnitUTF16 = "UTF-16 code units"
 )
 
 // IndexLimit is how an agent loads its index (the file it puts into every
-// prompt) and where it cuts it: what it counts as a line and as a byte, and
-// how many it keeps. A dream keeps the index within it counted exactly so:
-// counted any other way, either lines the agent never sees stay past the
-// cut, or lines it does see are moved out for nothing.
+// prompt) and where it cuts it: what it counts as a line and how it
+// measures size (in Unit), and how much it keeps. A dream keeps the index
+// within it counted exactly so: counted any other way, either lines the
+// agent never sees stay past the cut, or lines it does see are moved out
+// for nothing.
 type IndexLimit struct {
 	// Agent is the agent and the version the rule was read from.
 	Agent string `json:"agent"`
-	// Source says where the rule was read.
+	// Source says where the rule was read and how it was checked.
 	Source string `json:"source"`
 	// Rule says in words what is counted and what is cut.
 	Rule string `json:"rule"`
-	// MaxLines and MaxBytes are what the agent keeps of the counted text;
-	// MaxBytes is 0 for an agent that cuts by lines only.
-	MaxLines int `json:"max_lines"`
-	MaxBytes int `json:"max_bytes,omitempty"`
-	count    func(src []byte) (lines, bytes int)
+	// MaxLines and MaxSize are what the agent keeps of the counted text,
+	// MaxSize in Unit; MaxSize is 0 for an agent that cuts by lines only.
+	MaxLines int    `json:"max_lines"`
+	MaxSize  int    `json:"max_size,omitempty"`
+	Unit     string `json:"size_unit"`
+	// MaxFileBytes is the largest file, in bytes on disk, the agent reads
+	// at all (a larger one loads nothing); 0 when it reads any.
+	MaxFileBytes int `json:"max_file_bytes,omitempty"`
+	count        func(src []byte) (lines, size int)
+	size         func(text []byte) int
 }
 
 // Count measures an index as the agent counts it: lines is how many lines
 // it must load for nothing to be cut (blank lines past the last line that
-// holds anything cost nothing), bytes the size of what it loads.
-func (l IndexLimit) Count(src []byte) (lines, bytes int) { return l.count(src) }
+// holds anything cost nothing), size the size of what it loads, in Unit.
+func (l IndexLimit) Count(src []byte) (lines, size int) { return l.count(src) }
 
-// Fits reports whether an index of lines and bytes (as Count gives them)
+// Size measures text, a part of an index, in Unit: about what taking it
+// out saves of the size Count gives.
+func (l IndexLimit) Size(text []byte) int { return l.size(text) }
+
+// Fits reports whether an index of lines and size (as Count gives them)
 // loads whole.
-func (l IndexLimit) Fits(lines, bytes int) bool {
-	return lines <= l.MaxLines && (l.MaxBytes == 0 || bytes <= l.MaxBytes)
+func (l IndexLimit) Fits(lines, size int) bool {
+	return lines <= l.MaxLines && (l.MaxSize == 0 || size <= l.MaxSize)
+}
+
+// Unread reports an index, src, too large on disk for the agent to read
+// at all.
+func (l IndexLimit) Unread(src []byte) bool {
+	return l.MaxFileBytes > 0 && len(src) > l.MaxFileBytes
+}
+
+// Phrase is the limit as a phrase: "200 lines and 25000 UTF-16 code units".
+func (l IndexLimit) Phrase() string {
+	if l.MaxSize > 0 {
+		return fmt.Sprintf("%d lines and %d %s", l.MaxLines, l.MaxSize, l.Unit)
+	}
+	return fmt.Sprintf("%d lines", l.MaxLines)
 }
 
 // Summary is the limit in a few words, for a listing of the agent's files.
 func (l IndexLimit) Summary() string {
 	s := fmt.Sprintf("first %d lines", l.MaxLines)
-	if l.MaxBytes > 0 {
-		s += fmt.Sprintf(", then %d bytes", l.MaxBytes)
+	if l.MaxSize > 0 {
+		s += fmt.Sprintf(", then %d %s", l.MaxSize, l.Unit)
+	}
+	if l.MaxFileBytes > 0 {
+		s += fmt.Sprintf("; none of a file over %d bytes", l.MaxFileBytes)
 	}
 	return s + " (" + l.Agent + ")"
 }
@@ -64,98 +107,238 @@ func IndexLimitOf(name string) (IndexLimit, bool) {
 		return IndexLimit{}, false
 	}
 	var all []IndexLimit
-	var agents, rules, sources []string
 	for _, h := range hosts {
 		if h.index != nil {
-			l := h.index()
-			all, agents = append(all, l), append(agents, l.Agent)
-			rules, sources = append(rules, l.Agent+": "+l.Rule), append(sources, l.Agent+": "+l.Source)
+			all = append(all, h.index())
 		}
 	}
-	strict := IndexLimit{
-		Agent:  "every agent that keeps a MEMORY.md index (" + strings.Join(agents, ", ") + ")",
-		Source: "no --host named the agent, so each one's own rule; " + strings.Join(sources, "; "),
-		Rule:   "counted as each of them counts, the larger count held to the smaller limit; " + strings.Join(rules, "; "),
-		count: func(src []byte) (lines, bytes int) {
-			for _, l := range all {
-				n, b := l.count(src)
-				lines, bytes = max(lines, n), max(bytes, b)
-			}
-			return lines, bytes
-		},
-	}
-	for _, l := range all {
-		if strict.MaxLines == 0 || l.MaxLines < strict.MaxLines {
-			strict.MaxLines = l.MaxLines
-		}
-		if l.MaxBytes > 0 && (strict.MaxBytes == 0 || l.MaxBytes < strict.MaxBytes) {
-			strict.MaxBytes = l.MaxBytes
-		}
+	strict, err := strictest(all)
+	if err != nil {
+		panic("host: the registry's index limits: " + err.Error())
 	}
 	return strict, len(all) > 0
 }
 
-// claudeIndexLimit is Claude Code's loading of MEMORY.md: the text without
-// its front matter and HTML comments, trimmed, split on newlines; past 200
-// lines only the first 200 are loaded, blank lines counting, and the result
-// is then cut at 25,000 bytes at a line end, with a warning.
+// strictest is the limit of an index that loads whole in each agent of
+// all: the larger line count held to the smaller line limit, and the
+// size as the agents with a size limit measure it held to the smallest of
+// theirs. Sizes in different units are not comparable: limits that count
+// them so are refused, not mixed.
+func strictest(all []IndexLimit) (IndexLimit, error) {
+	var agents, rules, sources []string
+	var sized []IndexLimit
+	strict := IndexLimit{Unit: UnitBytes, size: func(b []byte) int { return len(b) }}
+	for _, l := range all {
+		agents = append(agents, l.Agent)
+		rules, sources = append(rules, l.Agent+": "+l.Rule), append(sources, l.Agent+": "+l.Source)
+		if strict.MaxLines == 0 || l.MaxLines < strict.MaxLines {
+			strict.MaxLines = l.MaxLines
+		}
+		if l.MaxFileBytes > 0 && (strict.MaxFileBytes == 0 || l.MaxFileBytes < strict.MaxFileBytes) {
+			strict.MaxFileBytes = l.MaxFileBytes
+		}
+		if l.MaxSize == 0 {
+			continue
+		}
+		if len(sized) > 0 && l.Unit != sized[0].Unit {
+			return IndexLimit{}, fmt.Errorf("%s counts size in %s, %s in %s: no one size holds both", sized[0].Agent, sized[0].Unit, l.Agent, l.Unit)
+		}
+		sized = append(sized, l)
+		if strict.MaxSize == 0 || l.MaxSize < strict.MaxSize {
+			strict.MaxSize = l.MaxSize
+		}
+		strict.Unit = l.Unit
+	}
+	strict.Agent = "every agent that keeps a MEMORY.md index (" + strings.Join(agents, ", ") + ")"
+	strict.Source = "no --host named the agent, so each one's own rule; " + strings.Join(sources, "; ")
+	strict.Rule = "counted as each of them counts, the larger count held to the smaller limit (the size as the agents with a size limit measure it); " + strings.Join(rules, "; ")
+	strict.count = func(src []byte) (lines, size int) {
+		for _, l := range all {
+			n, s := l.count(src)
+			lines = max(lines, n)
+			if l.MaxSize > 0 {
+				size = max(size, s)
+			}
+		}
+		if len(sized) == 0 {
+			size = len(src)
+		}
+		return lines, size
+	}
+	if len(sized) > 0 {
+		strict.size = func(text []byte) (size int) {
+			for _, l := range sized {
+				size = max(size, l.size(text))
+			}
+			return size
+		}
+	}
+	return strict, nil
+}
+
+// claudeIndexLimit is Claude Code's loading of MEMORY.md (claudeIndexText),
+// then its cut: past 200 lines only the first 200 are loaded, blank lines
+// counting, and past 25,000 UTF-16 code units the text is cut at a line
+// end, with a warning; a file over 4 MiB on disk is not loaded at all.
 func claudeIndexLimit() IndexLimit {
 	return IndexLimit{
-		Agent:    "Claude Code 2.1.197",
-		Source:   "its own MEMORY.md loading function (the @anthropic-ai/claude-code 2.1.197 package, read for issue 28)",
-		Rule:     "front matter and HTML comments removed, the rest trimmed and split on newlines; past 200 lines only the first 200 load (blank lines count), then the text is cut at 25,000 bytes at a line end",
-		MaxLines: 200,
-		MaxBytes: 25000,
-		count:    claudeIndexCount,
+		Agent:        "Claude Code 2.1.197",
+		Source:       "read from the @anthropic-ai/claude-code 2.1.197 binary (the code that reads MEMORY.md, strips its front matter and HTML comments, and cuts it) and checked against that binary by dream's conformance suite (conformance/claude_limits_test.go: TestClaudeIndexLimits, TestClaudeIndexCount)",
+		Rule:         "the file read as UTF-8; front matter removed (from a first line of \"---\" to the next \"---\", even mid-line, YAML or not); if the text holds \"<!--\", carriage returns made newlines and each top-level HTML comment block removed (a comment in a paragraph, list, quote or code stays); the rest trimmed and split on \"\\n\"; past 200 lines only the first 200 load (blank lines count), then the text is cut at the last line end within 25,000 UTF-16 code units (JavaScript's string length, not bytes); a file over 4,194,304 bytes on disk is not loaded at all",
+		MaxLines:     200,
+		MaxSize:      25000,
+		Unit:         UnitUTF16,
+		MaxFileBytes: 4 << 20,
+		count:        claudeIndexCount,
+		size:         func(text []byte) int { return utf16Len(jsString(text)) },
 	}
 }
 
-func claudeIndexCount(src []byte) (lines, bytes int) {
-	s := strings.TrimFunc(withoutHTMLComments(withoutFrontmatter(string(src))), isJSSpace)
+func claudeIndexCount(src []byte) (lines, size int) {
+	s := claudeIndexText(src)
 	if s == "" {
 		return 0, 0
 	}
-	return strings.Count(s, "\n") + 1, len(s)
+	return strings.Count(s, "\n") + 1, utf16Len(s)
 }
 
-// withoutFrontmatter drops a leading "---" block closed by a "---" line.
+// claudeIndexText is MEMORY.md as Claude Code 2.1.197 loads it, before it
+// cuts anything: the file read as UTF-8 (a byte-order mark kept), its
+// front matter removed, then its HTML comment blocks, and the rest trimmed
+// as JavaScript trims.
+func claudeIndexText(src []byte) string {
+	return strings.TrimFunc(withoutCommentBlocks(withoutFrontmatter(jsString(src))), isJSSpace)
+}
+
+// withoutFrontmatter is s without what Claude Code's front matter pattern,
+// /^---\s*\n([\s\S]*?)---\s*\n?/, matches (the YAML need not parse): from
+// a leading "---" and the white space after it up to its last newline, to
+// the first "---" after that, wherever it is on its line, with the white
+// space after it.
 func withoutFrontmatter(s string) string {
-	first, rest, ok := strings.Cut(s, "\n")
-	if !ok || strings.TrimRight(first, " \t\r") != "---" {
+	rest, ok := strings.CutPrefix(s, "---")
+	if !ok {
 		return s
 	}
-	for at := 0; at < len(rest); {
-		line, _, _ := strings.Cut(rest[at:], "\n")
-		next := at + len(line) + 1
-		if strings.TrimRight(line, " \t\r") == "---" {
-			return rest[min(next, len(rest)):]
-		}
-		at = next
+	space := len(rest) - len(strings.TrimLeftFunc(rest, isJSSpace))
+	nl := strings.LastIndexByte(rest[:space], '\n')
+	if nl < 0 {
+		return s
 	}
-	return s
+	end := strings.Index(rest[nl+1:], "---")
+	if end < 0 {
+		return s
+	}
+	return strings.TrimLeftFunc(rest[nl+1+end+3:], isJSSpace)
 }
 
-// withoutHTMLComments removes every closed <!-- ... --> (an unclosed one
-// stays, as a non-greedy pattern leaves it).
-func withoutHTMLComments(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "<!--")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(s[i+4:], "-->")
-		if j < 0 {
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i+4+j+3:]
-	}
-	if b.Len() == 0 {
+// htmlComment is the comment Claude Code removes from a comment block.
+var htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+
+// blockParser parses Markdown blocks only (CommonMark, no extensions):
+// where an HTML block starts and ends.
+var blockParser = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
+})
+
+// withoutCommentBlocks is Claude Code's removal of HTML comments, which
+// lexes the text with marked (gfm off) when it holds "<!--": carriage
+// returns become newlines (marked's first step), and each top-level HTML
+// block that starts with "<!--" and holds "-->" loses every <!-- ... -->,
+// the newlines right after it included; what is left of the block stays
+// unless it is blank. A comment inside a paragraph, a list item, a quote
+// or a code block stays, and so does an unclosed one. The blocks are
+// goldmark's (CommonMark); where marked's differ, marked's are followed:
+// in marked a "<!--" line indented by a space does not interrupt a
+// paragraph (nor a quote's), so it is text of the paragraph.
+func withoutCommentBlocks(s string) string {
+	if !strings.Contains(s, "<!--") {
 		return s
 	}
-	b.WriteString(s)
+	s = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(s)
+	src := []byte(s)
+	var b strings.Builder
+	at := 0
+	// para: the block before ends in a paragraph marked would continue.
+	para := false
+	for n := blockParser().Parse(text.NewReader(src)).FirstChild(); n != nil; n = n.NextSibling() {
+		after := para
+		switch n.(type) {
+		case *ast.Paragraph, *ast.Blockquote:
+			para = true
+		default:
+			para = false
+		}
+		h, ok := n.(*ast.HTMLBlock)
+		if !ok || h.HTMLBlockType != ast.HTMLBlockType2 || h.Lines().Len() == 0 {
+			continue
+		}
+		start := strings.LastIndexByte(s[:h.Lines().At(0).Start], '\n') + 1
+		if after && s[start] == ' ' && start > 0 && !blankLine(s, start-1) {
+			para = true
+			continue
+		}
+		end := h.Lines().At(h.Lines().Len() - 1).Stop
+		if h.HasClosure() {
+			end = h.ClosureLine.Stop
+		}
+		for end < len(s) && s[end] == '\n' {
+			end++
+		}
+		raw := s[start:end]
+		if !strings.Contains(raw, "-->") {
+			continue
+		}
+		b.WriteString(s[at:start])
+		if rest := htmlComment.ReplaceAllString(raw, ""); strings.TrimFunc(rest, isJSSpace) != "" {
+			b.WriteString(rest)
+		}
+		at = end
+	}
+	if at == 0 {
+		return s
+	}
+	b.WriteString(s[at:])
 	return b.String()
+}
+
+// blankLine reports whether the line of s that ends at end (its "\n") is
+// blank: spaces and tabs at most.
+func blankLine(s string, end int) bool {
+	return strings.Trim(s[strings.LastIndexByte(s[:end], '\n')+1:end], " \t") == ""
+}
+
+// jsString is src as JavaScript reads a UTF-8 file: each ill-formed
+// sequence (its maximal part that could begin a character, as the WHATWG
+// decoder takes it) one U+FFFD, a byte-order mark kept.
+func jsString(src []byte) string {
+	if utf8.Valid(src) {
+		return string(src)
+	}
+	var b strings.Builder
+	for len(src) > 0 {
+		r, n := utf8.DecodeRune(src)
+		if r == utf8.RuneError && n == 1 {
+			for k := min(3, len(src)); k > 1; k-- {
+				if !utf8.FullRune(src[:k]) {
+					n = k
+					break
+				}
+			}
+		}
+		b.WriteRune(r)
+		src = src[n:]
+	}
+	return b.String()
+}
+
+// utf16Len is the length JavaScript gives the valid UTF-8 string s.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 // isJSSpace is what JavaScript's String.prototype.trim removes: white
@@ -174,14 +357,16 @@ func codebotIndexLimit() IndexLimit {
 	return IndexLimit{
 		Agent:    "codebot",
 		Source:   "the write-up of codebot's internal/dream (seeds 000): MEMORY.md is injected every turn and cut hard past 200 lines",
-		Rule:     "the file as written, every line counted (front matter and blank lines too); past 200 lines the rest is cut; no byte limit",
+		Rule:     "the file as written, every line counted (front matter and blank lines too); past 200 lines the rest is cut; no size limit",
 		MaxLines: 200,
+		Unit:     UnitBytes,
 		count:    rawIndexCount,
+		size:     func(text []byte) int { return len(text) },
 	}
 }
 
 // rawIndexCount counts lines as written: up to the last line that holds
-// anything but white space.
+// anything but white space; size is in bytes.
 func rawIndexCount(src []byte) (lines, size int) {
 	n := 0
 	for i := 0; i < len(src); {

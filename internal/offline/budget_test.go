@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/host"
 )
@@ -77,8 +78,8 @@ func TestIndexBudgetAsTheAgentCounts(t *testing.T) {
 			if st == nil || st.OverBudget != tt.overBudget || st.Limit.Agent != lim.Agent || st.File != "MEMORY.md" {
 				t.Fatalf("index state %+v, want over budget %v by %s's rule", st, tt.overBudget, lim.Agent)
 			}
-			if l, b := lim.Count([]byte(index)); l != st.Lines || b != st.Bytes || lim.Fits(l, b) == tt.overBudget {
-				t.Errorf("state %d lines %d bytes, the index counts %d %d", st.Lines, st.Bytes, l, b)
+			if l, n := lim.Count([]byte(index)); l != st.Lines || n != st.Size || lim.Fits(l, n) == tt.overBudget {
+				t.Errorf("state %d lines %d %s, the index counts %d %d", st.Lines, st.Size, lim.Unit, l, n)
 			}
 			if tt.overBudget && (!strings.Contains(st.Message, "232 lines") || !strings.Contains(st.Message, "merge related topics")) {
 				t.Errorf("message %q does not say how far over and what to do", st.Message)
@@ -129,4 +130,65 @@ func TestBudgetMovesAfterBlankLines(t *testing.T) {
 	if strings.Contains(out["MEMORY.md"], "\n\n\n") {
 		t.Error("a moved note left two blank lines behind")
 	}
+}
+
+// TestBudgetInClaudesUnits: Claude Code measures its index in UTF-16 code
+// units, not bytes, and counts blank lines; the overflow pointer costs
+// what it adds where it goes. A multi-byte index over 25,000 bytes but
+// under 25,000 units loads whole and is left alone; a 201-line index with
+// blank lines inside a list, whose pointer goes after a blank line at the
+// end, is brought to 200; an index too large on disk to be read at all is
+// said to be, not shortened. (Issue 29: bytes moved lines out of an index
+// Claude loaded whole, and a 201-line index stayed 201 lines.)
+func TestBudgetInClaudesUnits(t *testing.T) {
+	var accents, facts []string
+	for i := 1; i <= 180; i++ {
+		accents = append(accents, fmt.Sprintf("- fait %d : %s", i, strings.Repeat("é", 80)))
+	}
+	facts = append(facts, "# Memory")
+	for i := 1; i <= 200; i++ {
+		if i%10 == 5 {
+			facts = append(facts, "")
+			continue
+		}
+		facts = append(facts, fmt.Sprintf("- fact %d: the build of service %d runs make ship-%d", i, i, i))
+	}
+	huge := "# Memory\n\n- [Build](build.md) — how it builds\n\n<!--\n" + strings.Repeat(strings.Repeat("x", 1023)+"\n", 4097) + "-->\n"
+	for _, agent := range []string{"claude", ""} {
+		t.Run("multi-byte, "+agent, func(t *testing.T) {
+			src := strings.Join(accents, "\n") + "\n"
+			rep, out := runOn(t, map[string]string{"MEMORY.md": src}, Options{Layout: LayoutFor(agent)})
+			if out["MEMORY.md"] != src || len(rep.Fixes) != 0 || rep.Index.OverBudget {
+				t.Errorf("an index of %d bytes, %d units was changed: %+v %+v", len(src), rep.Index.Size, rep.Fixes, rep.Index)
+			}
+			if rep.Index.Size != utf8.RuneCountInString(strings.TrimSpace(src)) || len(src) <= 25000 || rep.Index.Limit.Unit != host.UnitUTF16 {
+				t.Errorf("size %d %s", rep.Index.Size, rep.Index.Limit.Unit)
+			}
+		})
+	}
+	t.Run("201 lines with blank lines", func(t *testing.T) {
+		src := strings.Join(facts, "\n") + "\n"
+		rep, out := runOn(t, map[string]string{"MEMORY.md": src}, Options{Layout: LayoutFor("claude")})
+		lim, _ := host.IndexLimitOf("claude")
+		if l, n := lim.Count([]byte(out["MEMORY.md"])); l != 200 || !lim.Fits(l, n) || rep.Index.OverBudget {
+			t.Fatalf("MEMORY.md is %d lines as Claude counts it, want 200: %v\n%s", l, rep.Notes, out["MEMORY.md"])
+		}
+		for _, moved := range []string{"fact 198:", "fact 199:", "fact 200:"} {
+			if !strings.Contains(out[OverflowFile], moved) || strings.Contains(out["MEMORY.md"], moved) {
+				t.Errorf("%q was not moved to %s", moved, OverflowFile)
+			}
+		}
+		if strings.Contains(out[OverflowFile], "fact 197:") {
+			t.Error("one line more than needed was moved")
+		}
+	})
+	t.Run("over 4 MiB on disk", func(t *testing.T) {
+		rep, out := runOn(t, map[string]string{"MEMORY.md": huge, "build.md": "- make\n"}, Options{Layout: LayoutFor("claude")})
+		if out["MEMORY.md"] != huge || !rep.Index.OverBudget || !strings.Contains(rep.Index.Message, "reads at all: it loads none of it") {
+			t.Errorf("index state %+v", rep.Index)
+		}
+		if l, _ := host.IndexLimitOf("claude"); !l.Fits(l.Count([]byte(huge))) {
+			t.Error("the comment was counted: the test proves nothing")
+		}
+	})
 }

@@ -217,24 +217,7 @@ func (s *state) addPointer(ptr string) { s.addPointers([]string{ptr}) }
 func (s *state) addPointers(ptrs []string) {
 	ix := s.index
 	nl := ix.newline()
-	at, prefix := len(ix.src), ""
-	if s.pointerEnd == nil {
-		e := lastPointerEnd(ix.doc) // once: the parse never changes, and each call scans every item
-		s.pointerEnd = &e
-	}
-	if last := *s.pointerEnd; last >= 0 {
-		at = last
-	} else if len(ix.src) > 0 {
-		if !bytes.HasSuffix(ix.src, []byte("\n")) {
-			prefix = nl
-		}
-		if lastLineIsText(ix.src) {
-			prefix += nl
-		}
-	}
-	if at == len(ix.src) && len(ix.src) > 0 && !bytes.HasSuffix(ix.src, []byte("\n")) && prefix == "" {
-		prefix = nl
-	}
+	at, prefix := s.pointerSite()
 	var b strings.Builder
 	for _, p := range ptrs {
 		b.WriteString(p)
@@ -263,6 +246,38 @@ func (s *state) addPointers(ptrs []string) {
 	if ix.splice(at, at, prefix+b.String()) {
 		record()
 	}
+}
+
+// pointerSite is where addPointers puts a pointer in the index as read
+// (after its last pointer, else at its end) and what goes before it
+// (nothing when pointers were inserted there already).
+func (s *state) pointerSite() (at int, prefix string) {
+	ix := s.index
+	nl := ix.newline()
+	at = len(ix.src)
+	if s.pointerEnd == nil {
+		e := lastPointerEnd(ix.doc) // once: the parse never changes, and each call scans every item
+		s.pointerEnd = &e
+	}
+	if last := *s.pointerEnd; last >= 0 {
+		at = last
+	} else if len(ix.src) > 0 {
+		if !bytes.HasSuffix(ix.src, []byte("\n")) {
+			prefix = nl
+		}
+		if lastLineIsText(ix.src) {
+			prefix += nl
+		}
+	}
+	if at == len(ix.src) && len(ix.src) > 0 && !bytes.HasSuffix(ix.src, []byte("\n")) && prefix == "" {
+		prefix = nl
+	}
+	for _, e := range ix.edits {
+		if e.start == at && e.end == at {
+			return at, ""
+		}
+	}
+	return at, prefix
 }
 
 func lastLineIsText(b []byte) bool {
@@ -397,13 +412,18 @@ func (s *state) fixBudget() (err error) {
 	}
 	lim := s.opts.Layout.Limit
 	cur, _ := ix.render()
+	if lim.Unread(cur) {
+		s.notes = append(s.notes, fmt.Sprintf("%s is %d bytes on disk, over the %d bytes %s reads at all: it loads none of it; the offline engine does not shrink a file that far, a model dream or you must",
+			ix.rel, len(cur), lim.MaxFileBytes, lim.Agent))
+		return nil
+	}
 	lines, size := lim.Count(cur)
 	if lim.Fits(lines, size) {
 		return nil
 	}
-	needLines, needBytes := lines-lim.MaxLines, 0
-	if lim.MaxBytes > 0 {
-		needBytes = size - lim.MaxBytes
+	needLines, needSize := lines-lim.MaxLines, 0
+	if lim.MaxSize > 0 {
+		needSize = size - lim.MaxSize
 	}
 	d := ix.doc
 	type cand struct {
@@ -458,35 +478,41 @@ func (s *state) fixBudget() (err error) {
 	var plan []cand
 	moves := false
 	for _, c := range append(append(blanks, detail...), text...) {
-		if needLines <= 0 && needBytes <= 0 {
+		if needLines <= 0 && needSize <= 0 {
 			break
 		}
 		if c.unit < 0 && needLines <= 0 {
-			continue // a blank line is worth a line, hardly a byte
+			continue // a blank line is worth a line, hardly any size
 		}
 		if c.unit >= 0 && !moves {
 			moves = true
 			if !s.mentions().names(OverflowFile) {
-				// The pointer to the overflow file costs a line too.
-				needLines++
-				needBytes += len(overflowPointer) + 1
+				// The pointer to the overflow file costs what it adds
+				// where it goes (a blank line before it, at the end of
+				// an index with no pointers).
+				at, prefix := s.pointerSite()
+				head := ix.src[:at:at]
+				l0, s0 := lim.Count(head)
+				l1, s1 := lim.Count(append(head, prefix+overflowPointer+ix.newline()...))
+				needLines += l1 - l0
+				needSize += s1 - s0
 			}
 		}
 		plan = append(plan, c)
 		needLines -= c.lines
-		needBytes -= c.end - c.start
+		needSize -= lim.Size(d.Src[c.start:c.end])
 	}
-	// Units moved for their bytes may have freed the lines blank lines
+	// Units moved for their size may have freed the lines blank lines
 	// were taken for: those stay.
 	for i := len(plan) - 1; i >= 0; i-- {
-		if c := plan[i]; c.unit < 0 && needLines+1 <= 0 && needBytes+c.end-c.start <= 0 {
-			needLines, needBytes = needLines+1, needBytes+c.end-c.start
+		if c := plan[i]; c.unit < 0 && needLines+1 <= 0 && needSize+lim.Size(d.Src[c.start:c.end]) <= 0 {
+			needLines, needSize = needLines+1, needSize+lim.Size(d.Src[c.start:c.end])
 			plan = append(plan[:i], plan[i+1:]...)
 		}
 	}
-	if len(plan) == 0 || needLines > 0 || needBytes > 0 {
-		s.notes = append(s.notes, fmt.Sprintf("%s is over budget (%d lines, %d bytes as %s counts it; it loads %s): what is left is pointers, headings, comments and pinned lines, which the offline engine never moves; related topics need merging",
-			ix.rel, lines, size, lim.Agent, limitWords(lim)))
+	if len(plan) == 0 || needLines > 0 || needSize > 0 {
+		s.notes = append(s.notes, fmt.Sprintf("%s is over budget (%d lines, %d %s as %s counts it; it loads %s): what is left is pointers, headings, comments and pinned lines, which the offline engine never moves; related topics need merging",
+			ix.rel, lines, size, lim.Unit, lim.Agent, lim.Phrase()))
 		return nil
 	}
 	sort.Slice(plan, func(a, b int) bool { return plan[a].start < plan[b].start })
@@ -494,12 +520,12 @@ func (s *state) fixBudget() (err error) {
 	byStart := map[int]int{}
 	for _, c := range plan {
 		if c.unit < 0 {
-			rs = append(rs, removal{c.start, c.end, KindIndexBudget, fmt.Sprintf("removed a blank line to keep the index within %s", limitWords(lim))})
+			rs = append(rs, removal{c.start, c.end, KindIndexBudget, fmt.Sprintf("removed a blank line to keep the index within %s", lim.Phrase())})
 			continue
 		}
 		byStart[c.start] = c.unit
 		rs = append(rs, removal{c.start, c.end, KindIndexBudget, fmt.Sprintf("moved %q to %s to keep the index within %s",
-			clip(string(d.Src[c.start:c.end]), 100), OverflowFile, limitWords(lim))})
+			clip(string(d.Src[c.start:c.end]), 100), OverflowFile, lim.Phrase())})
 	}
 	applied := s.applyRemovals(ix, rs)
 	if len(applied) < len(rs) {
@@ -509,9 +535,9 @@ func (s *state) fixBudget() (err error) {
 		s.moveToOverflow(ix, applied, byStart)
 	}
 	after, _ := ix.render()
-	if l, b := lim.Count(after); !lim.Fits(l, b) {
-		s.notes = append(s.notes, fmt.Sprintf("%s is still %d lines and %d bytes as %s counts it (it loads %s): related topics need merging",
-			ix.rel, l, b, lim.Agent, limitWords(lim)))
+	if l, n := lim.Count(after); !lim.Fits(l, n) {
+		s.notes = append(s.notes, fmt.Sprintf("%s is still %d lines and %d %s as %s counts it (it loads %s): related topics need merging",
+			ix.rel, l, n, lim.Unit, lim.Agent, lim.Phrase()))
 	}
 	return nil
 }
@@ -570,14 +596,6 @@ func (s *state) moveToOverflow(ix *file, applied []removal, byStart map[int]int)
 	if !s.mentions().names(OverflowFile) {
 		s.addPointer(makePointer("Index overflow", OverflowFile, "lines moved out of the index to keep it within budget"))
 	}
-}
-
-// limitWords is the limit as a phrase: "200 lines and 25000 bytes".
-func limitWords(l host.IndexLimit) string {
-	if l.MaxBytes > 0 {
-		return fmt.Sprintf("%d lines and %d bytes", l.MaxLines, l.MaxBytes)
-	}
-	return fmt.Sprintf("%d lines", l.MaxLines)
 }
 
 // lineCount is how many lines b spans.
@@ -664,13 +682,13 @@ func (s *state) overflow() *file {
 	return f
 }
 
-// IndexState is the index as its agent loads it: its size counted as the
-// agent counts (Limit says whose rule and where it was read), and whether
-// the agent cuts part of it off.
+// IndexState is the index as its agent loads it: its lines and size
+// counted as the agent counts (Limit says whose rule, where it was read,
+// and the unit of Size), and whether the agent cuts part of it off.
 type IndexState struct {
 	File       string `json:"file"`
 	Lines      int    `json:"lines"`
-	Bytes      int    `json:"bytes"`
+	Size       int    `json:"size"`
 	OverBudget bool   `json:"over_budget"`
 	// Message says, when the index is over budget, what the agent loses
 	// and what would bring it back within.
@@ -680,12 +698,18 @@ type IndexState struct {
 
 // measureIndex is the state of an index whose bytes are src.
 func measureIndex(l Layout, src []byte) *IndexState {
-	st := &IndexState{File: l.Index, Limit: l.Limit}
-	st.Lines, st.Bytes = l.Limit.Count(src)
-	if !l.Limit.Fits(st.Lines, st.Bytes) {
+	lim := l.Limit
+	st := &IndexState{File: l.Index, Limit: lim}
+	st.Lines, st.Size = lim.Count(src)
+	switch {
+	case lim.Unread(src):
 		st.OverBudget = true
-		st.Message = fmt.Sprintf("%s is %d lines and %d bytes as %s counts it, over the %s it loads: what lies past that is cut off and the agent never sees it",
-			l.Index, st.Lines, st.Bytes, l.Limit.Agent, limitWords(l.Limit))
+		st.Message = fmt.Sprintf("%s is %d bytes on disk, over the %d bytes %s reads at all: it loads none of it",
+			l.Index, len(src), lim.MaxFileBytes, lim.Agent)
+	case !lim.Fits(st.Lines, st.Size):
+		st.OverBudget = true
+		st.Message = fmt.Sprintf("%s is %d lines and %d %s as %s counts it, over the %s it loads: what lies past that is cut off and the agent never sees it",
+			l.Index, st.Lines, st.Size, lim.Unit, lim.Agent, lim.Phrase())
 	}
 	return st
 }

@@ -19,7 +19,7 @@ func (l Layout) roles() roles { return roles{files: l.Files} }
 // layout (which file is the index, which are Codex blocks) is not reused
 // under another.
 func (l Layout) fingerprint() string {
-	return fmt.Sprintf("%q %v %q %d %d", l.Index, l.Files, l.Limit.Agent, l.Limit.MaxLines, l.Limit.MaxBytes)
+	return fmt.Sprintf("%q %v %q %q %d %d", l.Index, l.Files, l.Limit.Agent, l.Limit.Rule, l.Limit.MaxLines, l.Limit.MaxSize)
 }
 
 // codexLayout is Codex CLI's file roles, from the host package (the one
