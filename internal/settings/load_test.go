@@ -351,12 +351,13 @@ func TestKeys(t *testing.T) {
 		seen[k.Name] = true
 	}
 	for _, want := range []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "pinned", "max_loss", "review",
-		"lock", "etcd_endpoints", "etcd_ca_cert", "etcd_cert", "etcd_key", "etcd_username", "etcd_password", "lock_prefix", "lock_ttl", "sync_remote", "sync_branch"} {
+		"lock", "etcd_endpoints", "etcd_ca_cert", "etcd_cert", "etcd_key", "etcd_username", "etcd_password", "lock_prefix", "lock_ttl", "sync_remote", "sync_branch",
+		"max_cost_per_dream", "max_cost_per_day", "max_cost_per_month", "max_tokens_per_day", "max_tokens_per_month", "max_request_tokens", "prices"} {
 		if !seen[want] {
 			t.Errorf("missing key %s", want)
 		}
 	}
-	if len(seen) != 28 {
-		t.Errorf("got %d keys, want 28", len(seen))
+	if len(seen) != 35 {
+		t.Errorf("got %d keys, want 35", len(seen))
 	}
 }

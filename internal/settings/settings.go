@@ -59,6 +59,8 @@ type Settings struct {
 	MaxLoss float64
 	// Distributed holds the lock backend and the sync remote.
 	Distributed
+	// Ceilings hold what model dreams may spend and the models' prices.
+	Ceilings
 }
 
 // The default budgets of one dream. They live here alone: the agent falls
@@ -84,6 +86,7 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		MaxLoss:     0.2,
 		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
 		Distributed: DefaultDistributed(),
+		Ceilings:    DefaultCeilings(),
 	}
 }
 
