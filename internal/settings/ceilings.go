@@ -175,22 +175,28 @@ func parsePrice(v any) (spend.Price, error) {
 
 // ceilingRanges are the ceilings' upper bounds.
 var ceilingRanges = map[string]func(s *Settings) error{
-	"max_cost_per_dream":   func(s *Settings) error { return atMost(s.MaxCostPerDream <= MaxCost, "1000000 dollars") },
-	"max_cost_per_day":     func(s *Settings) error { return atMost(s.MaxCostPerDay <= MaxCost, "1000000 dollars") },
-	"max_cost_per_month":   func(s *Settings) error { return atMost(s.MaxCostPerMonth <= MaxCost, "1000000 dollars") },
-	"max_tokens_per_day":   func(s *Settings) error { return atMost(s.MaxTokensPerDay <= MaxTokensCeiling, fmt.Sprint(int64(MaxTokensCeiling))) },
-	"max_tokens_per_month": func(s *Settings) error { return atMost(s.MaxTokensPerMonth <= MaxTokensCeiling, fmt.Sprint(int64(MaxTokensCeiling))) },
-	"max_request_tokens":   func(s *Settings) error { return atMost(s.MaxRequestTokens <= MaxRequestCap, fmt.Sprint(MaxRequestCap)) },
+	"max_cost_per_dream": func(s *Settings) error { return atMost(s.MaxCostPerDream <= MaxCost, "1000000 dollars") },
+	"max_cost_per_day":   func(s *Settings) error { return atMost(s.MaxCostPerDay <= MaxCost, "1000000 dollars") },
+	"max_cost_per_month": func(s *Settings) error { return atMost(s.MaxCostPerMonth <= MaxCost, "1000000 dollars") },
+	"max_tokens_per_day": func(s *Settings) error {
+		return atMost(s.MaxTokensPerDay <= MaxTokensCeiling, fmt.Sprint(int64(MaxTokensCeiling)))
+	},
+	"max_tokens_per_month": func(s *Settings) error {
+		return atMost(s.MaxTokensPerMonth <= MaxTokensCeiling, fmt.Sprint(int64(MaxTokensCeiling)))
+	},
+	"max_request_tokens": func(s *Settings) error { return atMost(s.MaxRequestTokens <= MaxRequestCap, fmt.Sprint(MaxRequestCap)) },
 }
 
 // ceilingRules are the ceilings an untrusted project file may lower: a
 // repository may make dreams cheaper, never dearer. A token ceiling that
 // is off (0) is lowered by any value.
 var ceilingRules = map[string]tightens{
-	"max_cost_per_dream":   func(f, p *Settings) bool { return p.MaxCostPerDream <= f.MaxCostPerDream },
-	"max_cost_per_day":     func(f, p *Settings) bool { return p.MaxCostPerDay <= f.MaxCostPerDay },
-	"max_cost_per_month":   func(f, p *Settings) bool { return p.MaxCostPerMonth <= f.MaxCostPerMonth },
-	"max_tokens_per_day":   func(f, p *Settings) bool { return f.MaxTokensPerDay == 0 || p.MaxTokensPerDay <= f.MaxTokensPerDay },
-	"max_tokens_per_month": func(f, p *Settings) bool { return f.MaxTokensPerMonth == 0 || p.MaxTokensPerMonth <= f.MaxTokensPerMonth },
-	"max_request_tokens":   func(f, p *Settings) bool { return p.MaxRequestTokens <= f.MaxRequestTokens },
+	"max_cost_per_dream": func(f, p *Settings) bool { return p.MaxCostPerDream <= f.MaxCostPerDream },
+	"max_cost_per_day":   func(f, p *Settings) bool { return p.MaxCostPerDay <= f.MaxCostPerDay },
+	"max_cost_per_month": func(f, p *Settings) bool { return p.MaxCostPerMonth <= f.MaxCostPerMonth },
+	"max_tokens_per_day": func(f, p *Settings) bool { return f.MaxTokensPerDay == 0 || p.MaxTokensPerDay <= f.MaxTokensPerDay },
+	"max_tokens_per_month": func(f, p *Settings) bool {
+		return f.MaxTokensPerMonth == 0 || p.MaxTokensPerMonth <= f.MaxTokensPerMonth
+	},
+	"max_request_tokens": func(f, p *Settings) bool { return p.MaxRequestTokens <= f.MaxRequestTokens },
 }
