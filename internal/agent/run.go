@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -79,6 +80,25 @@ func (r *runner) loop(ctx context.Context) error {
 			return fmt.Errorf("agent: %d tokens used, next request needs about %d more, budget %d: %w",
 				used, next, r.cfg.MaxTokens, ErrBudget)
 		}
+		if c := r.cfg.MaxRequestTokens; c > 0 && next > c {
+			r.res.Stop = StopContext
+			return fmt.Errorf("agent: request %d would carry about %d input tokens, over the cap of %d: %w", turn, next, c, ErrContextFull)
+		}
+		maxOut, capped := r.cfg.MaxOutputTokens, false
+		if r.cfg.Budget != nil {
+			allowed, err := r.cfg.Budget(r.res.Usage, next)
+			if err != nil {
+				r.res.Stop = StopCeiling
+				return fmt.Errorf("agent: before request %d: %w", turn, err)
+			}
+			usual := maxOut
+			if usual == 0 {
+				usual = DefaultMaxOutputTokens
+			}
+			if allowed < usual {
+				maxOut, capped = allowed, true
+			}
+		}
 		sentMsgs = len(msgs)
 
 		req := &llm.Request{
@@ -88,7 +108,7 @@ func (r *runner) loop(ctx context.Context) error {
 			// Capacity capped so a provider that appends to the slice can
 			// never overwrite the loop's next message.
 			Messages:  msgs[:len(msgs):len(msgs)],
-			MaxTokens: r.cfg.MaxOutputTokens,
+			MaxTokens: maxOut,
 		}
 		resp, err := r.cfg.Provider.Complete(ctx, req)
 		r.res.Turns = turn
@@ -113,6 +133,12 @@ func (r *runner) loop(ctx context.Context) error {
 		r.emit(Event{Kind: EventTurn, Turn: turn, Text: turnSummary(resp)})
 		r.emit(Event{Kind: EventUsage, Turn: turn, Usage: r.res.Usage})
 
+		if capped && resp.StopReason == llm.StopMaxTokens {
+			// The answer was cut at what the ceiling left: what it says
+			// is unfinished, and acting on it would be acting on half.
+			r.res.Stop = StopCeiling
+			return fmt.Errorf("agent: request %d was cut at the %d output tokens the spending ceiling left: %w", turn, maxOut, spend.ErrOverBudget)
+		}
 		calls := resp.ToolCalls()
 		if len(calls) == 0 {
 			// A finished dream is kept even if its last answer crossed the
