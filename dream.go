@@ -107,8 +107,10 @@ type Config struct {
 	// Runner does the work under the lock.
 	Runner Runner
 	// Provider and Model are recorded in the task entry and audit history;
-	// the Runner is what actually talks to them.
-	Provider, Model string
+	// the Runner is what actually talks to them. ProviderWhy says why that
+	// provider (a setting, a key given to dream, offline because a key
+	// was only inherited), for the task entry and the telemetry.
+	Provider, Model, ProviderWhy string
 	// OnProgress receives every event of a running dream; may be nil.
 	OnProgress func(taskID string, p Progress)
 	// OnDone receives the report of every dream this Dreamer ran, whatever

@@ -13,6 +13,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm"
@@ -65,6 +66,12 @@ type Report struct {
 	// can be read: the staging is dropped when Run returns. (A landed
 	// dream's diff is in its history, a staged one's in its staging.)
 	Diff string `json:"diff,omitempty"`
+
+	// Estimate is what a model dream was expected to cost before it
+	// started, Cost what it spent (tokens, dollars at its model's price);
+	// both nil for a runner that spends nothing.
+	Estimate *Estimate `json:"estimate,omitempty"`
+	Cost     *Amount   `json:"cost,omitempty"`
 }
 
 type runOptions struct {
@@ -98,6 +105,9 @@ type dreamRun struct {
 	status     task.Status // how the task ends if the run fails
 	changes    []journal.Change
 	parkReason string
+
+	hold       *spend.Hold // the dream's reservation in the spend ledger
+	notStarted bool        // refused by a spending ceiling before it started
 }
 
 // run is the Dreamer pattern under the lock (see locked), in stages:
@@ -137,9 +147,12 @@ func (r *dreamRun) fail(err error) error {
 	if r.task != nil {
 		r.finish(r.status, err)
 	}
-	if r.status == task.StatusKilled {
+	switch {
+	case r.notStarted:
+		r.rep.Status = StatusNotStarted
+	case r.status == task.StatusKilled:
 		r.rep.Status = StatusKilled
-	} else {
+	default:
 		r.rep.Status = StatusFailed
 	}
 	r.rep.Error = err.Error()
@@ -156,6 +169,7 @@ func (r *dreamRun) released(err error) {
 		r.fail(err)
 	}
 	r.rep.DurationMS = d.cfg.Now().Sub(r.start).Milliseconds()
+	r.settle()
 	if f := d.cfg.nanobot; f != nil && r.rep.Status == StatusCompleted {
 		if ferr := f.finish(r.ctx, d.cfg.MemoryDir); ferr != nil {
 			d.cfg.Logf("dream: %v", ferr)
@@ -187,21 +201,29 @@ func (r *dreamRun) prepare() error {
 	if err := d.fence("before staging"); err != nil {
 		return err
 	}
+	id := task.NewID(r.start)
+	r.rep.TaskID = id
+	// A model dream is estimated and its estimate reserved against the
+	// spending ceilings before it is a task: one that does not fit sends
+	// nothing and changes nothing.
+	if err := r.reserve(); err != nil {
+		return err
+	}
 	if r.reg, err = task.Open(d.cfg.StateDir); err != nil {
 		return err
 	}
-	id := task.NewID(r.start)
-	r.rep.TaskID = id
 	if err := d.lock.SetTask(ctx, id); err != nil {
 		d.cfg.Logf("dream: naming the task in the lock: %v", err)
 	}
-	th, err := r.reg.Start(task.Entry{ID: id, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: r.o.sessions, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Review: r.o.review})
+	who := r.who()
+	th, err := r.reg.Start(task.Entry{ID: id, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: r.o.sessions, Provider: d.cfg.Provider, Model: d.cfg.Model,
+		ProviderWhy: who.Why, Estimate: who.Estimate, StartedAt: r.start, Review: r.o.review})
 	if err != nil {
 		return err
 	}
 	r.task = th
 	r.tel = telemetry.Open(d.cfg.StateDir)
-	if err := r.tel.Fired(id, d.cfg.MemoryDir, r.o.hoursSince, r.o.sessions); err != nil {
+	if err := r.tel.Fired(id, d.cfg.MemoryDir, r.o.hoursSince, r.o.sessions, who); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
 	return nil
@@ -264,12 +286,18 @@ func (r *dreamRun) execute() error {
 		SessionsReviewed: r.o.sessions,
 		Pinned:           r.pinned,
 		Progress:         r.progress,
+		Budget:           r.budget(),
 	})
-	r.out = out
 	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Summary = out.Turns, out.ToolCalls, out.Usage, out.Summary
 	if err == nil {
 		err = context.Cause(runCtx) // a runner that ignored cancellation still fails
 	}
+	if err != nil && errors.Is(err, ErrOverBudget) && context.Cause(runCtx) == nil && len(out.FilesTouched) > 0 {
+		// Stopped at a spending ceiling before a request, with work done:
+		// that work is checked like any dream's and staged for review.
+		out.Incomplete, err = err.Error(), nil
+	}
+	r.out = out
 	if err != nil {
 		if cause := context.Cause(runCtx); errors.Is(cause, errKilled) {
 			r.status, err = task.StatusKilled, errKilled
@@ -328,6 +356,11 @@ func (r *dreamRun) verify() error {
 		return err
 	}
 	r.parkReason = ParkReviewRequested
+	if r.out.Incomplete != "" {
+		r.o.review = true
+		r.parkReason = ParkIncomplete + r.out.Incomplete
+		r.rep.ParkReason = r.parkReason
+	}
 	if held {
 		r.o.review = true // staged for review, as --review does, and never applied
 		r.parkReason = ParkLossGuard + r.rep.Summary
@@ -380,10 +413,11 @@ func (r *dreamRun) land() error {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}
 	r.finish(task.StatusCompleted, nil)
-	if err := r.tel.Completed(r.rep.TaskID, d.cfg.MemoryDir, r.rep.Usage, r.o.sessions, r.rep.FilesTouched, d.cfg.Now().Sub(r.start)); err != nil {
+	r.rep.Status = StatusCompleted
+	r.settle()
+	if err := r.tel.Completed(r.rep.TaskID, d.cfg.MemoryDir, r.rep.Usage, r.o.sessions, r.rep.FilesTouched, d.cfg.Now().Sub(r.start), r.rep.Cost); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
-	r.rep.Status = StatusCompleted
 	return nil
 }
 

@@ -50,6 +50,13 @@ type Job struct {
 	Pinned []string
 	// Progress receives the run's events; never nil.
 	Progress func(Progress)
+	// Budget, set for a runner that is an Estimator, must be asked before
+	// each model request with the usage so far and an upper bound of the
+	// request's input tokens: it returns the most output tokens the
+	// request may ask for, or an error (matching ErrOverBudget) that
+	// stops the dream before it sends the request. nil: no ceiling but
+	// the runner's own.
+	Budget func(used llm.Usage, nextInput int64) (maxOutput int, err error)
 }
 
 // ProgressKind names a progress event.
@@ -90,6 +97,10 @@ type Outcome struct {
 	// Strict asks the loss guard to fail the dream if any changed unit is
 	// not in Accounted: set by a runner that only makes recorded fixes.
 	Strict bool
+	// Incomplete says why the runner stopped before it finished its work
+	// (a part of a large memory that ran out of context): what it did is
+	// staged for review, never landed by itself.
+	Incomplete string
 }
 
 // Accounted names bytes of a memory file, as it was before the dream, that

@@ -160,57 +160,16 @@ func (l *Ledger) Reserve(r Request) (*Hold, error) {
 	err := l.locked(func(recs []Record) ([]Record, error) {
 		now := l.now()
 		t := totals(recs, now, l.live)
-		allow := Amount{Tokens: math.MaxInt64, USD: math.Inf(1)}
-		binding := [2]string{"", ""} // for tokens, for money
-		check := func(name string, limit, used, need float64, tokens bool) error {
-			if limit <= 0 {
-				return nil
-			}
-			left := limit - used
-			if need > left {
-				return &OverBudgetError{Ceiling: name, Limit: limit, Used: used, Need: need, Tokens: tokens}
-			}
-			if tokens && int64(left) < allow.Tokens {
-				allow.Tokens, binding[0] = int64(left), name
-			}
-			if !tokens && left < allow.USD {
-				allow.USD, binding[1] = left, name
-			}
-			return nil
-		}
-		est := r.Estimate
-		for _, c := range []struct {
-			name        string
-			limit, used float64
-			tokens      bool
-		}{
-			{"max_tokens", float64(r.Limits.Dream.Tokens), 0, true},
-			{"max_cost_per_dream", r.Limits.Dream.USD, 0, false},
-			{"max_tokens_per_day", float64(r.Limits.Day.Tokens), float64(t.Day.Tokens), true},
-			{"max_cost_per_day", r.Limits.Day.USD, t.Day.USD, false},
-			{"max_tokens_per_month", float64(r.Limits.Month.Tokens), float64(t.Month.Tokens), true},
-			{"max_cost_per_month", r.Limits.Month.USD, t.Month.USD, false},
-		} {
-			need := est.USD
-			if c.tokens {
-				need = float64(est.Tokens)
-			}
-			if err := check(c.name, c.limit, c.used, need, c.tokens); err != nil {
-				return nil, err
-			}
-		}
-		const own = "three times its estimate"
-		if cap := est.Tokens * ReserveFactor; cap < allow.Tokens {
-			allow.Tokens, binding[0] = cap, own
-		}
-		if cap := est.USD * ReserveFactor; cap < allow.USD {
-			allow.USD, binding[1] = cap, own
+		allow, binding, err := decide(r, t)
+		if err != nil {
+			return nil, err
 		}
 		hold := r.Hold
 		if hold <= 0 {
 			hold = time.Hour
 		}
 		exp := now.Add(hold)
+		est := r.Estimate
 		rec := Record{Kind: KindReserve, ID: r.ID, At: now, PID: os.Getpid(), Machine: l.machine, Expires: &exp,
 			MemoryDir: r.MemoryDir, Host: r.Host, Provider: r.Provider, Model: r.Model, Estimate: &est, Reserved: &allow}
 		h = &Hold{l: l, id: r.ID, price: r.Price, allow: allow, binding: binding, Totals: t}
@@ -220,6 +179,63 @@ func (l *Ledger) Reserve(r Request) (*Hold, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// Check says whether Reserve would grant r now, without reserving
+// anything, and what the day and month have spent and reserved.
+func (l *Ledger) Check(r Request) (Totals, error) {
+	t, err := l.Totals()
+	if err != nil {
+		return t, err
+	}
+	_, _, err = decide(r, t)
+	return t, err
+}
+
+// decide is Reserve's rule: the estimate must fit under each ceiling
+// (what the day and month have left after t); the allowance is the least
+// of what each leaves and ReserveFactor times the estimate. binding names
+// the ceiling each of its two amounts comes from.
+func decide(r Request, t Totals) (allow Amount, binding [2]string, err error) {
+	allow = Amount{Tokens: math.MaxInt64, USD: math.Inf(1)}
+	est := r.Estimate
+	for _, c := range []struct {
+		name        string
+		limit, used float64
+		tokens      bool
+	}{
+		{"max_tokens", float64(r.Limits.Dream.Tokens), 0, true},
+		{"max_cost_per_dream", r.Limits.Dream.USD, 0, false},
+		{"max_tokens_per_day", float64(r.Limits.Day.Tokens), float64(t.Day.Tokens), true},
+		{"max_cost_per_day", r.Limits.Day.USD, t.Day.USD, false},
+		{"max_tokens_per_month", float64(r.Limits.Month.Tokens), float64(t.Month.Tokens), true},
+		{"max_cost_per_month", r.Limits.Month.USD, t.Month.USD, false},
+	} {
+		if c.limit <= 0 {
+			continue
+		}
+		need, left := est.USD, c.limit-c.used
+		if c.tokens {
+			need = float64(est.Tokens)
+		}
+		if need > left {
+			return Amount{}, binding, &OverBudgetError{Ceiling: c.name, Limit: c.limit, Used: c.used, Need: need, Tokens: c.tokens}
+		}
+		if c.tokens && int64(left) < allow.Tokens {
+			allow.Tokens, binding[0] = int64(left), c.name
+		}
+		if !c.tokens && left < allow.USD {
+			allow.USD, binding[1] = left, c.name
+		}
+	}
+	const own = "three times its estimate"
+	if cap := est.Tokens * ReserveFactor; cap < allow.Tokens {
+		allow.Tokens, binding[0] = cap, own
+	}
+	if cap := est.USD * ReserveFactor; cap < allow.USD {
+		allow.USD, binding[1] = cap, own
+	}
+	return allow, binding, nil
 }
 
 // Totals reads what the current day and month have spent and reserved.
