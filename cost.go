@@ -78,7 +78,12 @@ func (d *Dreamer) Estimate(ctx context.Context) (CostOutlook, error) {
 		return o, err
 	}
 	o.Today, o.ThisMonth = t.Day, t.Month
-	e, req, err := d.estimate(ctx, "", 0)
+	last, err := d.lock.LastConsolidatedAt()
+	if err != nil {
+		return o, err
+	}
+	sessions, _ := d.countSessions(ctx, last)
+	e, req, err := d.estimate(ctx, "", sessions)
 	if err != nil || e == nil {
 		if errors.Is(err, ErrOverBudget) {
 			o.Refusal, err = err.Error(), nil

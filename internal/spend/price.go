@@ -98,6 +98,9 @@ func Lookup(model string, table map[string]Price) (p Price, from string, ok bool
 type UnpricedError struct{ Model string }
 
 func (e *UnpricedError) Error() string {
+	if e.Model == "" {
+		return "the model dream names no model, so dream cannot price it: name one (--model, model in config.toml, or the runner's Model)"
+	}
 	return fmt.Sprintf("no price for model %q, so dream cannot say what a dream on it costs: add to your config.toml\n"+
 		"  [prices.%q]\n  input = 3.0\n  output = 15.0   # dollars per million tokens (cache_read, cache_write too); 0 and 0 for a free local model\n"+
 		"known models: %s", e.Model, e.Model, strings.Join(KnownModels(), ", "))
