@@ -26,17 +26,17 @@ import (
 // as the tools print them; bench/estimate.sh compares the estimate they
 // make with what a dream run against the fake server reports.
 const (
-	callTokens       = 15  // one tool call in an answer: its name and a path
-	frameTokens      = 15  // the framing of a call and its result in the next request (ids, types)
-	readsPerTurn     = 4   // topic files read per turn
-	editsPerTurn     = 4   // edits per turn
-	maxPlannedEdits  = 12  // edits a part is expected to make at most
-	editResultTokens = 25  // "edited FILE" and the like
-	editUnitTokens   = 40  // the text one edit of a topic file replaces, and its replacement, each at most: a few lines
-	summaryTokens    = 30  // the summary's opening, and 10 more per edit
-	greps            = 2   // narrow greps of the transcripts, in the first part only
-	grepShare        = 50  // a narrow grep returns about 1/grepShare of the transcripts it searches
-	lsEntryTokens    = 6   // "  name.md (123 bytes)" besides the name
+	callTokens       = 15 // one tool call in an answer: its name and a path
+	frameTokens      = 15 // the framing of a call and its result in the next request (ids, types)
+	readsPerTurn     = 4  // topic files read per turn
+	editsPerTurn     = 4  // edits per turn
+	maxPlannedEdits  = 12 // edits a part is expected to make at most
+	editResultTokens = 25 // "edited FILE" and the like
+	editUnitTokens   = 40 // the text one edit of a topic file replaces, and its replacement, each at most: a few lines
+	summaryTokens    = 30 // the summary's opening, and 10 more per edit
+	greps            = 2  // narrow greps of the transcripts, in the first part only
+	grepShare        = 50 // a narrow grep returns about 1/grepShare of the transcripts it searches
+	lsEntryTokens    = 6  // "  name.md (123 bytes)" besides the name
 	// tokenizeBytes is how much of the memory is run through the
 	// tokenizer; past it the rest is counted at the ratio measured so far.
 	tokenizeBytes = 4 << 20
@@ -55,10 +55,10 @@ type dreamPlan struct {
 	counter  compact.Counter
 	fixed    int64 // tools and system prompt, sent first in every request
 	task     string
-	index    *memFile  // the index, read in every part; nil without one
+	index    *memFile    // the index, read in every part; nil without one
 	parts    [][]memFile // the other files, by part
-	listing  int64     // the ls of the memory dir
-	grep     int64     // one grep's answer
+	listing  int64       // the ls of the memory dir
+	grep     int64       // one grep's answer
 	leadHits map[string]bool
 	maxReq   int64
 	maxFiles int
