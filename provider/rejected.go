@@ -98,3 +98,18 @@ func (g *rejectionGuard) Complete(ctx context.Context, req *llm.Request) (*llm.R
 	}
 	return resp, err
 }
+
+// ForEstimate is a Choice that can estimate a dream with model on the
+// named provider and never sends anything: what `dream init
+// --model-dreams` shows before any key is in reach.
+func ForEstimate(name, model string) Choice {
+	return Choice{Name: name, Model: model, Provider: estimateOnly(name), Why: "estimate only"}
+}
+
+type estimateOnly string
+
+func (e estimateOnly) Name() string { return string(e) }
+
+func (e estimateOnly) Complete(context.Context, *llm.Request) (*llm.Response, error) {
+	return nil, fmt.Errorf("%s: this provider only estimates; it sends nothing", string(e))
+}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/provider"
 )
 
 func cmdStatus(a *app, args []string) error {
@@ -13,7 +12,8 @@ func cmdStatus(a *app, args []string) error {
 		return err
 	}
 	defer relaxGC()()
-	d, err := a.dreamer(nil, provider.Choice{}, nil)
+	consent := a.consent()
+	d, err := a.dreamer(nil, a.estimateBackend(), nil)
 	if err != nil {
 		return err
 	}
@@ -22,8 +22,12 @@ func cmdStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	cost, err := d.Estimate(a.ctx)
+	if err != nil {
+		cost.Refusal = err.Error()
+	}
 	if a.jsonOut {
-		a.printJSON(statusWithLayout{s, a.layout})
+		a.printJSON(statusWithCost{statusWithLayout{s, a.layout}, consent, cost})
 		return nil
 	}
 	w := a.stdout
@@ -46,6 +50,8 @@ func cmdStatus(a *app, args []string) error {
 		fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
 	}
 	printLayout(w, a.layout)
+	printConsent(w, consent)
+	printCost(w, cost, a.loaded.Settings)
 	printDistributed(w, s)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)
