@@ -167,7 +167,7 @@ func (r *dreamRun) who() telemetry.Who {
 
 // budget is the Job's Budget: the reservation's check before each
 // request; nil for a dream with no reservation.
-func (r *dreamRun) budget() func(used llm.Usage, nextInput int64) (int, error) {
+func (r *dreamRun) budget() func(used, next llm.Usage) (int, error) {
 	if r.hold == nil {
 		return nil
 	}

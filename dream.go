@@ -272,6 +272,15 @@ func resolveConfig(cfg Config) (Config, error) {
 	if s.Timeout <= 0 {
 		s.Timeout = def.Timeout
 	}
+	// Nor zero spending ceilings a model dream that may spend anything.
+	for _, c := range []struct{ v, def *float64 }{{&s.MaxCostPerDream, &def.MaxCostPerDream}, {&s.MaxCostPerDay, &def.MaxCostPerDay}, {&s.MaxCostPerMonth, &def.MaxCostPerMonth}} {
+		if !(*c.v > 0) {
+			*c.v = *c.def
+		}
+	}
+	if s.MaxRequestTokens <= 0 {
+		s.MaxRequestTokens = def.MaxRequestTokens
+	}
 	if cfg.OnProgress == nil {
 		cfg.OnProgress = func(string, Progress) {}
 	}

@@ -51,12 +51,14 @@ type Job struct {
 	// Progress receives the run's events; never nil.
 	Progress func(Progress)
 	// Budget, set for a runner that is an Estimator, must be asked before
-	// each model request with the usage so far and an upper bound of the
-	// request's input tokens: it returns the most output tokens the
-	// request may ask for, or an error (matching ErrOverBudget) that
+	// each model request with the usage so far and the request's input
+	// (an upper bound; what re-sends the previous request as
+	// CacheReadInputTokens when the provider has been reading it from its
+	// cache, the rest as InputTokens): it returns the most output tokens
+	// the request may ask for, or an error (matching ErrOverBudget) that
 	// stops the dream before it sends the request. nil: no ceiling but
 	// the runner's own.
-	Budget func(used llm.Usage, nextInput int64) (maxOutput int, err error)
+	Budget func(used, next llm.Usage) (maxOutput int, err error)
 }
 
 // ProgressKind names a progress event.

@@ -81,7 +81,7 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 			cfg.MaxTokens = left
 		}
 		if job.Budget != nil {
-			cfg.Budget = func(used llm.Usage, next int64) (int, error) {
+			cfg.Budget = func(used, next llm.Usage) (int, error) {
 				all := prior
 				all.Add(used)
 				return job.Budget(all, next)

@@ -26,17 +26,18 @@ import (
 // as the tools print them; bench/estimate.sh compares the estimate they
 // make with what a dream run against the fake server reports.
 const (
-	callTokens       = 15 // one tool call in an answer: its name and a path
-	frameTokens      = 15 // the framing of a call and its result in the next request (ids, types)
-	readsPerTurn     = 4  // topic files read per turn
-	editsPerTurn     = 4  // edits per turn
-	maxPlannedEdits  = 12 // edits a part is expected to make at most
-	editResultTokens = 25 // "edited FILE" and the like
-	editUnitTokens   = 40 // the text one edit of a topic file replaces, and its replacement, each at most: a few lines
-	summaryTokens    = 30 // the summary's opening, and 10 more per edit
-	greps            = 2  // narrow greps of the transcripts, in the first part only
-	grepShare        = 50 // a narrow grep returns about 1/grepShare of the transcripts it searches
-	lsEntryTokens    = 6  // "  name.md (123 bytes)" besides the name
+	callTokens       = 15   // one tool call in an answer: its name and a path
+	frameTokens      = 15   // the framing of a call and its result in the next request (ids, types)
+	readsPerTurn     = 8    // topic files read per turn at most,
+	readTurnTokens   = 2000 // and about this much of them (one larger file alone)
+	editsPerTurn     = 4    // edits per turn
+	maxPlannedEdits  = 12   // edits a part is expected to make at most
+	editResultTokens = 25   // "edited FILE" and the like
+	editUnitTokens   = 40   // the text one edit of a topic file replaces, and its replacement, each at most: a few lines
+	summaryTokens    = 30   // the summary's opening, and 10 more per edit
+	greps            = 2    // narrow greps of the transcripts, in the first part only
+	grepShare        = 50   // a narrow grep returns about 1/grepShare of the transcripts it searches
+	lsEntryTokens    = 6    // "  name.md (123 bytes)" besides the name
 	// tokenizeBytes is how much of the memory is run through the
 	// tokenizer; past it the rest is counted at the ratio measured so far.
 	tokenizeBytes = 4 << 20
@@ -61,7 +62,7 @@ type dreamPlan struct {
 	grep     int64       // one grep's answer
 	leadHits map[string]bool
 	maxReq   int64
-	maxFiles int
+	maxTurns int // read turns a part may take
 	// indexLine is the index's longest line: the one the task's budget
 	// (lines under about 150 characters) makes a dream rewrite first.
 	indexLine int64
@@ -75,7 +76,7 @@ func newPlan(ctx context.Context, memDir, sessionsDir string, sessions int, syst
 	p := &dreamPlan{counter: compact.DefaultCounter(), task: task, maxReq: maxRequest, leadHits: map[string]bool{}}
 	// A part must also be read within its turns: the orientation, the
 	// grep, the edits and the summary take about six of them.
-	p.maxFiles = max(maxTurns-6, 1) * readsPerTurn
+	p.maxTurns = max(maxTurns-6, 1)
 	toolsJSON, err := json.Marshal(defs)
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ func (p *dreamPlan) split(files []memFile, leads offline.Leads) [][]memFile {
 		total += f.tokens
 	}
 	budget := p.maxReq/2 - p.fixed - p.count(p.task) - p.indexTokens() - p.listing - 2*p.grep
-	if p.maxReq <= 0 || budget <= 0 || total <= budget && len(files) <= p.maxFiles {
+	if p.maxReq <= 0 || budget <= 0 || total <= budget && len(readBatches(files)) <= p.maxTurns {
 		return [][]memFile{files}
 	}
 	// Union the files each lead pairs.
@@ -267,7 +268,8 @@ func (p *dreamPlan) split(files []memFile, leads offline.Leads) [][]memFile {
 		for _, f := range groups[r] {
 			over := size+f.tokens > budget
 			// A group stays whole while it overflows by half at most.
-			if len(cur) > 0 && (over && (!sameGroup(cur, f, find) || size+f.tokens > budget*3/2) || len(cur) >= p.maxFiles) {
+			full := len(readBatches(append(cur[:len(cur):len(cur)], f))) > p.maxTurns
+			if len(cur) > 0 && (over && (!sameGroup(cur, f, find) || size+f.tokens > budget*3/2) || full) {
 				parts = append(parts, cur)
 				cur, size = nil, 0
 			}
@@ -339,8 +341,7 @@ func (p *dreamPlan) estimate(maxTurns int, writes bool) (u llm.Usage, requests i
 func (p *dreamPlan) turns(k int) []spend.Turn {
 	files := p.parts[k]
 	t := []spend.Turn{{Output: 2 * callTokens, Results: 2*frameTokens + p.listing + p.indexTokens()}}
-	for i := 0; i < len(files); i += readsPerTurn {
-		batch := files[i:min(i+readsPerTurn, len(files))]
+	for _, batch := range readBatches(files) {
 		var read int64
 		for _, f := range batch {
 			read += f.tokens
@@ -364,6 +365,26 @@ func (p *dreamPlan) turns(k int) []spend.Turn {
 		t = append(t, spend.Turn{Output: out * n / edits, Results: n * (frameTokens + editResultTokens)})
 	}
 	return t
+}
+
+// readBatches groups files as the model is expected to read them: up to
+// readsPerTurn a turn, and about readTurnTokens of them.
+func readBatches(files []memFile) [][]memFile {
+	var out [][]memFile
+	var cur []memFile
+	var size int64
+	for _, f := range files {
+		if len(cur) > 0 && (len(cur) == readsPerTurn || size+f.tokens > readTurnTokens) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, f)
+		size += f.tokens
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 // editsOf is how many edits part k is expected to make: the index, and

@@ -70,7 +70,7 @@ func cmdEval(a *app, args []string) error {
 		clock := func() time.Time { return now }
 		var r dream.Runner = &runner.Offline{Now: clock, Host: sc.Host}
 		if choice.Provider != nil {
-			r = &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
+			r = &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, MaxRequestTokens: s.MaxRequestTokens, Now: clock, Host: sc.Host}
 		}
 		cfg := s
 		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: r, Provider: choice.Name, Model: choice.Model})

@@ -140,8 +140,9 @@ func printCost(w io.Writer, o dream.CostOutlook, s dream.Settings) {
 	if e := o.Estimate; e != nil {
 		fmt.Fprintf(w, "%-14s%s\n", "estimate:", e)
 	}
-	fmt.Fprintf(w, "%-14stoday %s of %s, this month %s of %s (max_cost_per_day, max_cost_per_month)\n", "spend:",
-		o.Today, spend.Dollars(s.MaxCostPerDay), o.ThisMonth, spend.Dollars(s.MaxCostPerMonth))
+	fmt.Fprintf(w, "%-14stoday %s of %s (%s tokens), this month %s of %s (%s tokens): max_cost_per_day, max_cost_per_month\n", "spend:",
+		spend.Dollars(o.Today.USD), spend.Dollars(s.MaxCostPerDay), spend.Count(o.Today.Tokens),
+		spend.Dollars(o.ThisMonth.USD), spend.Dollars(s.MaxCostPerMonth), spend.Count(o.ThisMonth.Tokens))
 	if o.Refusal != "" {
 		fmt.Fprintf(w, "%-14sa model dream would not start now: %s\n", "budget:", firstLine(o.Refusal))
 	}

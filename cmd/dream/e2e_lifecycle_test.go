@@ -300,7 +300,8 @@ func TestEvalScoresAModelDream(t *testing.T) {
 	for i := 0; i < 100; i++ { // one turn per scenario, with room for the corpus to grow
 		srv.Append(llmtest.Turn{Text: "Nothing else needed changing."})
 	}
-	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json")
+	// The 320-topic memory is estimated past the default max_tokens.
+	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json", "--max-tokens", "2000000")
 	if r.code != 0 {
 		t.Fatalf("eval with a model:\n%s", r)
 	}

@@ -72,12 +72,14 @@ type Config struct {
 	// than send a larger one. 0 is no cap.
 	MaxRequestTokens int64
 	// Budget, when set, is asked before each request with the usage so
-	// far and an upper bound of the request's input tokens. It returns
-	// the most output tokens the request may ask for (the request's cap
-	// is lowered to it when that is less than the usual one), or an error
-	// that stops the run before the request is sent (StopCeiling): the
-	// spending ceilings of package spend.
-	Budget func(used llm.Usage, nextInput int64) (maxOutput int, err error)
+	// far and the request's input, estimated conservatively: the previous
+	// request, which it re-sends, as CacheReadInputTokens when the
+	// provider has been reading it from its cache, and the rest as
+	// InputTokens. It returns the most output tokens the request may ask
+	// for (the request's cap is lowered to it when that is less than the
+	// usual one), or an error that stops the run before the request is
+	// sent (StopCeiling): the spending ceilings of package spend.
+	Budget func(used, next llm.Usage) (maxOutput int, err error)
 	// MaxRefusedTurns is how many consecutive turns in which every tool call
 	// was refused end the run with ErrLooping; DefaultMaxRefusedTurns when
 	// zero.

@@ -52,6 +52,9 @@ func (r *runner) loop(ctx context.Context) error {
 	// lastInput is the input side of the previous request. The next request
 	// re-sends all of it, so it is a lower bound of what the next one costs.
 	var lastInput int64
+	// cached says the last answer showed the provider's prompt cache at
+	// work (see Config.Budget).
+	cached := false
 	// sentMsgs is how many messages the previous request carried: what
 	// was added since is what the next one costs on top of lastInput.
 	sentMsgs := 0
@@ -86,7 +89,11 @@ func (r *runner) loop(ctx context.Context) error {
 		}
 		maxOut, capped := r.cfg.MaxOutputTokens, false
 		if r.cfg.Budget != nil {
-			allowed, err := r.cfg.Budget(r.res.Usage, next)
+			in := llm.Usage{InputTokens: next}
+			if cached && sentMsgs > 0 {
+				in = llm.Usage{CacheReadInputTokens: lastInput, InputTokens: max(next-lastInput, 0)}
+			}
+			allowed, err := r.cfg.Budget(r.res.Usage, in)
 			if err != nil {
 				r.res.Stop = StopCeiling
 				return fmt.Errorf("agent: before request %d: %w", turn, err)
@@ -127,6 +134,9 @@ func (r *runner) loop(ctx context.Context) error {
 
 		r.res.Usage.Add(resp.Usage)
 		lastInput = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
+		// A provider that reads or writes its prompt cache will read the
+		// next request's re-sent prefix from it.
+		cached = resp.Usage.CacheReadInputTokens+resp.Usage.CacheCreationInputTokens > 0
 		if text := resp.Text(); text != "" {
 			r.res.Summary = text
 		}

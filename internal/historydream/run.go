@@ -42,7 +42,7 @@ type Config struct {
 	OnEvent func(agent.Event)
 	// Budget is asked before each request with the run's usage so far
 	// (agent.Config.Budget); may be nil.
-	Budget func(used llm.Usage, nextInput int64) (int, error)
+	Budget func(used, next llm.Usage) (int, error)
 }
 
 // Result is what a run did, filled in also when it fails.
@@ -124,10 +124,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if turnsLeft <= 0 || tokensLeft <= 0 {
 			return res, fmt.Errorf("%w: the run's budget ran out with %d entries still unconsumed after cursor %d", agent.ErrBudget, len(batch.Entries), cursor)
 		}
-		var budget func(llm.Usage, int64) (int, error)
+		var budget func(llm.Usage, llm.Usage) (int, error)
 		if cfg.Budget != nil {
 			prior := res.Usage
-			budget = func(used llm.Usage, next int64) (int, error) {
+			budget = func(used, next llm.Usage) (int, error) {
 				all := prior
 				all.Add(used)
 				return cfg.Budget(all, next)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dreamkit/dream/internal/spend"
+	"github.com/dreamkit/dream/internal/price"
 )
 
 // Ceilings bound what model dreams spend, per dream and across dreams, and
@@ -23,8 +23,8 @@ type Ceilings struct {
 	// MaxRequestTokens caps the input of one model request: a memory that
 	// does not fit is dreamed in parts.
 	MaxRequestTokens int64
-	// Prices are the user's model prices, over spend.DefaultPrices.
-	Prices map[string]spend.Price
+	// Prices are the user's model prices, over the built-in list.
+	Prices map[string]price.Price
 }
 
 // The default ceilings. A dream on the default model over a memory of a
@@ -80,14 +80,14 @@ var errPrices = errors.New(`must be a table of models, set in a config file: [pr
 // pricesKey is the prices table: each model's rates, merged over the
 // lower layers' (a later file prices a model again, or adds one).
 func pricesKey() spec {
-	field := func(s *Settings) *map[string]spend.Price { return &s.Prices }
+	field := func(s *Settings) *map[string]price.Price { return &s.Prices }
 	return spec{
 		Key: Key{Name: "prices", Default: "", Help: `model prices, dollars per million tokens, over the built-in list: [prices."MODEL"] input, output, cache_read, cache_write (a TOML table; 0 and 0 prices a free local model)`},
 		apply: func(s *Settings, r raw, _ string) error {
 			if r.table == nil {
 				return errPrices
 			}
-			merged := make(map[string]spend.Price, len(*field(s))+len(r.table))
+			merged := make(map[string]price.Price, len(*field(s))+len(r.table))
 			for k, v := range *field(s) {
 				merged[k] = v
 			}
@@ -102,7 +102,7 @@ func pricesKey() spec {
 			return nil
 		},
 		reset: func(dst, src *Settings) {
-			m := make(map[string]spend.Price, len(src.Prices))
+			m := make(map[string]price.Price, len(src.Prices))
 			for k, v := range src.Prices {
 				m[k] = v
 			}
@@ -127,12 +127,12 @@ func pricesKey() spec {
 
 // parsePrice reads one model's table: input and output are required,
 // cache_read and cache_write default to input (no discount assumed).
-func parsePrice(v any) (spend.Price, error) {
+func parsePrice(v any) (price.Price, error) {
 	t, ok := v.(map[string]any)
 	if !ok {
-		return spend.Price{}, errPrices
+		return price.Price{}, errPrices
 	}
-	var p spend.Price
+	var p price.Price
 	seen := map[string]bool{}
 	for k, x := range t {
 		var f float64

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dreamkit/dream/internal/spend"
+	"github.com/dreamkit/dream/internal/price"
 )
 
 // TestPrices: the user file prices models over the built-in list; the
@@ -27,7 +27,7 @@ cache_read = 0.2
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]spend.Price{"llama3": {}, "claude-sonnet-4-6": {Input: 2, Output: 10, CacheRead: 0.2, CacheWrite: 2}}
+	want := map[string]price.Price{"llama3": {}, "claude-sonnet-4-6": {Input: 2, Output: 10, CacheRead: 0.2, CacheWrite: 2}}
 	if len(l.Settings.Prices) != 2 || l.Settings.Prices["llama3"] != want["llama3"] || l.Settings.Prices["claude-sonnet-4-6"] != want["claude-sonnet-4-6"] {
 		t.Errorf("prices = %+v, want %+v", l.Settings.Prices, want)
 	}

@@ -23,7 +23,7 @@ func (a Amount) String() string {
 }
 
 // AmountOf is what usage u costs at p.
-func AmountOf(u llm.Usage, p Price) Amount { return Amount{Tokens: u.Total(), USD: p.USD(u)} }
+func AmountOf(u llm.Usage, p Price) Amount { return Amount{Tokens: u.Total(), USD: USD(p, u)} }
 
 // Estimate is what a model dream is expected to cost, computed before it
 // starts from what it will send.

@@ -25,14 +25,6 @@ const (
 	lockName = "spend.lock"
 )
 
-// ReserveFactor bounds a dream by its own estimate: it may spend at most
-// this many times what it was expected to, and never more than is left
-// under the ceilings. A reservation is what every other process sees as
-// spent while the dream runs, so it must be finite for several dreams to
-// share a day's ceiling; three times leaves room for a model that reads
-// more than the estimate assumed.
-const ReserveFactor = 3
-
 // Record kinds.
 const (
 	KindReserve = "reserve" // a dream is about to start: its reservation
@@ -113,8 +105,7 @@ func (l *Ledger) Path() string { return l.path }
 // OverBudgetError is a dream refused, or stopped, by a ceiling.
 type OverBudgetError struct {
 	// Ceiling is the setting that binds: max_cost_per_day, max_tokens,
-	// ... or "three times its estimate" for a running dream held to its
-	// reservation.
+	// ...
 	Ceiling string
 	// Limit is the ceiling's value; Used what was spent or reserved
 	// against it (by this dream, for a running one); Need what the dream
@@ -152,9 +143,12 @@ type Totals struct {
 	Day, Month Amount
 }
 
-// Reserve reserves what the dream may spend: at most ReserveFactor times
-// its estimate, and no more than each ceiling leaves, or refuses it with
-// an *OverBudgetError when the estimate does not fit under one.
+// Reserve reserves what the dream may spend, the least that a ceiling
+// leaves (the dream's own, or what is left of the day's or month's), or
+// refuses it with an *OverBudgetError when the estimate does not fit
+// under one. Every other process counts the reservation as spent until
+// the dream settles, so the ceilings hold across processes; a dream that
+// spends far less than its ceiling holds the rest only while it runs.
 func (l *Ledger) Reserve(r Request) (*Hold, error) {
 	var h *Hold
 	err := l.locked(func(recs []Record) ([]Record, error) {
@@ -194,8 +188,8 @@ func (l *Ledger) Check(r Request) (Totals, error) {
 
 // decide is Reserve's rule: the estimate must fit under each ceiling
 // (what the day and month have left after t); the allowance is the least
-// of what each leaves and ReserveFactor times the estimate. binding names
-// the ceiling each of its two amounts comes from.
+// of what each leaves. binding names the ceiling each of its two amounts
+// comes from.
 func decide(r Request, t Totals) (allow Amount, binding [2]string, err error) {
 	allow = Amount{Tokens: math.MaxInt64, USD: math.Inf(1)}
 	est := r.Estimate
@@ -228,13 +222,8 @@ func decide(r Request, t Totals) (allow Amount, binding [2]string, err error) {
 			allow.USD, binding[1] = left, c.name
 		}
 	}
-	const own = "three times its estimate"
-	if cap := est.Tokens * ReserveFactor; cap < allow.Tokens {
-		allow.Tokens, binding[0] = cap, own
-	}
-	if cap := est.USD * ReserveFactor; cap < allow.USD {
-		allow.USD, binding[1] = cap, own
-	}
+	// No ceiling at all (a host that set none): a number JSON can hold.
+	allow.USD = min(allow.USD, math.MaxFloat64)
 	return allow, binding, nil
 }
 
@@ -268,13 +257,18 @@ func (h *Hold) Allowance() Amount { return h.allow }
 const minOutput = 256
 
 // Next is asked before each request with what the dream has used so far
-// and an upper bound of the next request's input tokens. It records the
-// spend so far in the ledger (a dream that dies keeps it counted) and
-// returns the most output tokens the request may ask for, priced as if no
-// input were read from the cache, so that the request cannot cross the
-// reservation whatever the provider answers; or an *OverBudgetError when
-// not even minOutput fits.
-func (h *Hold) Next(used llm.Usage, nextInput int64) (int, error) {
+// and the next request's input: an upper bound, of which what the
+// provider will read from its cache (the previous request, re-sent) is in
+// CacheReadInputTokens and the rest in InputTokens, priced at the highest
+// input rate (a cache write where writes cost more). It records the spend
+// so far in the ledger (a dream that dies keeps it counted) and returns
+// the most output tokens the request may ask for without crossing the
+// reservation, or an *OverBudgetError when not even minOutput fits. Only
+// a cache miss on the re-sent part can make the request cost more than
+// checked (by that part at the write rate, once; the next check sees it).
+func (h *Hold) Next(used, next llm.Usage) (int, error) {
+	nextInput := next.InputTokens + next.CacheReadInputTokens + next.CacheCreationInputTokens
+	inCost := float64(next.CacheReadInputTokens)*h.price.CacheRead/1e6 + float64(next.InputTokens+next.CacheCreationInputTokens)*h.price.MaxInput()/1e6
 	spent := AmountOf(used, h.price)
 	if spent != h.written {
 		if err := h.l.append(Record{Kind: KindSpent, ID: h.id, At: h.l.now(), Spent: &spent}); err == nil {
@@ -286,12 +280,12 @@ func (h *Hold) Next(used llm.Usage, nextInput int64) (int, error) {
 		return 0, &OverBudgetError{Ceiling: or(h.binding[0], "the token reservation"), Limit: float64(h.allow.Tokens), Used: float64(spent.Tokens),
 			Need: float64(nextInput + minOutput), Tokens: true, Running: true}
 	}
-	leftUSD := h.allow.USD - spent.USD - float64(nextInput)*h.price.maxInput()/1e6
+	leftUSD := h.allow.USD - spent.USD - inCost
 	out := leftTok
 	if h.price.Output > 0 {
 		if leftUSD < minOutput*h.price.Output/1e6 {
 			return 0, &OverBudgetError{Ceiling: or(h.binding[1], "the reservation"), Limit: h.allow.USD, Used: spent.USD,
-				Need: float64(nextInput)*h.price.maxInput()/1e6 + minOutput*h.price.Output/1e6, Running: true}
+				Need: inCost + minOutput*h.price.Output/1e6, Running: true}
 		}
 		out = min(out, int64(leftUSD/(h.price.Output/1e6)))
 	}

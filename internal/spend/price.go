@@ -15,35 +15,16 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dreamkit/dream/internal/price"
 	"github.com/dreamkit/dream/llm"
 )
 
-// Price is what a model charges, in US dollars per million tokens: plain
-// input, output, input read from the prompt cache, and input written to
-// it (Anthropic charges cache writes above plain input; OpenAI caches for
-// free and reports no writes).
-type Price struct {
-	Input      float64 `json:"input"`
-	Output     float64 `json:"output"`
-	CacheRead  float64 `json:"cache_read"`
-	CacheWrite float64 `json:"cache_write"`
-}
+// Price is what a model charges, in dollars per million tokens.
+type Price = price.Price
 
 // USD is what usage u costs at p.
-func (p Price) USD(u llm.Usage) float64 {
-	return (float64(u.InputTokens)*p.Input + float64(u.OutputTokens)*p.Output +
-		float64(u.CacheReadInputTokens)*p.CacheRead + float64(u.CacheCreationInputTokens)*p.CacheWrite) / 1e6
-}
-
-// maxInput is the most one input token can cost: the price of a request
-// whose input is not read from the cache, the bound the agent loop checks
-// a request against before it sends it.
-func (p Price) maxInput() float64 { return max(p.Input, p.CacheWrite, p.CacheRead) }
-
-// String prints the four rates.
-func (p Price) String() string {
-	return fmt.Sprintf("input %s, output %s, cache read %s, cache write %s per million tokens",
-		Dollars(p.Input), Dollars(p.Output), Dollars(p.CacheRead), Dollars(p.CacheWrite))
+func USD(p Price, u llm.Usage) float64 {
+	return p.Cost(u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens)
 }
 
 // DefaultPrices are the list prices, in dollars per million tokens, of the
@@ -121,14 +102,4 @@ func KnownModels() []string {
 }
 
 // Dollars prints an amount of money: $0.0042, $0.31, $12.50.
-func Dollars(usd float64) string {
-	switch {
-	case usd == 0:
-		return "$0"
-	case usd < 0.01:
-		return fmt.Sprintf("$%.4f", usd)
-	case usd < 100:
-		return fmt.Sprintf("$%.2f", usd)
-	}
-	return fmt.Sprintf("$%.0f", usd)
-}
+func Dollars(usd float64) string { return price.Dollars(usd) }

@@ -42,7 +42,7 @@ func helperMain(dir string) int {
 	started, refused := 0, 0
 	for i := 0; i < 25; i++ {
 		est := 0.05 + rng.Float64()*0.2
-		h, err := l.Reserve(Request{ID: fmt.Sprintf("p%d-%d", n, i), Estimate: Amount{Tokens: 50_000, USD: est}, Price: price, Limits: lim, Hold: time.Minute})
+		h, err := l.Reserve(Request{ID: fmt.Sprintf("p%d-%d", n, i), Estimate: Amount{Tokens: 50_000, USD: est}, Price: testPrice, Limits: lim, Hold: time.Minute})
 		if errors.Is(err, ErrOverBudget) {
 			refused++
 			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond) // another dream may settle meanwhile
@@ -55,9 +55,9 @@ func helperMain(dir string) int {
 		started++
 		want := est * (0.5 + rng.Float64()*4.5)
 		var used llm.Usage
-		for price.USD(used) < want {
+		for USD(testPrice, used) < want {
 			in := int64(2000 + rng.IntN(8000))
-			out, err := h.Next(used, in)
+			out, err := h.Next(used, llm.Usage{InputTokens: in})
 			if err != nil {
 				break
 			}

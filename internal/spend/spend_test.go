@@ -42,7 +42,7 @@ func TestLookup(t *testing.T) {
 func TestPriceUSD(t *testing.T) {
 	p := DefaultPrices["claude-sonnet-4-6"]
 	u := llm.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000, CacheReadInputTokens: 1_000_000, CacheCreationInputTokens: 1_000_000}
-	if got, want := p.USD(u), 3+15+0.3+3.75; math.Abs(got-want) > 1e-9 {
+	if got, want := USD(p, u), 3+15+0.3+3.75; math.Abs(got-want) > 1e-9 {
 		t.Errorf("USD = %v, want %v", got, want)
 	}
 }
@@ -70,28 +70,28 @@ func testLedger(t *testing.T, now *time.Time) *Ledger {
 	return l
 }
 
-var price = Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
+var testPrice = Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}
 
 func TestReserveRefusesWhatDoesNotFit(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.Local)
 	l := testLedger(t, &now)
 	lim := Limits{Dream: Amount{Tokens: 400_000, USD: 1}, Day: Amount{USD: 2}, Month: Amount{USD: 3}}
-	h, err := l.Reserve(Request{ID: "a", Estimate: Amount{Tokens: 10_000, USD: 0.5}, Price: price, Limits: lim})
+	h, err := l.Reserve(Request{ID: "a", Estimate: Amount{Tokens: 10_000, USD: 0.5}, Price: testPrice, Limits: lim})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Three times the estimate, but no more than the dream's ceiling.
-	if got := h.Allowance(); got.USD != 1 || got.Tokens != 30_000 {
-		t.Errorf("allowance = %+v, want $1 (max_cost_per_dream) and 30k tokens (3x the estimate)", got)
+	// The dream's own ceilings bind: the day and month leave more.
+	if got := h.Allowance(); got.USD != 1 || got.Tokens != 400_000 {
+		t.Errorf("allowance = %+v, want $1 (max_cost_per_dream) and 400k tokens (max_tokens)", got)
 	}
 	// While a runs, its reservation counts: $1 of the day's $2 is taken.
-	_, err = l.Reserve(Request{ID: "b", Estimate: Amount{Tokens: 10_000, USD: 1.2}, Price: price, Limits: lim})
+	_, err = l.Reserve(Request{ID: "b", Estimate: Amount{Tokens: 10_000, USD: 1.2}, Price: testPrice, Limits: lim})
 	var ob *OverBudgetError
 	if !errors.As(err, &ob) || ob.Ceiling != "max_cost_per_dream" {
 		t.Fatalf("an estimate over max_cost_per_dream: %v", err)
 	}
 	lim.Dream.USD = 5
-	_, err = l.Reserve(Request{ID: "b", Estimate: Amount{Tokens: 10_000, USD: 1.2}, Price: price, Limits: lim})
+	_, err = l.Reserve(Request{ID: "b", Estimate: Amount{Tokens: 10_000, USD: 1.2}, Price: testPrice, Limits: lim})
 	if !errors.As(err, &ob) || ob.Ceiling != "max_cost_per_day" || ob.Used != 1 || ob.Running {
 		t.Fatalf("an estimate over what is left of the day: %v", err)
 	}
@@ -102,7 +102,7 @@ func TestReserveRefusesWhatDoesNotFit(t *testing.T) {
 	if _, err := h.Settle(llm.Usage{OutputTokens: 13_333}, "completed"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Reserve(Request{ID: "b", Estimate: Amount{Tokens: 10_000, USD: 1.2}, Price: price, Limits: lim}); err != nil {
+	if _, err := l.Reserve(Request{ID: "b", Estimate: Amount{Tokens: 10_000, USD: 1.2}, Price: testPrice, Limits: lim}); err != nil {
 		t.Fatalf("after a settled: %v", err)
 	}
 	// b reserved what the day left, $1.80: the month holds $2.
@@ -124,19 +124,19 @@ func TestReserveRefusesWhatDoesNotFit(t *testing.T) {
 func TestNextCapsOutputAndStops(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.Local)
 	l := testLedger(t, &now)
-	h, err := l.Reserve(Request{ID: "a", Estimate: Amount{Tokens: 100_000, USD: 0.1}, Price: price,
+	h, err := l.Reserve(Request{ID: "a", Estimate: Amount{Tokens: 100_000, USD: 0.1}, Price: testPrice,
 		Limits: Limits{Dream: Amount{USD: 0.1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// $0.10 allowed; 10k input tokens cost at most $0.0375: $0.0625 left
 	// buys 4166 output tokens.
-	out, err := h.Next(llm.Usage{}, 10_000)
+	out, err := h.Next(llm.Usage{}, llm.Usage{InputTokens: 10_000})
 	if err != nil || out != 4166 {
 		t.Fatalf("Next = %d, %v; want 4166", out, err)
 	}
 	used := llm.Usage{CacheCreationInputTokens: 10_000, OutputTokens: 4166}
-	_, err = h.Next(used, 20_000)
+	_, err = h.Next(used, llm.Usage{InputTokens: 20_000})
 	var ob *OverBudgetError
 	if !errors.As(err, &ob) || !ob.Running || ob.Ceiling != "max_cost_per_dream" {
 		t.Fatalf("Next past the ceiling = %v", err)
@@ -157,16 +157,16 @@ func TestDeadReservationExpires(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.Local)
 	l := testLedger(t, &now)
 	lim := Limits{Day: Amount{USD: 1}}
-	h, err := l.Reserve(Request{ID: "dead", Estimate: Amount{Tokens: 50_000, USD: 0.3}, Price: price, Limits: lim, Hold: time.Hour})
+	h, err := l.Reserve(Request{ID: "dead", Estimate: Amount{Tokens: 50_000, USD: 0.3}, Price: testPrice, Limits: lim, Hold: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Next(llm.Usage{OutputTokens: 10_000}, 1000); err != nil { // $0.15 spent
+	if _, err := h.Next(llm.Usage{OutputTokens: 10_000}, llm.Usage{InputTokens: 1000}); err != nil { // $0.15 spent
 		t.Fatal(err)
 	}
 	tot, _ := l.Totals()
-	if math.Abs(tot.Day.USD-0.9) > 1e-9 {
-		t.Fatalf("while it lives: day = %v, want its reservation $0.90", tot.Day.USD)
+	if tot.Day.USD != 1 {
+		t.Fatalf("while it lives: day = %v, want its reservation, what the day left: $1", tot.Day.USD)
 	}
 	l.alive = func(int) bool { return false }
 	tot, _ = l.Totals()
@@ -184,7 +184,7 @@ func TestDeadReservationExpires(t *testing.T) {
 func TestLedgerSkipsBadLines(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.Local)
 	l := testLedger(t, &now)
-	if _, err := l.Reserve(Request{ID: "a", Estimate: Amount{Tokens: 1000, USD: 0.1}, Price: price}); err != nil {
+	if _, err := l.Reserve(Request{ID: "a", Estimate: Amount{Tokens: 1000, USD: 0.1}, Price: testPrice}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(l.path, os.O_APPEND|os.O_WRONLY, 0)

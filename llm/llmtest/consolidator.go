@@ -12,7 +12,7 @@ import (
 
 // Consolidator is a fake model that dreams as dream's task asks, for the
 // tests and benchmarks of what a dream costs: it lists the memory dir and
-// reads the index, reads the topic files four at a time (only the files
+// reads the index, reads the topic files eight (or 8 KB) at a time (only the files
 // its part names, when the task splits the memory into parts), greps the
 // transcripts twice when the task says sessions were touched (in the
 // first part), edits the index and each of its
@@ -32,7 +32,8 @@ var (
 )
 
 const (
-	consolidatorReads = 4
+	consolidatorReads = 8    // files read a turn at most,
+	consolidatorBytes = 8000 // and about this many bytes of them
 	consolidatorEdits = 4
 	consolidatorMax   = 12
 )
@@ -81,11 +82,20 @@ func consolidate(req Recorded) Turn {
 	}
 	var plan [][]Call
 	plan = append(plan, []Call{{Name: "ls", Input: map[string]any{"path": mem}}, {Name: "read", Input: map[string]any{"file_path": filepath.Join(mem, "MEMORY.md")}}})
-	for i := 0; i < len(ours); i += consolidatorReads {
-		var batch []Call
-		for _, f := range ours[i:min(i+consolidatorReads, len(ours))] {
-			batch = append(batch, Call{Name: "read", Input: map[string]any{"file_path": filepath.Join(mem, f)}})
+	var batch []Call
+	size := 0
+	for _, f := range ours {
+		n := 0
+		if fi, err := os.Stat(filepath.Join(mem, f)); err == nil {
+			n = int(fi.Size())
 		}
+		if len(batch) > 0 && (len(batch) == consolidatorReads || size+n > consolidatorBytes) {
+			plan, batch, size = append(plan, batch), nil, 0
+		}
+		batch = append(batch, Call{Name: "read", Input: map[string]any{"file_path": filepath.Join(mem, f)}})
+		size += n
+	}
+	if len(batch) > 0 {
 		plan = append(plan, batch)
 	}
 	if first && sessions != "" && strings.Contains(task, " touched since the last consolidation") {
