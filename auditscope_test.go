@@ -92,7 +92,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 		f.WriteString("{\"role\":\"assistant\",\"content\":\"noted\"}\n")
 		f.Close()
 		rep, err := d.StartManual(ctx)
-		if err != nil || rep.Status != StatusCompleted || rep.SyncError != "" {
+		if err != nil || rep.Status != StatusCompleted || rep.Sync == nil || rep.Sync.Error != "" {
 			t.Fatalf("dream %d: %v %+v", i, err, rep)
 		}
 	}

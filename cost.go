@@ -143,7 +143,7 @@ func (r *dreamRun) reserve() error {
 	e, req, err := d.estimate(r.ctx, r.rep.TaskID, r.o.sessions)
 	r.rep.Estimate = e
 	if err == nil && e != nil {
-		r.hold, err = spend.Open(d.cfg.StateDir).Reserve(req)
+		r.reservation, err = spend.Open(d.cfg.StateDir).Reserve(req)
 	}
 	if errors.Is(err, ErrOverBudget) {
 		r.notStarted = true
@@ -168,20 +168,20 @@ func (r *dreamRun) who() telemetry.Who {
 // budget is the Job's Budget: the reservation's check before each
 // request; nil for a dream with no reservation.
 func (r *dreamRun) budget() func(used, next llm.Usage) (int, error) {
-	if r.hold == nil {
+	if r.reservation == nil {
 		return nil
 	}
-	return r.hold.Next
+	return r.reservation.Next
 }
 
 // settle records what the dream spent and releases its reservation.
 func (r *dreamRun) settle() {
-	if r.hold == nil {
+	if r.reservation == nil {
 		return
 	}
-	cost, err := r.hold.Settle(r.rep.Usage, r.rep.Status)
+	cost, err := r.reservation.Settle(r.rep.Usage, r.rep.Status)
 	if err != nil {
 		r.d.cfg.Logf("dream: %v", err)
 	}
-	r.hold, r.rep.Cost = nil, &cost
+	r.reservation, r.rep.Cost = nil, &cost
 }

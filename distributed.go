@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -9,14 +10,16 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
 // syncTimeout bounds the fetch `dream status` does to compare with the
-// remote: status must answer even when the remote is down.
-const syncTimeout = 15 * time.Second
+// remote: status must answer even when the remote is down or this machine
+// is cut off from it (then the counts are as of the last fetch).
+const syncTimeout = 5 * time.Second
 
 // openLock builds the backend the settings ask for. The file lock is always
 // there: with etcd it is taken too, for agents that know only the file.
@@ -51,44 +54,83 @@ func (d *Dreamer) syncRepo(hist *audit.History) (*gitsync.Repo, error) {
 }
 
 // syncPull merges the remote's memory before a dream, under the lock. Hand
-// edits are recorded first so that a merge can never lose them. An error
-// (a conflict, an unreachable remote) stops the dream with nothing changed:
-// dreaming on a stale memory would only make the next merge conflict.
-func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) error {
+// edits are recorded first so that a merge can never lose them. A conflict,
+// a rewritten remote or an unsafe entry stops the dream with nothing
+// changed, its error saying what blocks and how to clear it: dreaming on
+// them would only deepen what the user must resolve. A remote that cannot be
+// reached does not: the dream goes on with this machine's memory, says so
+// in its report, and the next dream or `dream sync` pushes it.
+func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) (*DreamSync, error) {
 	r, err := d.syncRepo(hist)
 	if r == nil || err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
-		return fmt.Errorf("dream: recording hand edits before the pull: %w", err)
+		return nil, fmt.Errorf("dream: recording hand edits before the pull: %w", err)
 	}
-	res, err := r.Pull(ctx)
+	s := &DreamSync{}
+	res, err := r.Pull(ctx, false)
+	if errors.Is(err, gitsync.ErrUnreachable) {
+		s.Error = fmt.Sprintf("%v; the dream went on with this machine's memory, and the next dream or `dream sync` that reaches the remote pushes it", err)
+		return s, nil
+	}
 	if err != nil {
-		return fmt.Errorf("dream: pulling the memory from %s: %w", r.Remote(), err)
+		return s, fmt.Errorf("dream: pulling the memory from %s: %w", r.Remote(), err)
 	}
+	s.Pulled = res.Commits
 	if res.Commits > 0 {
 		d.cfg.Logf("dream: pulled %d commit(s) from %s (%s, %d file(s))", res.Commits, r.Remote(), res.Kind, len(res.Files))
 	}
-	return nil
+	return s, nil
 }
 
 // syncPush sends the history to the remote after a dream landed, still
-// under the lock, so that the next holder's pull sees it. It returns a
-// message for the report when the push failed: the dream has landed here
-// and is pushed by the next dream or `dream sync`.
-func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History) string {
+// under the lock, so that the next holder's pull sees it. A push that
+// fails (or is not tried: the pull found the remote unreachable) is said in
+// s.Error: the dream has landed here and the next dream or `dream sync`
+// pushes it.
+func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History, s *DreamSync) {
+	if s == nil || s.Error != "" {
+		return
+	}
 	r, err := d.syncRepo(hist)
 	if err != nil {
-		return err.Error()
+		s.Error = err.Error()
+		return
 	}
-	if r == nil {
-		return ""
+	if s.Pushed, err = r.Push(ctx); err != nil {
+		s.Error = fmt.Sprintf("the dream landed here but was not pushed: %v; the next dream or `dream sync` pushes it", err)
 	}
-	if _, err := r.Push(ctx); err != nil {
-		d.cfg.Logf("dream: %v", err)
-		return err.Error()
-	}
-	return ""
+}
+
+// DreamSync is what a dream did with sync_remote (Report.Sync).
+type DreamSync struct {
+	// Pulled is how many remote commits were merged before the dream.
+	Pulled int `json:"pulled"`
+	// Pushed is how many commits reached the remote after it landed.
+	Pushed int `json:"pushed"`
+	// Error is what failed: the remote could not be reached (the dream
+	// went on with this machine's memory) or the push failed. The dream
+	// still landed here; the next dream or `dream sync` pushes it.
+	Error string `json:"error,omitempty"`
+}
+
+// SyncOptions tune Sync.
+type SyncOptions struct {
+	// Wait is how long to wait for the consolidation lock while another
+	// live holder has it (a dream, another machine's sync), as git waits
+	// for its index lock; 0 gives up at once. Either way a lock still held
+	// is a *LockHeldError.
+	Wait time.Duration
+	// Resolved accepts a hand resolution: each file the merge conflicts on
+	// is taken as it is in the memory dir now, as long as the remote's
+	// version is still the one the conflict error reported. The merge
+	// commit has both histories as parents.
+	Resolved bool
+	// AdoptRemote answers a rewritten remote (gitsync.ErrRewritten): this
+	// machine's history is kept under a backup ref (SyncPull.Backup) and
+	// the memory takes the remote's history as it is now.
+	AdoptRemote bool
 }
 
 // SyncReport is what `dream sync` did.
@@ -105,35 +147,54 @@ type SyncState struct {
 	// Branch is this memory's branch on the remote.
 	Branch string `json:"branch,omitempty"`
 	// State is "in sync", "ahead", "behind", "diverged", "remote empty",
-	// "nothing local", "unreachable" or "unknown".
+	// "nothing local", "rewritten", "unreachable" or "unknown".
 	State  string `json:"state"`
 	Ahead  int    `json:"ahead"`
 	Behind int    `json:"behind"`
 	Local  string `json:"local,omitempty"`
 	Theirs string `json:"remote_head,omitempty"`
-	Error  string `json:"error,omitempty"`
+	// Next is what the next sync will do, as git works it out from the
+	// recorded history and the remote as fetched: "nothing", "push",
+	// "fast-forward", "merge" (clean), "conflict" (Conflicts) or "refused"
+	// (the remote was rewritten); empty when the remote was not reached.
+	Next      string   `json:"next,omitempty"`
+	Conflicts []string `json:"conflicts,omitempty"`
+	// HandEdits are files edited since the last record, which the next
+	// sync records first; the counts and Next include them.
+	HandEdits []string `json:"hand_edits,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // SyncPull says what a pull did.
 type SyncPull struct {
-	// Kind is "up to date", "fast-forward" or "merge".
+	// Kind is "up to date", "fast-forward", "merge" or "adopted".
 	Kind string `json:"kind"`
 	// Commits is how many remote commits were brought in.
 	Commits int `json:"commits"`
 	// Files are the memory files the pull changed.
 	Files []Change `json:"files"`
+	// Resolved are the conflicted files taken as resolved by hand.
+	Resolved []string `json:"resolved,omitempty"`
+	// Backup, for an adoption, is the ref keeping this machine's history
+	// from before; Unsynced are its commits that never reached the remote
+	// ("<id> <subject>"), which only the backup holds now, and ShowBackup
+	// the git command that shows them.
+	Backup     string   `json:"backup,omitempty"`
+	Unsynced   []string `json:"unsynced,omitempty"`
+	ShowBackup string   `json:"show_backup,omitempty"`
 	// Head is the new local head.
 	Head string `json:"head,omitempty"`
 }
 
 // syncStateOf converts gitsync's comparison at the API's boundary.
 func syncStateOf(s gitsync.State) SyncState {
-	return SyncState{Remote: s.Remote, Branch: s.Branch, State: s.State, Ahead: s.Ahead, Behind: s.Behind, Local: s.Local, Theirs: s.Theirs, Error: s.Error}
+	return SyncState{Remote: s.Remote, Branch: s.Branch, State: s.State, Ahead: s.Ahead, Behind: s.Behind, Local: s.Local, Theirs: s.Theirs,
+		Next: s.Next, Conflicts: s.Conflicts, HandEdits: s.HandEdits, Error: s.Error}
 }
 
 // syncPullOf converts gitsync's pull result at the API's boundary.
 func syncPullOf(p gitsync.PullResult) SyncPull {
-	out := SyncPull{Kind: p.Kind, Commits: p.Commits, Head: p.Head}
+	out := SyncPull{Kind: p.Kind, Commits: p.Commits, Head: p.Head, Resolved: p.Resolved}
 	if p.Files != nil {
 		out.Files = changesOf(p.Files)
 	}
@@ -143,14 +204,22 @@ func syncPullOf(p gitsync.PullResult) SyncPull {
 // ErrNoRemote: `dream sync` without sync_remote.
 var ErrNoRemote = fmt.Errorf("dream: no sync_remote configured")
 
-// Sync pulls and pushes the memory's history by hand, under the lock. It
-// does not move the time gate.
+// Sync is SyncWith without waiting for the lock or resolving anything.
 func (d *Dreamer) Sync(ctx context.Context) (SyncReport, error) {
+	return d.SyncWith(ctx, SyncOptions{})
+}
+
+// SyncWith pulls and pushes the memory's history by hand, under the lock.
+// It does not move the time gate.
+func (d *Dreamer) SyncWith(ctx context.Context, o SyncOptions) (SyncReport, error) {
 	rep := SyncReport{Remote: d.cfg.Settings.SyncRemote}
 	if rep.Remote == "" {
 		return rep, ErrNoRemote
 	}
-	err := d.withLock(ctx, func() (bool, error) {
+	if o.Resolved && o.AdoptRemote {
+		return rep, errors.New("dream: resolving a conflict and adopting the remote's history exclude each other")
+	}
+	err := d.locked(ctx, stepOptions{claim: true, wait: o.Wait}, func(*lockbackend.Held, journal.Recovery) (bool, error) {
 		hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
 		if err != nil {
 			return false, fmt.Errorf("dream: opening the audit history: %w", err)
@@ -162,10 +231,18 @@ func (d *Dreamer) Sync(ctx context.Context) (SyncReport, error) {
 		if _, err := hist.RecordHandEdits(ctx); err != nil {
 			return false, fmt.Errorf("dream: recording hand edits: %w", err)
 		}
-		pulled, err := r.Pull(ctx)
-		rep.Pulled = syncPullOf(pulled)
-		if err != nil {
-			return false, fmt.Errorf("dream: pulling from %s: %w", r.Remote(), err)
+		if o.AdoptRemote {
+			a, err := r.AdoptRemote(ctx)
+			rep.Pulled = SyncPull{Kind: "adopted", Files: changesOf(a.Files), Head: a.Head, Backup: a.Backup, Unsynced: a.Unsynced, ShowBackup: a.Show}
+			if err != nil {
+				return false, fmt.Errorf("dream: adopting the history of %s: %w", r.Remote(), err)
+			}
+		} else {
+			pulled, err := r.Pull(ctx, o.Resolved)
+			rep.Pulled = syncPullOf(pulled)
+			if err != nil {
+				return false, fmt.Errorf("dream: pulling from %s: %w", r.Remote(), err)
+			}
 		}
 		if rep.Pushed, err = r.Push(ctx); err != nil {
 			return false, fmt.Errorf("dream: pushing to %s: %w", r.Remote(), err)

@@ -121,11 +121,14 @@ func (d *Dreamer) states(p *probe) []GateState {
 	return out
 }
 
-func (d *Dreamer) enabledOpen(*probe) bool { return d.cfg.Settings.Enabled }
+func (d *Dreamer) enabledOpen(*probe) bool { return d.cfg.Settings.Enabled && d.cfg.agentOwns == "" }
 
 func (d *Dreamer) enabledDetail(_ *probe, open bool) string {
-	if open {
+	switch {
+	case open:
 		return "enabled"
+	case d.cfg.agentOwns != "":
+		return d.cfg.agentOwns
 	}
 	return "dreaming is disabled (enabled = false)"
 }

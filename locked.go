@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
@@ -22,6 +24,9 @@ type stepOptions struct {
 	// step's error; by default it is logged, because the step's own outcome
 	// (a landed dream, a refused undo) is what the caller acts on.
 	releaseErr bool
+	// wait is how long to wait for a lock another live holder has (see
+	// acquire); 0 gives up at once.
+	wait time.Duration
 	// afterRelease, if set, runs once the lock was taken and released and
 	// the cached time refreshed, with the step's final error: a dream's
 	// report is final only then.
@@ -48,9 +53,13 @@ func (d *Dreamer) locked(ctx context.Context, o stepOptions, step stepFunc) (err
 		}
 		defer release()
 	}
-	held, err := d.lock.Acquire(ctx)
+	held, err := d.acquire(ctx, o.wait)
 	if err != nil {
-		return d.lockHeld(ctx, err)
+		err = d.lockHeld(ctx, err)
+		if he, ok := err.(*LockHeldError); ok {
+			he.Waited = o.wait
+		}
+		return err
 	}
 	complete := false
 	defer func() {
@@ -85,4 +94,28 @@ func (d *Dreamer) locked(ctx context.Context, o stepOptions, step stepFunc) (err
 	}
 	complete, serr := step(held, rec)
 	return errors.Join(err, serr)
+}
+
+// acquire takes the lock, and while another live holder has it tries again
+// until wait has passed, as git waits for its index lock: a pause that
+// grows from 50 ms to a second, so a short holder (a sync) is followed at
+// once and a long one (a dream) is not asked twenty times a second.
+func (d *Dreamer) acquire(ctx context.Context, wait time.Duration) (*lockbackend.Held, error) {
+	deadline := time.Now().Add(wait)
+	pause := 50 * time.Millisecond
+	for {
+		held, err := d.lock.Acquire(ctx)
+		left := time.Until(deadline)
+		if err == nil || !errors.Is(err, lock.ErrHeld) || left <= 0 {
+			return held, err
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for the consolidation lock: %w", context.Cause(ctx))
+		case <-t.C:
+		}
+		pause = min(2*pause, time.Second)
+	}
 }

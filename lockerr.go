@@ -25,13 +25,20 @@ type LockHeldError struct {
 	Backend string
 	// Reason is the lock's own one-line account of the holder.
 	Reason string
+	// Waited is how long the caller waited for the holder to finish
+	// (SyncOptions.Wait).
+	Waited time.Duration
 }
 
 // Error reads as one sentence: "the consolidation lock is held by pid 42
 // on host a (dream 20261201-…) since 2026-12-01T10:00:00Z".
 func (e *LockHeldError) Error() string {
 	var b strings.Builder
-	b.WriteString("the consolidation lock is held")
+	if e.Waited > 0 {
+		fmt.Fprintf(&b, "after waiting %s, the consolidation lock is still held", e.Waited)
+	} else {
+		b.WriteString("the consolidation lock is held")
+	}
 	switch {
 	case e.PID > 0 && e.Host != "":
 		fmt.Fprintf(&b, " by pid %d on %s", e.PID, e.Host)

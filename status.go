@@ -45,6 +45,9 @@ type StatusReport struct {
 	LockBackend LockBackendStatus `json:"lock_backend"`
 	// Sync compares the memory's history with sync_remote; nil without one.
 	Sync *SyncState `json:"sync,omitempty"`
+	// LastConsolidatedFrom is set when the lock server could not be asked:
+	// LastConsolidatedAt is then this machine's lock file's time.
+	LastConsolidatedFrom string `json:"last_consolidated_from,omitempty"`
 }
 
 // LockBackendStatus is the consolidation lock seen through its backend:
@@ -67,6 +70,9 @@ type LockBackendStatus struct {
 	LeaseRemaining *time.Duration `json:"lease_remaining_ns,omitempty"`
 	// Reason is a one-line human account.
 	Reason string `json:"reason"`
+	// Unreachable says the lock server (etcd) did not answer a short
+	// probe: Held is the safe guess, File all that is known.
+	Unreachable bool `json:"unreachable,omitempty"`
 	// File is the local .consolidate-lock, taken with every backend.
 	File LockHolder `json:"file"`
 }
@@ -91,7 +97,7 @@ type LockHolder struct {
 func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
 	f := s.File
 	return LockBackendStatus{Backend: s.Backend, Where: s.Where, Held: s.Held, Host: s.Host, PID: s.PID, TaskID: s.TaskID,
-		Since: s.Since, LeaseRemaining: s.LeaseRemaining, Reason: s.Reason,
+		Since: s.Since, LeaseRemaining: s.LeaseRemaining, Reason: s.Reason, Unreachable: s.Unreachable,
 		File: LockHolder{Exists: f.Exists, PID: f.PID, MTime: f.MTime, Live: f.Live, Dream: f.Dream, Reason: f.Reason}}
 }
 
@@ -102,7 +108,7 @@ func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
 // time gate reopens.
 func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	s := StatusReport{
-		Enabled:     d.cfg.Settings.Enabled,
+		Enabled:     d.enabledOpen(nil),
 		MemoryDir:   d.cfg.MemoryDir,
 		SessionsDir: d.cfg.SessionsDir,
 		MinHours:    d.cfg.Settings.MinHours,
@@ -113,8 +119,23 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	} else {
 		s.Recovered = rec
 	}
+	// The remote's fetch is the slow part: it runs beside the rest.
+	synced := make(chan *SyncState, 1)
+	go func() { synced <- d.syncStatus(ctx) }()
 	now := d.cfg.Now()
 	last, err := d.lock.LastConsolidatedAt()
+	b, derr := d.lock.Describe(ctx)
+	if derr != nil {
+		s.Warnings = append(s.Warnings, derr.Error())
+	} else {
+		s.LockBackend = lockBackendStatusOf(b)
+	}
+	if errors.Is(err, lockbackend.ErrUnreachable) && derr == nil && b.File.Exists {
+		// Cut off from the lock server: this machine's file is what is
+		// known, and it is said to be only that.
+		last, err = b.File.MTime, nil
+		s.LastConsolidatedFrom = "this machine's lock file: " + b.Backend + " unreachable"
+	}
 	if err != nil {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("reading the consolidation lock: %v", err))
 	}
@@ -124,12 +145,6 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 		h := now.Sub(last).Hours()
 		s.LastConsolidatedAt, s.HoursSinceLast = &l, &h
 	}
-	if b, err := d.lock.Describe(ctx); err != nil {
-		s.Warnings = append(s.Warnings, err.Error())
-	} else {
-		s.LockBackend = lockBackendStatusOf(b)
-	}
-	s.Sync = d.syncStatus(ctx)
 
 	// Status shows every gate, so it walks past a closed one; it does not
 	// consume the scan throttle, as a look must not delay a dream.
@@ -147,6 +162,7 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	if closed >= 0 {
 		s.Next = funnel[closed].name
 	}
+	s.Sync = <-synced
 	return s, nil
 }
 

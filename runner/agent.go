@@ -32,7 +32,8 @@ type Agent struct {
 	// Now is the clock for resolving relative dates; nil means time.Now.
 	Now func() time.Time
 	// Host is the agent whose layout says which file is an index (see
-	// offline.LayoutFor); empty is Claude Code's.
+	// offline.LayoutIn); empty is the one the memory's own files name, or
+	// a MEMORY.md index that fits every agent that keeps one.
 	Host string
 	// StateDir holds the audit history, which dates lines for the offline
 	// hygiene; empty reads no history.
@@ -107,10 +108,38 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 			}
 			out.Incomplete = strings.TrimPrefix(strings.Join([]string{out.Incomplete, note}, "; "), "; ")
 		default:
-			return out, err
+			return out, s.finish(&out, job, err)
 		}
 	}
-	return out, nil
+	return out, s.finish(&out, job, nil)
+}
+
+// finish adds what the dream showed the model and the evidence it cites
+// to out, and, when the dream went well, the index as the model left it.
+func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
+	out.Shown, out.Citations, out.Contradictions = s.set.Shown(), s.set.Citations(), contradictions(s.leads)
+	if err != nil {
+		return err
+	}
+	// The model may have changed the index: it is measured as it now is,
+	// not as the offline pass left it.
+	st, merr := offline.MeasureIndex(job.MemoryDir, s.layout)
+	if merr != nil {
+		return fmt.Errorf("measuring the index: %w", merr)
+	}
+	out.Index = indexBudget(st)
+	return nil
+}
+
+// contradictions are the drift leads as evidence: a path or name a memory
+// states that the repository no longer has is contradicted there, so a
+// change of it (or its removal) needs nothing more.
+func contradictions(l offline.Leads) []dream.Contradiction {
+	out := make([]dream.Contradiction, 0, len(l.DriftSuspects))
+	for _, s := range l.DriftSuspects {
+		out = append(out, dream.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
+	}
+	return out
 }
 
 // Estimate implements dream.Estimator: what Run would send, counted
@@ -143,10 +172,12 @@ type setup struct {
 	set    *tools.Set
 	system string
 	plan   *dreamPlan
+	leads  offline.Leads
+	layout offline.Layout
 }
 
 func (r *Agent) setup(ctx context.Context, job dream.Job, forRun bool) (*setup, error) {
-	layout := offline.LayoutFor(r.Host)
+	layout := offline.LayoutIn(r.Host, job.MemoryDir)
 	// The leads as the model gets them: after the offline pass, which
 	// dates what the transcripts and the audit history can date (an
 	// estimate, made before that pass, must not count those as leads).
@@ -193,7 +224,7 @@ func (r *Agent) setup(ctx context.Context, job dream.Job, forRun bool) (*setup, 
 		set.Close()
 		return nil, err
 	}
-	return &setup{set: set, system: system, plan: plan}, nil
+	return &setup{set: set, system: system, plan: plan, leads: leads, layout: layout}, nil
 }
 
 // config is one part's agent.Config.

@@ -37,7 +37,8 @@ func TestEstimateAgainstActual(t *testing.T) {
 		t.Fatalf("found %d of the %d scenarios", len(scenarios), len(want))
 	}
 	for _, protocol := range []string{llmtest.ProtocolAnthropic, llmtest.ProtocolOpenAI} {
-		_, err := eval.Run(context.Background(), scenarios, func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (llm.Usage, error) {
+		none := func(context.Context, eval.Scenario, eval.Workspace) (eval.Outcome, error) { return eval.Outcome{}, nil }
+		_, err := eval.Run(context.Background(), scenarios, eval.Engine{Offline: none, Model: func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (eval.Outcome, error) {
 			srv := llmtest.NewServer(llmtest.Consolidator())
 			defer srv.Close()
 			var p llm.Provider
@@ -84,8 +85,8 @@ func TestEstimateAgainstActual(t *testing.T) {
 			if rep.Cost == nil || rep.Estimate == nil {
 				t.Errorf("%s: the report carries no estimate or cost", sc.Name)
 			}
-			return u, nil
-		})
+			return eval.Outcome{Usage: u}, nil
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

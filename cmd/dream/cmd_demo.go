@@ -98,7 +98,7 @@ func cmdDemo(a *app, args []string) error {
 	fmt.Fprintln(w, "Point dream at your own agent:")
 	fmt.Fprintln(w, "  dream status --host claude            # Claude Code's memory for the repo in the current directory")
 	fmt.Fprintln(w, "  dream run --host claude --review      # a dream whose changes wait for dream diff / apply")
-	fmt.Fprintln(w, "  dream maybe --host claude             # from an idle or stop hook: dreams only when every gate opens")
+	fmt.Fprintln(w, "  dream init claude                     # the hook: after each session, the gates, and a dream in the background")
 	fmt.Fprintln(w, "  dream help run                        # --memory-dir, --sessions-dir and --repo for a folder of notes of your own")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, demoWhere(dir, keep))

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -98,7 +100,11 @@ func (a *app) doctor(ctx context.Context) []check {
 	if mem == "" {
 		add("memory", statusFail, "no memory directory", "dream doctor --memory-dir DIR")
 	} else if info, err := os.Stat(mem); err != nil || !info.IsDir() {
-		add("memory", statusFail, mem+" does not exist yet", memoryFix(hostName, mem))
+		fix := memoryFix(hostName, mem)
+		if hostName == "codex" {
+			fix = noMemoryAdvice(l)
+		}
+		add("memory", statusFail, mem+" does not exist yet", fix)
 	} else {
 		memOK = true
 		n := countMarkdown(mem)
@@ -118,6 +124,19 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 	}
 
+	// The dir dream uses against the one the agent loads.
+	if l != nil {
+		switch {
+		case s.MemoryDir != "" && filepath.Clean(s.MemoryDir) != filepath.Clean(l.MemoryDir):
+			add("agent dir", statusWarn, "dream uses "+s.MemoryDir+" ("+a.loaded.Source["memory_dir"]+"), but "+l.Host+" loads "+l.MemoryDir, "drop --memory-dir / memory_dir to dream what "+l.Host+" loads")
+		case len(l.Elsewhere) > 0:
+			for _, e := range l.Elsewhere {
+				add("agent dir", statusWarn, "dream uses "+l.MemoryDir+"; "+l.Host+" may load "+e.Path+" instead: "+e.From,
+					"start "+l.Host+" in "+repo+" once and accept its trust dialog, or pass --memory-dir "+e.Path)
+			}
+		}
+	}
+
 	// Sessions: what the agent would count, ever and since the last dream.
 	var last time.Time
 	if memOK {
@@ -132,14 +151,25 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 		all, err1 := gate.CountSessions(ctx, sessions, time.Time{}, rule, "")
 		since, _ := gate.CountSessions(ctx, sessions, last, rule, "")
+		execNote := ""
+		if hostName == "codex" && !s.CodexExecSessions && err1 == nil {
+			if n := codexExecSkipped(ctx, *l, sessions, all); n > 0 {
+				execNote = fmt.Sprintf("; %d codex exec run(s) not counted (codex_exec_sessions = true counts them)", n)
+			}
+		}
 		switch {
 		case err1 != nil:
 			add("sessions", statusFail, err1.Error(), "dream doctor --sessions-dir DIR")
 		case all == 0:
-			add("sessions", statusWarn, sessions+": no sessions found yet", "use the agent in this repository; sessions appear there")
+			add("sessions", statusWarn, sessions+": no sessions found yet"+execNote, "use the agent in this repository; sessions appear there")
 		default:
-			add("sessions", statusOK, fmt.Sprintf("%s: %d session(s), %d since the last dream (need %d)", sessions, all, since, s.MinSessions), "")
+			add("sessions", statusOK, fmt.Sprintf("%s: %d session(s), %d since the last dream (need %d)%s", sessions, all, since, s.MinSessions, execNote), "")
 		}
+	}
+
+	// The agent's version, against the one its layout was verified with.
+	if hostName != "" {
+		a.doctorAgent(ctx, hostName, add)
 	}
 
 	// Hook.
@@ -185,7 +215,9 @@ func (a *app) doctor(ctx context.Context) []check {
 	}
 
 	// The agent's own consolidator.
-	if l != nil && l.Consolidator != nil {
+	if hostName == "codex" {
+		a.doctorCodexMemory(l, add)
+	} else if l != nil && l.Consolidator != nil {
 		c := l.Consolidator
 		switch {
 		case !c.Enabled:
@@ -199,7 +231,8 @@ func (a *app) doctor(ctx context.Context) []check {
 	return out
 }
 
-// doctorHook reports whether dream's hook is in the agent's settings.
+// doctorHook reports whether dream's hook is in the agent's settings, and
+// whether the binary it runs is still there.
 func (a *app) doctorHook(agent string, add func(name, status, detail, fix string)) {
 	scopes := []initOptions{{}}
 	if agent == "claude" {
@@ -215,22 +248,69 @@ func (a *app) doctorHook(agent string, add func(name, status, detail, fix string
 		if err != nil {
 			continue
 		}
-		if ok, err := hookinstall.Installed(t, data); err != nil {
+		cmd, ok, err := hookinstall.InstalledCommand(t, data)
+		if err != nil {
 			add("hook", statusFail, err.Error(), "fix the JSON in "+t.Path+", then dream init "+agent)
 			return
-		} else if ok {
-			found = append(found, t.Path)
 		}
+		if !ok {
+			continue
+		}
+		if p := hookinstall.Program(cmd); programState(p) != "" {
+			add("hook", statusFail, "dream's hook in "+t.Path+" runs "+p+programState(p), "dream init "+agent+scopeFlag(o)+" (from the dream binary you use now: it points the hook at it)")
+			return
+		}
+		found = append(found, t.Path)
 	}
 	if len(found) == 0 {
 		add("hook", statusFail, "dream's hook is not installed for "+agent, "dream init "+agent)
 		return
 	}
-	if agent == "codex" && !codexHooksFeature(codexHome(a.env, a.home())) {
-		add("hook", statusWarn, "installed in "+found[0]+" but Codex's hooks feature is off", "add `codex_hooks = true` under [features] in "+filepath.Join(codexHome(a.env, a.home()), "config.toml"))
+	if agent == "codex" {
+		a.doctorCodexHook(found[0], add)
 		return
 	}
-	add("hook", statusOK, "installed in "+strings.Join(found, ", "), "")
+	if len(found) > 1 {
+		add("hook", statusWarn, "installed in "+strings.Join(found, " and ")+": Claude Code runs the hooks of every settings file, so dream's runs "+fmt.Sprint(len(found))+" times per session",
+			"keep one: dream init claude --remove with --project or --local for the others")
+		return
+	}
+	add("hook", statusOK, "installed in "+found[0], "")
+}
+
+// versionRE finds a version number in an agent's --version output
+// ("2.1.197 (Claude Code)", "codex-cli 0.171.0", "0.61.0").
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+[0-9A-Za-z.+-]*`)
+
+// doctorAgent names the agent version on PATH and whether dream's layout
+// for it was verified against that version.
+func (a *app) doctorAgent(ctx context.Context, agent string, add func(name, status, detail, fix string)) {
+	command, verified := host.Agent(agent)
+	if command == "" {
+		return
+	}
+	against := "dream's " + agent + " layout was verified against " + agent + " " + verified
+	if verified == "" {
+		against = "dream's " + agent + " layout names no version it was verified against"
+	}
+	path, err := exec.LookPath(command)
+	if err != nil {
+		add("agent", statusOK, command+" is not on PATH, so its version is unknown; "+against, "")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	version := versionRE.FindString(string(out))
+	switch {
+	case version == "":
+		add("agent", statusWarn, fmt.Sprintf("%s --version told no version (%v); %s", path, err, against), "")
+	case version == verified:
+		add("agent", statusOK, fmt.Sprintf("%s %s (%s): %s", agent, version, path, against), "")
+	default:
+		add("agent", statusWarn, fmt.Sprintf("%s %s (%s); %s, not this one", agent, version, path, against),
+			"check that `dream status --host "+agent+"` names the memory the agent loads (its layout may have changed)")
+	}
 }
 
 func memoryFix(hostName, mem string) string {

@@ -81,7 +81,7 @@ var examples = map[string][]string{
 	"doctor":  {"dream doctor --host claude"},
 	"daemon":  {"dream daemon --listen 127.0.0.1:9464", "dream daemon add ~/src/app --host claude", "dream daemon install --dry-run"},
 	"mcp":     {"dream mcp --host claude"},
-	"sync":    {"dream sync --host claude --sync-remote git@example.com:me/memory.git"},
+	"sync":    {"dream sync --host claude --sync-remote git@example.com:me/memory.git", "dream sync --host claude --resolved    # after a conflict, once you edited the files it named"},
 	"config":  {"dream config --host claude"},
 	"trust":   {"dream trust", "dream trust ~/src/app --remove", "dream trust --list"},
 	"version": {"dream version --json"},

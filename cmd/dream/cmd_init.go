@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/hookinstall"
 	"github.com/dreamkit/dream/internal/host"
@@ -68,8 +66,17 @@ func cmdInit(a *app, args []string) error {
 		}
 		return err
 	}
+	var trust *codexTrustStep
+	if agent == "codex" {
+		if trust, err = a.codexTrust(t, res, o); err != nil {
+			return err
+		}
+	}
 	if a.jsonOut {
 		v := initView(agent, t, res, o, a.initNotes(agent))
+		if tv := codexTrustView(trust); tv != nil {
+			v["trust"] = tv
+		}
 		if o.modelDreams {
 			md, err := a.recordModelDreams(agent)
 			if err != nil {
@@ -94,15 +101,24 @@ func cmdInit(a *app, args []string) error {
 	case o.remove && res.Deleted:
 		fmt.Fprintf(w, "removed %s, which dream had created for its hook\n", res.Path)
 	case o.remove && res.Restored:
-		fmt.Fprintf(w, "removed dream's %s hook from %s: restored from %s byte for byte\n", t.Event, res.Path, res.Backup)
+		fmt.Fprintf(w, "removed dream's %s hook from %s: restored from %s byte for byte, and removed that backup\n", t.Event, res.Path, res.Backup)
 	case o.remove:
 		fmt.Fprintf(w, "removed dream's %s hook from %s (the file was edited since the install; only the hook was cut)\n", t.Event, res.Path)
+	case res.Command != "":
+		fmt.Fprintf(w, "dream's %s hook in %s ran %s%s; it now runs %s\n", t.Event, res.Path,
+			hookinstall.Program(res.Command), programState(hookinstall.Program(res.Command)), hookinstall.Program(t.Command))
 	default:
 		fmt.Fprintf(w, "added dream's %s hook to %s\n", t.Event, res.Path)
 		if res.Backup != "" {
 			fmt.Fprintf(w, "the file as it was is kept in %s\n", res.Backup)
 		}
 		fmt.Fprintf(w, "undo with: dream init %s --remove%s\n", agent, scopeFlag(o))
+	}
+	printCodexTrust(w, trust, o)
+	if o.remove && res.Changed && res.Command != "" && !o.dryRun {
+		if p := hookinstall.Program(res.Command); programState(p) != "" {
+			fmt.Fprintf(w, "note: the removed hook ran %s%s\n", p, programState(p))
+		}
 	}
 	if !o.remove {
 		for _, n := range a.initNotes(agent) {
@@ -113,6 +129,19 @@ func cmdInit(a *app, args []string) error {
 		return a.initModelDreams(agent)
 	}
 	return nil
+}
+
+// programState says, for a hook's program, when it is not there to run:
+// "" when it is an executable file.
+func programState(prog string) string {
+	info, err := os.Stat(prog)
+	switch {
+	case err != nil:
+		return ", which no longer exists (the binary moved or was removed)"
+	case !info.Mode().IsRegular() || info.Mode().Perm()&0o111 == 0:
+		return ", which is not an executable file"
+	}
+	return ""
 }
 
 func scopeFlag(o initOptions) string {
@@ -222,26 +251,13 @@ func (a *app) initNotes(agent string) []string {
 	if exe, err := os.Executable(); err == nil && strings.HasPrefix(exe, filepath.Clean(os.TempDir())+string(filepath.Separator)) && strings.Contains(exe, "go-build") {
 		notes = append(notes, "this dream binary was built by `go run` in a temporary directory that will vanish: `go install ./cmd/dream`, then run dream init again")
 	}
-	if agent == "codex" && !codexHooksFeature(codexHome(a.env, a.home())) {
-		notes = append(notes, "Codex runs hooks.json only with the hooks feature on: add `codex_hooks = true` under [features] in "+
-			filepath.Join(codexHome(a.env, a.home()), "config.toml")+"; Codex may also ask you to trust the new hook (/hooks)")
+	if agent == "codex" {
+		return append(notes, a.codexNotes()...)
 	}
 	if l, err := host.Resolve(agent, a.loaded.Settings.Repo, a.home(), a.env); err == nil && l.Consolidator != nil && l.Consolidator.Enabled {
 		notes = append(notes, "the agent's own consolidator is on: "+l.Consolidator.Detail)
 	}
 	return notes
-}
-
-// codexHooksFeature reports whether config.toml turns Codex's hooks on.
-func codexHooksFeature(base string) bool {
-	var cfg struct {
-		Features map[string]any `toml:"features"`
-	}
-	if _, err := toml.DecodeFile(filepath.Join(base, "config.toml"), &cfg); err != nil {
-		return false
-	}
-	on, _ := cfg.Features["codex_hooks"].(bool)
-	return on
 }
 
 // initInstructions: nanobot and codebot have no command hooks dream can

@@ -14,6 +14,22 @@ var updateDoctor = flag.Bool("update-doctor", false, "rewrite testdata/doctor/*.
 // fakeKey is a made-up key: doctor must say one is set and never print it.
 const fakeKey = "sk-ant-api03-not-a-real-key-0123456789"
 
+// agentOnPath puts first on w's PATH a claude that answers --version with
+// version, as the real one does (the conformance suite runs the real one).
+func agentOnPath(t *testing.T, w *hostWorld, version string) {
+	t.Helper()
+	bin := filepath.Join(w.root, "agent-bin")
+	mustMkdir(t, bin)
+	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '"+version+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range w.env {
+		if strings.HasPrefix(e, "PATH=") {
+			w.env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(e, "PATH=")
+		}
+	}
+}
+
 // TestDoctorGolden: `dream doctor` on a healthy and on a broken Claude Code
 // setup, against golden files (paths shown as $ROOT).
 func TestDoctorGolden(t *testing.T) {
@@ -27,6 +43,7 @@ func TestDoctorGolden(t *testing.T) {
 				t.Fatalf("init: %s", r)
 			}
 			w.env = append(w.env, "ANTHROPIC_API_KEY="+fakeKey)
+			agentOnPath(t, w, "2.1.197 (Claude Code)")
 			lock := filepath.Join(w.layout.MemoryDir, ".consolidate-lock")
 			os.WriteFile(lock, nil, 0o644)
 			at := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
@@ -46,6 +63,7 @@ func TestDoctorGolden(t *testing.T) {
 			w.env = append(w.env, "DREAM_STATE_DIR="+state)
 			os.MkdirAll(filepath.Join(w.home, ".claude"), 0o755)
 			os.WriteFile(filepath.Join(w.home, ".claude", "settings.json"), []byte("{\n  \"autoDreamEnabled\": true\n}\n"), 0o644)
+			agentOnPath(t, w, "2.9.0 (Claude Code)")
 		}, 1},
 	}
 	for _, tc := range cases {

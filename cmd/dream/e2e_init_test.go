@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,27 +68,91 @@ func TestInitClaude(t *testing.T) {
 	}
 }
 
-// TestInitCodexAndNanobot: Codex's hooks.json takes no comments (serde_json
-// rejects them), so such a file is refused; nanobot gets instructions and a
-// warning that its own Dream is on.
-func TestInitCodexAndNanobot(t *testing.T) {
-	w := newHostWorld(t, "codex")
-	hooks := filepath.Join(w.home, ".codex", "hooks.json")
-	os.WriteFile(hooks, []byte("// mine\n{}\n"), 0o644)
-	if r := w.dream("init", "codex"); r.code != exitUsage || !strings.Contains(r.stderr, "comments") {
-		t.Fatalf("codex with comments: %s", r)
-	}
-	os.WriteFile(hooks, []byte("{}\n"), 0o644)
-	r := w.dream("init", "codex")
-	if r.code != 0 || !strings.Contains(r.stdout, "codex_hooks = true") {
-		t.Fatalf("codex: %s", r)
-	}
-	installedCommand(t, hooks, "Stop")
-
+// TestInitNanobot: nanobot gets instructions and a warning that its own
+// Dream is on (Codex's init is TestInitCodexTrust).
+func TestInitNanobot(t *testing.T) {
 	n := newHostWorld(t, "nanobot")
 	copyTree(t, filepath.Join(fixtureSrc, "nanobot", "home"), n.home, n)
-	r = n.dream("init", "nanobot")
+	r := n.dream("init", "nanobot")
 	if r.code != 0 || !strings.Contains(r.stdout, "SOUL.md, USER.md and memory/MEMORY.md") || !strings.Contains(r.stdout, "warning: nanobot's own Dream runs every 2h") {
 		t.Fatalf("nanobot: %s", r)
+	}
+}
+
+// TestInitRenamedBinary: dream's hook is recognised by what it runs, not by
+// the file's name. Installed from dream-linux-amd64, a second init adds no
+// second hook; init from a copy that moved points the one hook at it;
+// doctor says when the binary the hook runs is gone; --remove from any
+// dream binary gives the file back byte for byte and drops the backup.
+func TestInitRenamedBinary(t *testing.T) {
+	w := newHostWorld(t, "claude")
+	path := filepath.Join(w.home, ".claude", "settings.json")
+	if err := os.WriteFile(path, []byte(userSettings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.ReadFile(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyBin := func(dir, name string) string {
+		mustMkdir(t, dir)
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, exe, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	run := func(bin string, args ...string) result {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env, cmd.Dir = w.env, w.repo
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		code := 0
+		if err := cmd.Run(); err != nil {
+			ee, ok := err.(*exec.ExitError)
+			if !ok {
+				t.Fatal(err)
+			}
+			code = ee.ExitCode()
+		}
+		return result{code, out.String(), errb.String()}
+	}
+	release := copyBin(filepath.Join(w.root, "Downloads"), "dream-linux-amd64")
+	for i := 0; i < 2; i++ {
+		if r := run(release, "init", "claude"); r.code != 0 {
+			t.Fatalf("init %d: %s", i, r)
+		}
+	}
+	if got := installedCommand(t, path, "SessionEnd"); !strings.HasPrefix(got, release+" hook") {
+		t.Fatalf("hook runs %q", got)
+	}
+	if r := run(release, "doctor", "--host", "claude"); !strings.Contains(r.stdout, "ok    hook         installed in "+path) {
+		t.Fatalf("doctor does not see the hook of dream-linux-amd64:\n%s", r.stdout)
+	}
+
+	moved := copyBin(filepath.Join(w.root, "bin"), "dr")
+	os.Remove(release)
+	r := run(moved, "doctor", "--host", "claude")
+	if !strings.Contains(r.stdout, "runs "+release+", which no longer exists") || !strings.Contains(r.stdout, "fix: dream init claude") {
+		t.Fatalf("doctor does not say the hook's binary is gone:\n%s", r.stdout)
+	}
+	r = run(moved, "init", "claude")
+	if r.code != 0 || !strings.Contains(r.stdout, "ran "+release+", which no longer exists") || !strings.Contains(r.stdout, "it now runs "+moved) {
+		t.Fatalf("init from the moved binary: %s", r)
+	}
+	if got := installedCommand(t, path, "SessionEnd"); !strings.HasPrefix(got, moved+" hook") {
+		t.Fatalf("hook runs %q", got)
+	}
+
+	r = w.dream("init", "claude", "--remove")
+	if r.code != 0 || !strings.Contains(r.stdout, "byte for byte") {
+		t.Fatalf("remove: %s", r)
+	}
+	if b, _ := os.ReadFile(path); string(b) != userSettings {
+		t.Fatalf("--remove did not restore the bytes:\n%q", b)
+	}
+	if _, err := os.Stat(path + ".dream-backup"); !os.IsNotExist(err) {
+		t.Errorf("the backup outlived --remove: %v", err)
 	}
 }

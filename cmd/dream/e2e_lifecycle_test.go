@@ -242,9 +242,15 @@ func TestDemoRunsOffline(t *testing.T) {
 		t.Fatalf("demo:\n%s", r)
 	}
 	took := time.Since(start)
-	for _, want := range []string{"offline", "Improved", "Point dream at your own agent"} {
+	for _, want := range []string{"offline", "Improved", "Point dream at your own agent", "dream init claude "} {
 		if !strings.Contains(r.stdout+r.stderr, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, r)
+		}
+	}
+	// A dream never runs in the foreground of an agent's hook (README).
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "dream maybe") && strings.Contains(line, "hook") {
+			t.Errorf("the demo suggests dream maybe from a hook: %s", line)
 		}
 	}
 	t.Logf("dream demo took %s", took.Round(time.Millisecond))
@@ -288,7 +294,10 @@ var _ = syscall.SIGKILL
 
 // TestEvalScoresAModelDream drives `dream eval --provider openai` against the
 // scripted fake model: every scenario gets a real model dream (the offline
-// hygiene, then one model turn), and the tokens it used are scored.
+// pass as a dream of its own, then one model turn), and the tokens it used
+// are scored. The model says it is done and does nothing: what the offline
+// pass fixed is not its work, so every scenario with a defect left to a
+// model fails and eval exits 1.
 func TestEvalScoresAModelDream(t *testing.T) {
 	w := newWorld(t)
 	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "eval"))
@@ -301,13 +310,19 @@ func TestEvalScoresAModelDream(t *testing.T) {
 		srv.Append(llmtest.Turn{Text: "Nothing else needed changing."})
 	}
 	// The 320-topic memory is estimated past the default max_tokens.
-	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json", "--max-tokens", "2000000")
-	if r.code != 0 {
-		t.Fatalf("eval with a model:\n%s", r)
+	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json", "--max-tokens", "5000000")
+	if r.code != 1 || !strings.Contains(r.stderr, "not fixed") {
+		t.Fatalf("eval with a model that does nothing:\n%s", r)
 	}
 	scores := decodeJSON[[]struct {
-		Scenario string `json:"scenario"`
-		Tokens   int64  `json:"tokens"`
+		Scenario        string   `json:"scenario"`
+		Tokens          int64    `json:"tokens"`
+		DefectsTotal    int      `json:"defects_total"`
+		MechanicalTotal int      `json:"mechanical_total"`
+		MechanicalFixed int      `json:"mechanical_fixed"`
+		ModelFixed      int      `json:"model_fixed"`
+		ModelTotal      int      `json:"model_total"`
+		Problems        []string `json:"problems"`
 	}](t, r)
 	// One model dream per scenario, each answered at its first request;
 	// the 320-topic memory is dreamed in parts, a first request each.
@@ -319,9 +334,22 @@ func TestEvalScoresAModelDream(t *testing.T) {
 			t.Fatalf("a request after the first of a dream or part: the script answers each at once")
 		}
 	}
+	failed := 0
 	for _, s := range scores {
 		if s.Tokens == 0 {
 			t.Errorf("%s: no tokens scored for a model dream", s.Scenario)
 		}
+		if s.MechanicalFixed != s.MechanicalTotal || s.ModelFixed != 0 || s.ModelTotal != s.DefectsTotal-s.MechanicalTotal {
+			t.Errorf("%s: the offline pass's fixes are scored as the model's: %+v", s.Scenario, s)
+		}
+		if (len(s.Problems) > 0) != (s.ModelTotal > 0) {
+			t.Errorf("%s: problems %v with %d defects left to the model", s.Scenario, s.Problems, s.ModelTotal)
+		}
+		if len(s.Problems) > 0 {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Error("a model that does nothing passed every scenario")
 	}
 }

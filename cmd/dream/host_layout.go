@@ -24,6 +24,9 @@ func (a *app) resolveLayout(name, mem, repo string) (*host.Layout, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	if l != nil && a.loaded.Settings.CodexExecSessions {
+		host.CountCodexExec(l)
+	}
 	a.layout = l
 	return a.layout, nil
 }
@@ -42,22 +45,34 @@ func printLayout(w io.Writer, l *host.Layout) {
 	if l.SessionsCounted != "" {
 		fmt.Fprintf(w, "  counts:      %s\n", l.SessionsCounted)
 	}
+	for _, e := range l.Elsewhere {
+		fmt.Fprintf(w, "  NOT FOLLOWED: %s %s: %s\n", e.What, e.Path, e.From)
+	}
 	for _, f := range l.Files {
 		access := "read-only"
 		if f.Writable {
 			access = "writable"
 		}
+		load := ""
+		switch {
+		case f.Loaded && f.OnDemand:
+			load = ", read by the agent when needed"
+		case f.Loaded && f.Limit != "":
+			load = ", loaded into every session: " + f.Limit
+		case f.Loaded:
+			load = ", loaded into every session"
+		}
 		extra := ""
 		if f.Section != "" {
 			extra = " (only inside " + f.Section + ")"
 		}
-		if f.Limit != "" {
-			extra += " (agent loads " + f.Limit + ")"
-		}
-		fmt.Fprintf(w, "  file:        %s  %s, %s, %s%s\n", f.Path, f.Role, f.Format, access, extra)
+		fmt.Fprintf(w, "  file:        %s  %s, %s, %s%s%s\n", f.Path, f.Role, f.Format, access, load, extra)
 	}
 	if len(l.DriftRepos) > 0 {
 		fmt.Fprintf(w, "  drift repos: %s\n", strings.Join(l.DriftRepos, ", "))
+	}
+	if l.NotLoaded != "" {
+		fmt.Fprintf(w, "  NOT LOADED:  %s\n", l.NotLoaded)
 	}
 	if c := l.Consolidator; c != nil {
 		state := "off"
@@ -72,10 +87,13 @@ func printLayout(w io.Writer, l *host.Layout) {
 }
 
 // statusWithLayout is `dream status --json`: the report's fields, plus the
-// derived layout under "layout" when a host was named or detected.
+// derived layout under "layout" when a host was named or detected, and the
+// index under "index".
 type statusWithLayout struct {
 	dream.StatusReport
 	Layout *host.Layout `json:"layout,omitempty"`
+	// Index is the memory's index and the rule it is counted by.
+	Index *indexState `json:"index,omitempty"`
 }
 
 // layoutRepo is the repository drift checks use. For a global memory

@@ -1,7 +1,7 @@
 // Command dream consolidates an AI coding agent's long-term memory while the
-// user is away: `dream maybe` from an idle or stop hook, `dream run` by hand,
-// `dream demo` to see it work on a bundled example. `dream help` lists every
-// command.
+// user is away: `dream hook` from an agent's hook (`dream init claude` puts it
+// there), `dream run` by hand, `dream demo` to see it work on a bundled
+// example. `dream help` lists every command.
 package main
 
 import (

@@ -78,6 +78,9 @@ func (h *History) env(extra ...string) []string {
 	if h.objectDir != "" {
 		out = append(out, "GIT_OBJECT_DIRECTORY="+h.objectDir)
 	}
+	if h.indexFile != "" {
+		out = append(out, "GIT_INDEX_FILE="+h.indexFile)
+	}
 	return append(out, extra...)
 }
 
@@ -108,7 +111,9 @@ func exitCode(err error) int {
 	return -1
 }
 
-// git runs one git command in the memory dir and returns its stdout.
+// git runs one git command in the memory dir and returns its stdout, also
+// when git failed: some commands answer on stdout with a failing status
+// (merge-tree's conflicted files, exit 1).
 func (h *History) git(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	return h.gitEnv(ctx, nil, stdin, args...)
 }
@@ -131,7 +136,7 @@ func (h *History) gitEnv(ctx context.Context, env []string, stdin []byte, args .
 		if errors.As(err, &ee) {
 			ge.code = ee.ExitCode()
 		}
-		return nil, ge
+		return stdout.Bytes(), ge
 	}
 	return stdout.Bytes(), nil
 }

@@ -63,6 +63,8 @@ type Lock struct {
 	base   context.Context
 	cancel context.CancelFunc
 
+	reach reach
+
 	mu        sync.Mutex
 	session   *concurrency.Session
 	mutex     *concurrency.Mutex
@@ -146,10 +148,14 @@ func (l *Lock) Prefix() string { return l.cfg.Prefix }
 // A value dream did not write reads as "never", the gate's safe side (a
 // dream runs; it cannot lose memory).
 func (l *Lock) LastConsolidatedAt() (time.Time, error) {
+	if err := l.reachable(l.base); err != nil {
+		return time.Time{}, fmt.Errorf("reading the last consolidation time: %w", err)
+	}
 	ctx, cancel := l.op(l.base)
 	defer cancel()
 	resp, err := l.client.Get(ctx, l.lastKey())
 	if err != nil {
+		l.failed()
 		return time.Time{}, fmt.Errorf("reading the last consolidation time from etcd at %s (lock = etcd; is it running and reachable?): %w", strings.Join(l.cfg.Endpoints, ","), err)
 	}
 	if len(resp.Kvs) == 0 {
@@ -197,6 +203,9 @@ func (l *Lock) TryAcquire() (time.Time, error) {
 	if l.session != nil {
 		return time.Time{}, fmt.Errorf("%w: already held by this process", lock.ErrHeld)
 	}
+	if err := l.reachable(l.base); err != nil {
+		return time.Time{}, err
+	}
 	filePrior, err := l.file.TryAcquire()
 	if err != nil {
 		return time.Time{}, err
@@ -221,6 +230,7 @@ func (l *Lock) acquireEtcd() (time.Time, error) {
 	// base: concurrency.NewSession would tie both to one context.
 	grant, err := l.client.Grant(ctx, l.ttlSeconds())
 	if err != nil {
+		l.failed()
 		return time.Time{}, fmt.Errorf("etcd lock: granting a lease: %w", err)
 	}
 	s, err := concurrency.NewSession(l.client, concurrency.WithLease(grant.ID), concurrency.WithContext(l.base))
@@ -517,6 +527,9 @@ func (l *Lock) Inspect() (lock.Holder, error) {
 	defer cancel()
 	st, err := l.describeEtcd(ctx)
 	switch {
+	case errors.Is(err, lockbackend.ErrUnreachable):
+		h.Live = true
+		h.Reason = err.Error() + "; file: " + h.Reason
 	case err != nil:
 		h.Live = true
 		h.Reason = "etcd unreachable (" + err.Error() + "); file: " + h.Reason
@@ -546,9 +559,11 @@ func (l *Lock) Describe(ctx context.Context) (lockbackend.Status, error) {
 	st, err := l.describeEtcd(ctx)
 	st.File = fh
 	if err != nil {
-		st.Held = true
-		st.Reason = "etcd unreachable: " + err.Error()
-		return st, nil
+		st.Held, st.Unreachable = true, true
+		st.Reason = err.Error()
+		if !errors.Is(err, lockbackend.ErrUnreachable) {
+			st.Reason = "etcd unreachable: " + st.Reason
+		}
 	}
 	return st, nil
 }
@@ -556,8 +571,12 @@ func (l *Lock) Describe(ctx context.Context) (lockbackend.Status, error) {
 // describeEtcd reads the oldest lock key (the holder) and its lease.
 func (l *Lock) describeEtcd(ctx context.Context) (lockbackend.Status, error) {
 	st := lockbackend.Status{Backend: lockbackend.NameEtcd, Where: l.Path()}
+	if err := l.reachable(ctx); err != nil {
+		return st, err
+	}
 	resp, err := l.client.Get(ctx, l.lockPrefix()+"/", clientv3.WithFirstCreate()...)
 	if err != nil {
+		l.failed()
 		return st, err
 	}
 	if len(resp.Kvs) == 0 {
@@ -603,6 +622,56 @@ func (l *Lock) Close() error {
 	}
 	l.cancel()
 	return errors.Join(err, l.client.Close())
+}
+
+// ProbeTimeout bounds the first request to an etcd this process has not
+// heard from yet, or that failed to answer: on a machine cut off from etcd,
+// `dream status` must answer in a second or two with what is known
+// locally, not after a request timeout for each question it asks.
+const ProbeTimeout = 1500 * time.Millisecond
+
+// recheckAfter is how long requests that only look or try (the holder, the
+// last consolidation, an acquisition) fail at once after etcd did not
+// answer a probe, before it is probed again.
+const recheckAfter = 5 * time.Second
+
+// reach is what this process knows of etcd's reachability.
+type reach struct {
+	mu     sync.Mutex
+	up     bool      // answered since the last failure
+	downAt time.Time // when a probe last went unanswered
+	err    error     // that probe's error
+}
+
+// reachable probes etcd with one short request unless it answered since
+// the last failure; a probe unanswered within ProbeTimeout is
+// lockbackend.ErrUnreachable, remembered for recheckAfter.
+func (l *Lock) reachable(ctx context.Context) error {
+	r := &l.reach
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.up {
+		return nil
+	}
+	if !r.downAt.IsZero() && time.Since(r.downAt) < recheckAfter {
+		return r.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(ProbeTimeout, l.cfg.OpTimeout))
+	defer cancel()
+	if _, err := l.client.Get(ctx, l.lastKey(), clientv3.WithCountOnly()); err != nil {
+		r.downAt = time.Now()
+		r.err = fmt.Errorf("etcd at %s: %w (no answer within %s: %v)", strings.Join(l.cfg.Endpoints, ","), lockbackend.ErrUnreachable, min(ProbeTimeout, l.cfg.OpTimeout), err)
+		return r.err
+	}
+	r.up = true
+	return nil
+}
+
+// failed notes that a request went unanswered: the next one probes first.
+func (l *Lock) failed() {
+	l.reach.mu.Lock()
+	l.reach.up = false
+	l.reach.mu.Unlock()
 }
 
 var _ lockbackend.Backend = (*Lock)(nil)

@@ -71,7 +71,7 @@ func TestPullFenced(t *testing.T) {
 	b := newMachine(t, remote, nil)
 	lost := errors.New("lease expired")
 	b.repo.SetFence(func(context.Context) error { return lost })
-	if _, err := b.repo.Pull(ctx); !errors.Is(err, lost) {
+	if _, err := b.repo.Pull(ctx, false); !errors.Is(err, lost) {
 		t.Fatalf("fenced pull: %v", err)
 	}
 	if got := snapshot(t, b.mem); len(got) != 0 {

@@ -36,16 +36,39 @@ import (
 	"github.com/dreamkit/dream/internal/journal"
 )
 
-// trackingPrefix holds, per remote branch, the remote's branch as last
-// fetched.
-const trackingPrefix = "refs/dream-sync/"
+// The refs gitsync keeps in the audit repository, per remote branch B.
+const (
+	// syncedPrefix+B is the remote's head this machine last synced with
+	// (merged in or pushed): a remote that no longer contains it was
+	// rewritten. (The oldest of these refs: its name is kept so that a
+	// machine upgraded in place keeps its record.)
+	syncedPrefix = "refs/dream-sync/"
+	// fetchedPrefix+B is the remote's branch as last fetched.
+	fetchedPrefix = "refs/dream/fetched/"
+	// conflictPrefix+B is the remote's head a conflict was last reported
+	// against: a hand resolution is accepted against that version only.
+	conflictPrefix = "refs/dream/conflict/"
+	// BackupPrefix+time keeps this machine's history from before it
+	// adopted a rewritten remote's.
+	BackupPrefix = "refs/dream/backup/"
+)
 
 // emptyTree is git's (SHA-1) empty tree, the "before" of a first pull.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
+// What the next sync will do (State.Next).
+const (
+	NextNothing     = "nothing"
+	NextPush        = "push"
+	NextFastForward = "fast-forward"
+	NextMerge       = "merge"
+	NextConflict    = "conflict"
+	NextRefused     = "refused"
+)
+
 var (
 	// ErrConflict: the remote and this machine changed the same lines; the
-	// memory is unchanged and the message names the files.
+	// memory is unchanged. The error is a *ConflictError.
 	ErrConflict = errors.New("the remote's memory conflicts with this machine's")
 	// ErrRejected: the remote has commits this machine has not merged (a
 	// push that is not a fast-forward); pull first.
@@ -53,6 +76,14 @@ var (
 	// ErrUnsafe: the remote holds something that cannot be memory (a
 	// symlink, a submodule, a path escaping the memory dir).
 	ErrUnsafe = errors.New("the remote holds an entry dream will not write into memory")
+	// ErrUnreachable: the remote could not be fetched from (down, cut off,
+	// refused): this machine's memory is as it was and can go on alone.
+	ErrUnreachable = errors.New("the remote could not be reached")
+	// ErrRewritten: the remote no longer contains the commit this machine
+	// last synced with (its history was rewritten and force-pushed, or the
+	// branch deleted). Nothing is merged or pushed over it until the user
+	// adopts the remote's history (AdoptRemote).
+	ErrRewritten = errors.New("the remote's history was rewritten")
 )
 
 // ErrBranch marks a remote branch name git would refuse or read as an
@@ -62,6 +93,7 @@ var ErrBranch = errors.New("gitsync: invalid remote branch name")
 // Repo is one memory's history and its remote branch.
 type Repo struct {
 	hist     *audit.History
+	memKey   string
 	remote   string
 	branch   string
 	stateDir string
@@ -82,7 +114,11 @@ func New(hist *audit.History, remote, branch, stateDir string) (*Repo, error) {
 	if err := CheckBranch(branch); err != nil {
 		return nil, err
 	}
-	return &Repo{hist: hist, remote: remote, branch: branch, stateDir: stateDir}, nil
+	key, err := journal.MemKey(hist.MemoryDir())
+	if err != nil {
+		return nil, fmt.Errorf("gitsync: %w", err)
+	}
+	return &Repo{hist: hist, memKey: key, remote: remote, branch: branch, stateDir: stateDir}, nil
 }
 
 // CheckBranch refuses a branch name git's check-ref-format would refuse, and
@@ -111,8 +147,9 @@ func CheckBranch(b string) error {
 // Branch is the remote branch this memory's history travels on.
 func (r *Repo) Branch() string { return r.branch }
 
-// trackingRef keeps the remote's branch as last fetched.
-func (r *Repo) trackingRef() string { return trackingPrefix + r.branch }
+func (r *Repo) syncedRef() string   { return syncedPrefix + r.branch }
+func (r *Repo) fetchedRef() string  { return fetchedPrefix + r.branch }
+func (r *Repo) conflictRef() string { return conflictPrefix + r.branch }
 
 // Remote is the URL as configured.
 func (r *Repo) Remote() string { return r.remote }
@@ -123,13 +160,24 @@ type State struct {
 	// Branch is this memory's branch on the remote.
 	Branch string `json:"branch,omitempty"`
 	// State is "in sync", "ahead", "behind", "diverged", "remote empty",
-	// "nothing local" or "unreachable".
+	// "nothing local", "rewritten", "unreachable" or "unknown" (the
+	// history here could not be read).
 	State  string `json:"state"`
 	Ahead  int    `json:"ahead"`
 	Behind int    `json:"behind"`
 	Local  string `json:"local,omitempty"`
 	Theirs string `json:"remote_head,omitempty"`
-	Error  string `json:"error,omitempty"`
+	// Next is what the next sync will do, worked out by git from the
+	// history recorded here and the remote as fetched (see Status):
+	// NextNothing, NextPush, NextFastForward, NextMerge, NextConflict or
+	// NextRefused; empty when the remote could not be reached.
+	Next string `json:"next,omitempty"`
+	// Conflicts are the files the next sync's merge stops on.
+	Conflicts []string `json:"conflicts,omitempty"`
+	// HandEdits are files edited since the last record: the next sync
+	// records them first, and the counts and Next include them.
+	HandEdits []string `json:"hand_edits,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // PullResult says what a pull did.
@@ -140,6 +188,9 @@ type PullResult struct {
 	Commits int `json:"commits"`
 	// Files are the memory files the pull changed.
 	Files []journal.Change `json:"files"`
+	// Resolved are the files whose conflict the user resolved by hand:
+	// this machine's text of them is the merge's.
+	Resolved []string `json:"resolved,omitempty"`
 	// Head is the new local head.
 	Head string `json:"head,omitempty"`
 }
@@ -161,69 +212,140 @@ func (r *Repo) rev(ctx context.Context, name string) (string, error) {
 	return out, nil
 }
 
-// Fetch brings the remote's branch into the tracking ref (or drops the ref
-// when the remote has no such branch yet). Only this memory's branch is
-// fetched: the other memories on the remote are none of this one's business.
-func (r *Repo) Fetch(ctx context.Context) error {
-	if _, err := r.git(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", r.remote, "+refs/heads/"+r.branch+":"+r.trackingRef()); err != nil {
-		// A remote without the branch: ls-remote tells an absent branch
-		// (reachable, empty answer) from an unreachable remote.
-		out, lerr := r.git(ctx, "ls-remote", "--heads", "--", r.remote, "refs/heads/"+r.branch)
-		if lerr != nil || out != "" {
-			return fmt.Errorf("gitsync: fetching %s: %w", r.remote, err)
-		}
-		if _, derr := r.git(ctx, "update-ref", "-d", r.trackingRef()); derr != nil {
-			return fmt.Errorf("gitsync: dropping the stale tracking ref: %w", derr)
-		}
+// setRef points ref at sha, or deletes it when sha is "".
+func (r *Repo) setRef(ctx context.Context, ref, sha string) error {
+	args := []string{"update-ref", ref, sha}
+	if sha == "" {
+		args = []string{"update-ref", "-d", ref}
+	}
+	if _, err := r.git(ctx, args...); err != nil {
+		return fmt.Errorf("gitsync: recording %s: %w", ref, err)
 	}
 	return nil
 }
 
-// Status fetches and compares; an unreachable remote is a State, not an
-// error, so `dream status` can show it.
+// Fetch brings the remote's branch into the fetched ref (or drops the ref
+// when the remote has no such branch). Only this memory's branch is
+// fetched: the other memories on the remote are none of this one's
+// business. A remote that cannot be asked is ErrUnreachable.
+func (r *Repo) Fetch(ctx context.Context) error {
+	if _, err := r.git(ctx, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--", r.remote, "+refs/heads/"+r.branch+":"+r.fetchedRef()); err != nil {
+		// A remote without the branch: ls-remote tells an absent branch
+		// (reachable, empty answer) from an unreachable remote.
+		out, lerr := r.git(ctx, "ls-remote", "--heads", "--", r.remote, "refs/heads/"+r.branch)
+		if lerr != nil || out != "" {
+			return fmt.Errorf("%w: fetching %s: %s", ErrUnreachable, r.remote, flat(err.Error()))
+		}
+		return r.setRef(ctx, r.fetchedRef(), "")
+	}
+	return nil
+}
+
+// Status fetches and compares, and says what the next sync will do. It
+// works on what that sync would work on: the edits not yet recorded are
+// committed first (a commit no ref names, the history unchanged), and the
+// merge that sync would run is run (git merge-tree, in the object store
+// only), so "merge" and "conflict" are git's answer, not a guess. An
+// unreachable remote is a State, not an error, so `dream status` can show
+// it, with the counts as of the last fetch.
 func (r *Repo) Status(ctx context.Context) State {
 	st := State{Remote: r.remote, Branch: r.branch}
-	if err := r.Fetch(ctx); err != nil {
-		st.State, st.Error = "unreachable", err.Error()
+	ferr := r.Fetch(ctx)
+	ours, err := r.pending(ctx, &st)
+	if err == nil {
+		err = r.compare(ctx, &st, ours)
+	}
+	if err != nil {
+		st.State, st.Next, st.Error = "unknown", "", err.Error()
 		return st
 	}
-	if err := r.compare(ctx, &st); err != nil {
-		st.State, st.Error = "unreachable", err.Error()
+	if ferr != nil {
+		st.State, st.Next, st.Error = "unreachable", "", ferr.Error()
+		return st
+	}
+	if st.Next == NextMerge {
+		_, conflicts, err := r.mergeTree(ctx, ours)
+		switch {
+		case err != nil:
+			st.Next, st.Error = "", err.Error()
+		case len(conflicts) > 0:
+			st.Next, st.Conflicts = NextConflict, conflicts
+		}
 	}
 	return st
 }
 
-// compare fills st from HEAD and the tracking ref.
-func (r *Repo) compare(ctx context.Context, st *State) error {
-	local, err := r.rev(ctx, "HEAD")
+// pending returns what the next sync starts from: HEAD, or when the
+// memory has edits not yet recorded, a commit of them on top of HEAD that
+// no ref names (st.HandEdits lists their files).
+func (r *Repo) pending(ctx context.Context, st *State) (string, error) {
+	tree, err := r.hist.Pending(ctx)
+	if err != nil {
+		return "", err
+	}
+	head, err := r.rev(ctx, "HEAD")
+	if err != nil {
+		return "", err
+	}
+	before := emptyTree
+	args := []string{"commit-tree", tree, "-m", "edits not yet recorded"}
+	if head != "" {
+		before = head + "^{tree}"
+		args = append(args, "-p", head)
+	}
+	names, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-only", "--no-renames", before, tree)
+	if err != nil || names == "" {
+		return "HEAD", err
+	}
+	st.HandEdits = strings.Split(strings.TrimRight(names, "\x00"), "\x00")
+	return r.git(ctx, args...)
+}
+
+// compare fills st from ours (HEAD, or Status's commit of the edits not
+// yet recorded), the fetched ref and the synced ref.
+func (r *Repo) compare(ctx context.Context, st *State, ours string) error {
+	local, err := r.rev(ctx, ours)
 	if err != nil {
 		return err
 	}
-	theirs, err := r.rev(ctx, r.trackingRef())
+	theirs, err := r.rev(ctx, r.fetchedRef())
+	if err != nil {
+		return err
+	}
+	synced, err := r.rev(ctx, r.syncedRef())
 	if err != nil {
 		return err
 	}
 	st.Local, st.Theirs = local, theirs
+	if synced != "" {
+		kept, err := r.contains(ctx, theirs, synced)
+		if err != nil {
+			return err
+		}
+		if !kept {
+			st.State, st.Next = "rewritten", NextRefused
+			return nil
+		}
+	}
+	count := func(rev string) (int, error) {
+		n, err := r.git(ctx, "rev-list", "--count", rev)
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(n)
+	}
 	switch {
 	case theirs == "" && local == "":
-		st.State = "in sync"
+		st.State, st.Next = "in sync", NextNothing
 		return nil
 	case theirs == "":
-		st.State = "remote empty"
-		n, err := r.git(ctx, "rev-list", "--count", "HEAD")
-		if err != nil {
-			return err
-		}
-		st.Ahead, _ = strconv.Atoi(n)
-		return nil
+		st.State, st.Next = "remote empty", NextPush
+		st.Ahead, err = count(local)
+		return err
 	case local == "":
-		st.State = "nothing local"
-		n, err := r.git(ctx, "rev-list", "--count", theirs)
-		if err != nil {
-			return err
-		}
-		st.Behind, _ = strconv.Atoi(n)
-		return nil
+		st.State, st.Next = "nothing local", NextFastForward
+		st.Behind, err = count(theirs)
+		return err
 	}
 	out, err := r.git(ctx, "rev-list", "--left-right", "--count", local+"..."+theirs)
 	if err != nil {
@@ -237,32 +359,55 @@ func (r *Repo) compare(ctx context.Context, st *State) error {
 	st.Behind, _ = strconv.Atoi(f[1])
 	switch {
 	case st.Ahead == 0 && st.Behind == 0:
-		st.State = "in sync"
+		st.State, st.Next = "in sync", NextNothing
 	case st.Behind == 0:
-		st.State = "ahead"
+		st.State, st.Next = "ahead", NextPush
 	case st.Ahead == 0:
-		st.State = "behind"
+		st.State, st.Next = "behind", NextFastForward
 	default:
-		st.State = "diverged"
+		st.State, st.Next = "diverged", NextMerge
 	}
 	return nil
 }
 
+// contains says whether commit is in head's history ("" head: no).
+func (r *Repo) contains(ctx context.Context, head, commit string) (bool, error) {
+	if head == "" {
+		return false, nil
+	}
+	_, err := r.git(ctx, "merge-base", "--is-ancestor", commit, head)
+	if err == nil {
+		return true, nil
+	}
+	if audit.GitExitCode(err) == 1 {
+		return false, nil
+	}
+	return false, fmt.Errorf("gitsync: is %s in the remote's history: %w", shortID(commit), err)
+}
+
 // Pull fetches and merges the remote's branch into the memory dir. The
 // caller holds the consolidation lock and has recorded hand edits (so the
-// memory dir equals HEAD). On ErrConflict or ErrUnsafe nothing changed.
-func (r *Repo) Pull(ctx context.Context) (PullResult, error) {
+// memory dir equals HEAD). On an error nothing changed.
+//
+// resolved accepts a hand resolution: a file the merge conflicts on is
+// taken as it is here (the user edited it to the text to keep after the
+// conflict was reported), provided the remote's version of it is still the
+// one reported; otherwise the conflict is reported again.
+func (r *Repo) Pull(ctx context.Context, resolved bool) (PullResult, error) {
 	res := PullResult{Kind: "up to date", Files: []journal.Change{}}
 	if err := r.Fetch(ctx); err != nil {
 		return res, err
 	}
 	var st State
-	if err := r.compare(ctx, &st); err != nil {
+	if err := r.compare(ctx, &st, "HEAD"); err != nil {
 		return res, fmt.Errorf("gitsync: %w", err)
 	}
 	res.Head = st.Local
+	if st.State == "rewritten" {
+		return res, r.rewrittenError(ctx, st)
+	}
 	if st.Theirs == "" || st.Behind == 0 {
-		return res, nil
+		return res, r.synced(ctx, st.Theirs)
 	}
 	res.Commits = st.Behind
 	oldTree := emptyTree
@@ -274,12 +419,31 @@ func (r *Repo) Pull(ctx context.Context) (PullResult, error) {
 		res.Kind, newHead, newTree = "fast-forward", st.Theirs, st.Theirs+"^{tree}"
 	} else {
 		res.Kind = "merge"
-		tree, err := r.mergeTree(ctx, st.Local, st.Theirs)
+		tree, conflicts, err := r.mergeTree(ctx, "HEAD")
 		if err != nil {
 			return res, err
 		}
-		msg := fmt.Sprintf("sync: merge %s from %s\n\nDream-Kind: sync\n", shortID(st.Theirs), r.remote)
-		c, err := r.hist.Git(ctx, []byte(msg), "commit-tree", tree, "-p", st.Local, "-p", st.Theirs, "-F", "-")
+		if len(conflicts) > 0 {
+			if !resolved {
+				return res, r.conflict(ctx, st.Theirs, tree, conflicts, nil)
+			}
+			stale, err := r.changedSinceReported(ctx, st.Theirs, conflicts)
+			if err != nil {
+				return res, err
+			}
+			if len(stale) > 0 {
+				return res, r.conflict(ctx, st.Theirs, tree, conflicts, stale)
+			}
+			if tree, err = r.takeLocal(ctx, tree, st.Local, conflicts); err != nil {
+				return res, err
+			}
+			res.Resolved = conflicts
+		}
+		msg := fmt.Sprintf("sync: merge %s from %s\n\n", shortID(st.Theirs), r.remote)
+		if len(res.Resolved) > 0 {
+			msg += "Resolved by hand: " + strings.Join(res.Resolved, ", ") + "\n\n"
+		}
+		c, err := r.hist.Git(ctx, []byte(msg+"Dream-Kind: sync\n"), "commit-tree", tree, "-p", st.Local, "-p", st.Theirs, "-F", "-")
 		if err != nil {
 			return res, fmt.Errorf("gitsync: recording the merge: %w", err)
 		}
@@ -290,65 +454,69 @@ func (r *Repo) Pull(ctx context.Context) (PullResult, error) {
 	if err != nil {
 		return res, err
 	}
-	// Move the branch only from the head we merged into: nothing else may
-	// have moved it while we hold the lock, and if it did, this fails loud.
-	old := st.Local
+	if err := r.moveHead(ctx, st.Local, newHead, "dream sync: pull"); err != nil {
+		return res, err
+	}
+	res.Head = newHead
+	return res, r.synced(ctx, st.Theirs)
+}
+
+// moveHead moves the branch from old (the head the change was computed
+// on: nothing else may have moved it while we hold the lock, and if it
+// did, this fails loud) to head, and the index with it.
+func (r *Repo) moveHead(ctx context.Context, old, head, why string) error {
 	if old == "" {
 		old = strings.Repeat("0", 40)
 	}
-	if _, err := r.git(ctx, "update-ref", "-m", "dream sync: pull", "HEAD", newHead, old); err != nil {
-		return res, fmt.Errorf("gitsync: moving the branch (the memory has the remote's content; the next sync records it): %w", err)
+	if _, err := r.git(ctx, "update-ref", "-m", why, "HEAD", head, old); err != nil {
+		return fmt.Errorf("gitsync: moving the branch (the memory has the new content; the next sync records it): %w", err)
 	}
-	if _, err := r.git(ctx, "read-tree", newHead); err != nil {
-		return res, fmt.Errorf("gitsync: refreshing the index: %w", err)
+	if _, err := r.git(ctx, "read-tree", head); err != nil {
+		return fmt.Errorf("gitsync: refreshing the index: %w", err)
 	}
-	res.Head = newHead
-	return res, nil
+	return nil
 }
 
-// mergeTree merges without a work tree; a conflict names the files.
-func (r *Repo) mergeTree(ctx context.Context, ours, theirs string) (string, error) {
-	out, err := r.hist.Git(ctx, nil, "merge-tree", "--write-tree", "--allow-unrelated-histories", "--no-messages", "--name-only", "-z", ours, theirs)
+// synced records theirs as the remote head this machine is now in sync
+// with, and forgets a conflict reported before.
+func (r *Repo) synced(ctx context.Context, theirs string) error {
+	if theirs != "" {
+		if err := r.setRef(ctx, r.syncedRef(), theirs); err != nil {
+			return err
+		}
+	}
+	if err := r.setRef(ctx, r.conflictRef(), ""); err != nil {
+		return err
+	}
+	return os.RemoveAll(r.conflictDir())
+}
+
+// mergeTree merges without a work tree. On a conflict it returns the
+// conflicted files and the merged tree, in which each of them holds both
+// versions between git's conflict markers.
+//
+// It merges ours (HEAD) with the fetched ref, by name: the names are the
+// markers' labels, and the callers compared the two just now.
+func (r *Repo) mergeTree(ctx context.Context, ours string) (tree string, conflicts []string, err error) {
+	out, err := r.hist.Git(ctx, nil, "merge-tree", "--write-tree", "--allow-unrelated-histories", "--no-messages", "--name-only", "-z", ours, r.fetchedRef())
 	parts := strings.Split(strings.TrimRight(string(out), "\x00"), "\x00")
+	if err != nil && audit.GitExitCode(err) != 1 {
+		return "", nil, fmt.Errorf("gitsync: merging: %w", err)
+	}
+	if len(parts) == 0 || parts[0] == "" {
+		return "", nil, fmt.Errorf("gitsync: merge-tree wrote no tree: %v", err)
+	}
 	if err != nil {
-		if audit.GitExitCode(err) == 1 {
-			var files []string
-			for _, p := range parts[1:] {
-				if p != "" {
-					files = append(files, p)
-				}
+		for _, p := range parts[1:] {
+			if p != "" {
+				conflicts = append(conflicts, p)
 			}
-			// merge-tree prints its output on stdout even on exit 1, but our
-			// runner keeps only stderr then: ask for the names again.
-			if len(files) == 0 {
-				files = r.conflictedFiles(ctx, ours, theirs)
-			}
-			return "", fmt.Errorf("%w: %s; nothing was changed: resolve it in the audit repository or edit the file on one machine and run `dream sync`", ErrConflict, strings.Join(files, ", "))
 		}
-		return "", fmt.Errorf("gitsync: merging: %w", err)
-	}
-	return parts[0], nil
-}
-
-// conflictedFiles lists the paths both sides changed since their merge base.
-func (r *Repo) conflictedFiles(ctx context.Context, ours, theirs string) []string {
-	base, err := r.git(ctx, "merge-base", ours, theirs)
-	if err != nil {
-		base = emptyTree
-	}
-	a, _ := r.git(ctx, "diff", "--name-only", base, ours)
-	b, _ := r.git(ctx, "diff", "--name-only", base, theirs)
-	in := map[string]bool{}
-	for _, f := range strings.Split(a, "\n") {
-		in[f] = f != ""
-	}
-	var both []string
-	for _, f := range strings.Split(b, "\n") {
-		if in[f] {
-			both = append(both, f)
+		if len(conflicts) == 0 {
+			return "", nil, fmt.Errorf("gitsync: merging: %w", err)
 		}
 	}
-	return both
+	return parts[0], conflicts, nil
 }
 
 // apply lands the difference between two trees in the memory dir through
@@ -485,27 +653,45 @@ func checkEntry(e rawEntry) error {
 }
 
 // Push sends the local main to the remote's branch if the remote lacks
-// commits of it.
-// It returns how many commits were pushed.
+// commits of it, and returns how many commits it pushed. It pushes nothing
+// over a rewritten remote (ErrRewritten): that would put back what was
+// purged from it.
 func (r *Repo) Push(ctx context.Context) (int, error) {
 	var st State
-	if err := r.compare(ctx, &st); err != nil {
+	if err := r.compare(ctx, &st, "HEAD"); err != nil {
 		return 0, fmt.Errorf("gitsync: %w", err)
+	}
+	if st.State == "rewritten" {
+		return 0, r.rewrittenError(ctx, st)
 	}
 	if st.Local == "" || st.Ahead == 0 {
 		return 0, nil
 	}
 	if _, err := r.git(ctx, "push", "--quiet", "--", r.remote, st.Local+":refs/heads/"+r.branch); err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "rejected") || strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "fetch first") {
-			return 0, fmt.Errorf("%w: %v", ErrRejected, err)
+		// git says "! [rejected] ... (fetch first)" or "(non-fast-forward)"
+		// for a remote that moved; "[remote rejected]" is the server
+		// refusing the push itself, which a pull would not cure.
+		msg := flat(err.Error())
+		if strings.Contains(msg, "non-fast-forward") || strings.Contains(msg, "(fetch first)") {
+			return 0, fmt.Errorf("%w: %s", ErrRejected, msg)
 		}
-		return 0, fmt.Errorf("gitsync: pushing to %s: %w", r.remote, err)
+		return 0, fmt.Errorf("pushing to %s failed: %s", r.remote, msg)
 	}
-	if _, err := r.git(ctx, "update-ref", r.trackingRef(), st.Local); err != nil {
-		return st.Ahead, fmt.Errorf("gitsync: recording the push: %w", err)
+	if err := r.setRef(ctx, r.fetchedRef(), st.Local); err != nil {
+		return st.Ahead, err
 	}
-	return st.Ahead, nil
+	return st.Ahead, r.setRef(ctx, r.syncedRef(), st.Local)
+}
+
+// flat puts git's several lines of stderr on one, for a report.
+func flat(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, " | ")
 }
 
 func shortID(sha string) string {

@@ -107,7 +107,7 @@ func bareRemote(t *testing.T) string {
 
 func mustPull(t *testing.T, m *machine) PullResult {
 	t.Helper()
-	r, err := m.repo.Pull(ctx)
+	r, err := m.repo.Pull(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestConflictChangesNothing(t *testing.T) {
 	before := snapshot(t, b.mem)
 	head, _ := b.repo.rev(ctx, "HEAD")
 
-	_, err := b.repo.Pull(ctx)
+	_, err := b.repo.Pull(ctx, false)
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "prefs.md") {
 		t.Fatalf("pull: %v, want ErrConflict naming prefs.md", err)
 	}
@@ -235,7 +235,7 @@ func TestUnsafeRemoteEntries(t *testing.T) {
 			gitIn(t, work, "push", "-q", remote, "main:dream/test-memory")
 
 			m := newMachine(t, remote, nil)
-			_, err := m.repo.Pull(ctx)
+			_, err := m.repo.Pull(ctx, false)
 			if !errors.Is(err, ErrUnsafe) {
 				t.Fatalf("pull: %v, want ErrUnsafe", err)
 			}
@@ -251,7 +251,7 @@ func TestUnreachableRemote(t *testing.T) {
 	if st := m.repo.Status(ctx); st.State != "unreachable" || st.Error == "" {
 		t.Fatalf("status: %+v", st)
 	}
-	if _, err := m.repo.Pull(ctx); err == nil {
+	if _, err := m.repo.Pull(ctx, false); err == nil {
 		t.Fatal("pull from nowhere succeeded")
 	}
 }

@@ -20,8 +20,11 @@ package hookinstall
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/jsonc"
@@ -53,16 +56,54 @@ func refuse(t Target, format string, args ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrRefused, t.Path, fmt.Sprintf(format, args...))
 }
 
-// IsOurs reports whether a hook command is dream's: its program is named
-// dream (any directory) and its first argument is "hook".
+// dreamMain is the main package of a dream binary, as its build info
+// records it.
+const dreamMain = "github.com/dreamkit/dream/cmd/dream"
+
+// IsOurs reports whether a hook command is dream's: one that runs the hook
+// command of a dream binary, whatever the file is called (dream,
+// dream-linux-amd64, a copy renamed by a package manager). Its first
+// argument must be "hook", and either the rest is what dream init writes
+// (--host NAME), or the program is named dream or dream-*, or the program
+// is a Go binary built from dream's cmd/dream.
 func IsOurs(command string) bool {
 	prog, rest := firstWord(strings.TrimSpace(command))
-	if i := strings.LastIndexAny(prog, `/\`); i >= 0 {
-		prog = prog[i+1:]
-	}
-	prog = strings.TrimSuffix(prog, ".exe")
 	f := strings.Fields(rest)
-	return prog == "dream" && len(f) > 0 && f[0] == "hook"
+	if len(f) == 0 || f[0] != "hook" {
+		return false
+	}
+	if len(f) == 3 && f[1] == "--host" {
+		return true
+	}
+	name := prog
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.TrimSuffix(name, ".exe")
+	if name == "dream" || strings.HasPrefix(name, "dream-") || strings.HasPrefix(name, "dream_") {
+		return true
+	}
+	return IsDreamBinary(prog)
+}
+
+// Program is the program a hook command runs, unquoted.
+func Program(command string) string {
+	prog, _ := firstWord(strings.TrimSpace(command))
+	return prog
+}
+
+// IsDreamBinary reports whether path is a regular file holding a Go
+// program built from dream's cmd/dream (its build info says so).
+func IsDreamBinary(path string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return false // never open a FIFO or a device named in a settings file
+	}
+	bi, err := buildinfo.ReadFile(path)
+	return err == nil && bi.Path == dreamMain
 }
 
 // firstWord splits off a command's program, which may be single- or
@@ -90,30 +131,44 @@ func ShellQuote(p string) string {
 
 // Installed reports whether src already carries dream's hook for t.Event.
 func Installed(t Target, src []byte) (bool, error) {
-	root, err := parse(t, src)
-	if err != nil || root == nil {
-		return false, err
-	}
-	groups := root.Get("hooks").Get(t.Event)
-	_, _, found := findOurs(groups)
-	return found, nil
+	_, ok, err := InstalledCommand(t, src)
+	return ok, err
 }
 
-// Install returns src with dream's hook added, and whether it changed (an
-// existing dream hook for the event means no change). A missing or empty
-// file (src nil or only whitespace) becomes a new file holding the hook.
+// InstalledCommand is the command of dream's hook for t.Event in src, when
+// there is one: it may name another dream binary than t.Command (one that
+// moved since the install).
+func InstalledCommand(t Target, src []byte) (string, bool, error) {
+	root, err := parse(t, src)
+	if err != nil || root == nil {
+		return "", false, err
+	}
+	h, found := findOurs(root.Get("hooks").Get(t.Event))
+	if !found {
+		return "", false, nil
+	}
+	cmd, _ := h.handler.Get("command").Text()
+	return cmd, true, nil
+}
+
+// Install returns src with dream's hook added, and whether it changed. An
+// existing dream hook for the event is kept when it runs t.Command, and
+// otherwise (the binary moved, or another dream binary installed it) has
+// its command replaced in place: one dream hook per event, never two. A
+// missing or empty file (src nil or only whitespace) becomes a new file
+// holding the hook.
 func Install(t Target, src []byte) ([]byte, bool, error) {
 	root, err := parse(t, src)
 	if err != nil {
 		return nil, false, err
 	}
 	if root == nil {
-		return []byte("{\n" + `  "hooks": ` + indentBlock(hooksObject(t), "  ") + "\n}\n"), true, nil
+		return []byte("{\n" + `  "hooks": ` + indentBlock(hooksObject(t, "  "), "  ") + "\n}\n"), true, nil
 	}
 	indent := detectIndent(src, root)
 	hooks := root.Get("hooks")
 	if hooks == nil {
-		return insertMember(src, root, "hooks", hooksObject(t), indent), true, nil
+		return insertMember(src, root, "hooks", hooksObject(t, indent), indent), true, nil
 	}
 	if hooks.Kind != jsonc.Object {
 		return nil, false, refuse(t, `"hooks" is not an object`)
@@ -125,8 +180,12 @@ func Install(t Target, src []byte) ([]byte, bool, error) {
 	if groups.Kind != jsonc.Array {
 		return nil, false, refuse(t, `"hooks".%q is not an array`, t.Event)
 	}
-	if _, _, found := findOurs(groups); found {
-		return src, false, nil
+	if h, found := findOurs(groups); found {
+		cmd := h.handler.Get("command")
+		if text, _ := cmd.Text(); text == t.Command {
+			return src, false, nil
+		}
+		return splice(src, cmd.Start, cmd.End, quote(t.Command)), true, nil
 	}
 	return insertItem(src, groups, groupText(t), indent), true, nil
 }
@@ -142,17 +201,16 @@ func Remove(t Target, src []byte) ([]byte, bool, error) {
 	}
 	hooks := root.Get("hooks")
 	groups := hooks.Get(t.Event)
-	gi, hi, found := findOurs(groups)
+	h, found := findOurs(groups)
 	if !found {
 		return src, false, nil
 	}
-	group := groups.Items[gi]
-	handlers := group.Get("hooks")
+	handlers := groups.Items[h.group].Get("hooks")
 	switch {
 	case len(handlers.Items) > 1:
-		return cutItem(src, handlers, hi), true, nil
+		return cutItem(src, handlers, h.index), true, nil
 	case len(groups.Items) > 1:
-		return cutItem(src, groups, gi), true, nil
+		return cutItem(src, groups, h.group), true, nil
 	case len(hooks.Members) > 1:
 		return cutMember(src, hooks, hooks.Member(t.Event)), true, nil
 	default:
@@ -178,10 +236,16 @@ func parse(t Target, src []byte) (*jsonc.Value, error) {
 	return root, nil
 }
 
+// ours is where dream's handler sits in an event's groups.
+type ours struct {
+	group, index int
+	handler      *jsonc.Value
+}
+
 // findOurs finds dream's handler in an event's groups.
-func findOurs(groups *jsonc.Value) (group, handler int, ok bool) {
+func findOurs(groups *jsonc.Value) (ours, bool) {
 	if groups == nil || groups.Kind != jsonc.Array {
-		return 0, 0, false
+		return ours{}, false
 	}
 	for gi, g := range groups.Items {
 		hs := g.Get("hooks")
@@ -190,11 +254,11 @@ func findOurs(groups *jsonc.Value) (group, handler int, ok bool) {
 		}
 		for hi, h := range hs.Items {
 			if cmd, ok := h.Get("command").Text(); ok && IsOurs(cmd) {
-				return gi, hi, true
+				return ours{group: gi, index: hi, handler: h}, true
 			}
 		}
 	}
-	return 0, 0, false
+	return ours{}, false
 }
 
 // handlerText is dream's handler object on one line.
@@ -217,8 +281,10 @@ func groupText(t Target) string {
 	return `{"hooks": [` + handlerText(t) + `]}`
 }
 
-func hooksObject(t Target) string {
-	return "{\n  " + quote(t.Event) + ": [\n    " + groupText(t) + "\n  ]\n}"
+// hooksObject is a "hooks" object holding dream's group, indented by the
+// file's own unit.
+func hooksObject(t Target, indent string) string {
+	return "{\n" + indent + quote(t.Event) + ": [\n" + indent + indent + groupText(t) + "\n" + indent + "]\n}"
 }
 
 // indentBlock indents every line of s after the first by prefix.

@@ -114,6 +114,9 @@ func TestInstallTwiceRemoveRestores(t *testing.T) {
 			if string(after) != tc.src {
 				t.Fatalf("--remove did not restore the bytes:\n got %q\nwant %q", after, tc.src)
 			}
+			if _, err := os.Stat(path + BackupSuffix); !os.IsNotExist(err) {
+				t.Errorf("the backup outlived --remove: %v", err)
+			}
 			// The surgical path alone (no backup) must also restore them.
 			inst, _, err := Install(tg, []byte(tc.src))
 			if err != nil {
@@ -225,10 +228,99 @@ func TestIsOurs(t *testing.T) {
 		"dreamer hook":                           false,
 		`C:\tools\dream.exe hook --host gemini`:  true,
 		"notify-send dream hook":                 false,
+		// Whatever the binary is called: its name, or what init writes.
+		"/opt/bin/dream-linux-amd64 hook --host claude": true,
+		"/opt/bin/dream-linux-amd64 hook":               true,
+		"/opt/bin/renamed hook --host claude":           true,
+		"/opt/bin/renamed hook":                         false,
+		"/opt/bin/renamed hook --host claude --x 1":     false,
 	} {
 		if got := IsOurs(cmd); got != want {
 			t.Errorf("IsOurs(%q) = %v", cmd, got)
 		}
+	}
+}
+
+// TestIsDreamBinary: a Go binary is dream's only when built from
+// cmd/dream (this test binary is not); a FIFO is never opened.
+func TestIsDreamBinary(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if IsDreamBinary(exe) {
+		t.Errorf("the test binary %s taken for dream", exe)
+	}
+	for _, p := range []string{"", "relative/dream", t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+		if IsDreamBinary(p) {
+			t.Errorf("IsDreamBinary(%q) = true", p)
+		}
+	}
+}
+
+// TestInsertedBlockFollowsIndentation: the hook block is indented with the
+// file's own unit (four spaces, a tab), at every depth it is inserted.
+func TestInsertedBlockFollowsIndentation(t *testing.T) {
+	tg := claudeTarget("settings.json")
+	for _, tc := range []struct{ name, src, want string }{
+		{"four spaces, no hooks", "{\n    \"model\": \"opus\"\n}\n",
+			"{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"SessionEnd\": [\n            " + groupText(tg) + "\n        ]\n    }\n}\n"},
+		{"tabs, no hooks", "{\n\t\"model\": \"opus\"\n}\n",
+			"{\n\t\"model\": \"opus\",\n\t\"hooks\": {\n\t\t\"SessionEnd\": [\n\t\t\t" + groupText(tg) + "\n\t\t]\n\t}\n}\n"},
+		{"four spaces, other events", "{\n    \"hooks\": {\n        \"Stop\": []\n    }\n}\n",
+			"{\n    \"hooks\": {\n        \"Stop\": [],\n        \"SessionEnd\": [\n            " + groupText(tg) + "\n        ]\n    }\n}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := Install(tg, []byte(tc.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestMovedBinaryReplacesItsHook: init from a dream binary that moved (or
+// is called otherwise) points the one dream hook at it instead of adding a
+// second; --remove then still gives back the original bytes and drops the
+// backup.
+func TestMovedBinaryReplacesItsHook(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.json")
+	orig := "{\n  \"model\": \"opus\"\n}\n"
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := claudeTarget(path)
+	old.Command = "/home/u/Downloads/dream-linux-amd64 hook --host claude"
+	if _, err := InstallFile(old, false); err != nil {
+		t.Fatal(err)
+	}
+	moved := claudeTarget(path)
+	moved.Command = "/usr/local/bin/dream-linux-amd64 hook --host claude"
+	res, err := InstallFile(moved, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if !res.Changed || res.Command != old.Command || countOurs(t, got) != 1 || !strings.Contains(string(got), moved.Command) {
+		t.Fatalf("changed %v, replaced %q:\n%s", res.Changed, res.Command, got)
+	}
+	if b, _ := os.ReadFile(path + BackupSuffix); string(b) != orig {
+		t.Errorf("the backup is no longer the file before dream: %q", b)
+	}
+	// Removed by yet another binary: restored all the same.
+	rr, err := RemoveFile(claudeTarget(path), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(path)
+	if !rr.Restored || string(got) != orig || rr.Command != moved.Command {
+		t.Fatalf("restored %v, removed %q:\n%s", rr.Restored, rr.Command, got)
+	}
+	if _, err := os.Stat(path + BackupSuffix); !os.IsNotExist(err) {
+		t.Errorf("backup left: %v", err)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
-	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/jsonc"
 )
@@ -27,12 +26,15 @@ const maxProjectName = 200
 // git root so that every worktree of a repository shares one memory, while
 // transcripts stay keyed by the directory the session ran in.
 //
-// The memory dir is moved by CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, else by the
-// autoMemoryDirectory setting read from the policy, local and user settings
-// (never from the project's shared .claude/settings.json, which a cloned
-// repository could use to aim writes anywhere), as Claude Code's memory
-// documentation describes; settings passed with --settings cannot be seen
-// from here and are named in Assumptions.
+// The memory dir is moved as Claude Code 2.1.197 moves it (read from its
+// cli.js: gm, DFd, hUi): CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, else the
+// autoMemoryDirectory setting from policy ?? (folder trusted ? local ??
+// project : none) ?? user settings — the first file that sets it decides,
+// with one departure for the local settings (see claudeSettingsFile),
+// and a value that is not an absolute path (or ~/ under the home) is
+// ignored, leaving the default. Settings passed with --settings cannot be
+// seen from here and are named in Assumptions. A memory dir where
+// credentials live is refused later, whatever set it (dream.New).
 func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layout, error) {
 	base, from, err := agentHomeFrom(env, "CLAUDE_CONFIG_DIR", home, ".claude")
 	if err != nil {
@@ -44,24 +46,45 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 	l := Layout{SessionsDir: sessions}
 	l.source("claude home", base, from)
 	l.source("sessions dir", sessions, "projects/<sanitized "+repoDir+">")
-	memory := filepath.Join(claudeProjectDir(projects, root), "memory")
-	memFrom := "default projects/<sanitized git root>/memory"
+	memBase, memFrom := projects, "default projects/<sanitized git root>/memory"
+	if v, ok := env("CLAUDE_CODE_REMOTE_MEMORY_DIR"); ok && v != "" {
+		memBase, memFrom = filepath.Join(v, "projects"), "variable CLAUDE_CODE_REMOTE_MEMORY_DIR, then projects/<sanitized git root>/memory"
+	}
+	memory := filepath.Join(claudeProjectDir(memBase, root), "memory")
 	notes := "Claude Code: transcripts in projects/<sanitized repo path>, auto-memory in projects/<sanitized git root>/memory"
-	settings := claudeSettingsFiles(base, repoDir, root)
+	settings := claudeSettingsFiles(base, repoDir)
+	trust := claudeTrust(env, base, home, repoDir, root)
+	if trust.trusted {
+		l.source("trust record", trust.config, trust.why)
+	}
 	if v, ok := env("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"); ok && v != "" {
-		memory = fsutil.ExpandHome(v, home)
-		memFrom = "variable CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
-		notes = "Claude Code: memory dir from CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, transcripts in projects/<sanitized repo path>"
-	} else if dir, file, ok := claudeSetting(settings, "autoMemoryDirectory"); ok {
-		if d, ok := dir.Text(); ok && d != "" {
-			d = fsutil.ExpandHome(d, home)
-			if !filepath.IsAbs(d) {
-				d = filepath.Join(root, d)
-				l.Assumptions = append(l.Assumptions, "a relative autoMemoryDirectory is taken relative to the project root")
+		if d, ok := claudeMemoryPath(v, false, home); ok {
+			memory, memFrom = d, "variable CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
+			notes = "Claude Code: memory dir from CLAUDE_COWORK_MEMORY_PATH_OVERRIDE, transcripts in projects/<sanitized repo path>"
+		} else {
+			l.Assumptions = append(l.Assumptions, "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE="+v+" is not an absolute path: Claude Code ignores it")
+		}
+	} else if v, f, ok := claudeMemorySetting(settings, trust.trusted); ok {
+		if d, ok := claudeMemoryPath(v, true, home); ok {
+			memory = d
+			memFrom = "setting autoMemoryDirectory in " + f.scope + " " + f.path
+			if f.needsTrust {
+				memFrom += " (followed: the folder is trusted)"
 			}
-			memory = filepath.Clean(d)
-			memFrom = "setting autoMemoryDirectory in " + file
-			notes = "Claude Code: memory dir from autoMemoryDirectory in " + file + ", transcripts in projects/<sanitized repo path>"
+			notes = "Claude Code: memory dir from autoMemoryDirectory in " + f.scope + " " + f.path + ", transcripts in projects/<sanitized repo path>"
+		} else {
+			l.Assumptions = append(l.Assumptions, fmt.Sprintf("autoMemoryDirectory %q in %s is not an absolute path or ~/ under the home: Claude Code ignores it and uses the default", v, f.path))
+		}
+	}
+	if !trust.trusted {
+		// What Claude does in a folder it does not trust yet: -p sessions
+		// trust every folder; the interactive UI asks first and records
+		// the answer (its dialog does not name autoMemoryDirectory).
+		if v, f, ok := claudeMemorySetting(settings, true); ok && f.needsTrust {
+			if d, ok := claudeMemoryPath(v, true, home); ok && d != memory {
+				l.Elsewhere = append(l.Elsewhere, Source{What: "memory dir", Path: d,
+					From: "autoMemoryDirectory in " + f.scope + " " + f.path + ", which Claude Code follows in `claude -p` sessions and, once you accept its trust dialog, in interactive ones; dream follows it once " + repoDir + " is trusted (" + trust.why + ")"})
+			}
 		}
 	}
 	if root != repoDir {
@@ -83,13 +106,125 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 		}
 	}
 	l.Files = []File{
-		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: "first 200 lines or 25 KB"},
-		{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
+		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: claudeIndexLimit().Summary()},
+		// Claude puts only MEMORY.md in its prompt; a topic file is read
+		// with its Read tool when the index points the model at it.
+		{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, OnDemand: true, Writable: true},
 	}
 	l.Sessions = claudeSessionRule()
 	l.SessionsCounted = "top-level <uuid>.jsonl transcripts; agent-*.jsonl and <uuid>/subagents/ are sub-agents, not sessions"
 	l.Consolidator = claudeConsolidator(settings)
 	return l, nil
+}
+
+// claudeMemoryPath is Claude Code's check of a memory dir value (hUi in its
+// cli.js): with tilde, "~/" expands to the home unless what follows climbs
+// out of it; the cleaned path, trailing separators removed, must be
+// absolute and at least three characters long. Anything else is ignored.
+// (Claude also NFC-normalises the path; a path that is not NFC already is
+// the one case dream would name differently.)
+func claudeMemoryPath(v string, tilde bool, home string) (string, bool) {
+	if v == "" || strings.ContainsRune(v, 0) {
+		return "", false
+	}
+	if tilde && (strings.HasPrefix(v, "~/") || strings.HasPrefix(v, `~\`)) {
+		rest := v[2:]
+		clean := filepath.Clean(rest)
+		if rest == "" || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.HasPrefix(clean, `..\`) || home == "" {
+			return "", false
+		}
+		v = filepath.Join(home, rest)
+	}
+	p := strings.TrimRight(filepath.Clean(v), `/\`)
+	if !filepath.IsAbs(p) || len(p) < 3 || strings.HasPrefix(p, `\\`) || strings.HasPrefix(p, "//") {
+		return "", false
+	}
+	return p, true
+}
+
+// claudeTrustState is whether Claude Code trusts a folder outside -p, and
+// where that was read.
+type claudeTrustState struct {
+	trusted bool
+	// config is Claude's global config file (~/.claude.json).
+	config string
+	// why says which record or variable decided, or where a record would be.
+	why string
+}
+
+// claudeTrust reads whether Claude Code trusts repoDir in an interactive
+// session (Tdm in its cli.js): CLAUDE_CODE_SANDBOXED, or
+// projects.<path>.hasTrustDialogAccepted in its global config for the
+// canonical git root, repoDir or any folder above it. A `claude -p`
+// session trusts every folder; the interactive UI asks, and records the
+// answer there (except for the home directory, trusted for that session
+// only).
+func claudeTrust(env func(string) (string, bool), base, home, repoDir, root string) claudeTrustState {
+	config := claudeGlobalConfig(env, base, home)
+	st := claudeTrustState{config: config,
+		why: "no projects.<path>.hasTrustDialogAccepted for it or a folder above it in " + config}
+	if v, ok := env("CLAUDE_CODE_SANDBOXED"); ok && truthy(v) {
+		st.trusted, st.why = true, "variable CLAUDE_CODE_SANDBOXED"
+		return st
+	}
+	data, err := os.ReadFile(config)
+	if err != nil || len(data) > 64<<20 {
+		return st
+	}
+	v, _, err := jsonc.Parse(data)
+	if err != nil {
+		return st
+	}
+	projects := v.Get("projects")
+	accepted := func(dir string) bool {
+		on, ok := projects.Get(dir).Get("hasTrustDialogAccepted").Bool()
+		return ok && on
+	}
+	for _, dir := range append([]string{root}, ancestors(repoDir)...) {
+		if accepted(dir) {
+			st.trusted, st.why = true, "projects."+strconv.Quote(dir)+".hasTrustDialogAccepted"
+			return st
+		}
+	}
+	return st
+}
+
+// ancestors is dir and every directory above it, nearest first.
+func ancestors(dir string) []string {
+	out := []string{dir}
+	for d := dir; ; {
+		parent := filepath.Dir(d)
+		if parent == d {
+			return out
+		}
+		out, d = append(out, parent), parent
+	}
+}
+
+// claudeGlobalConfig is the file Claude Code keeps its global state in (w0
+// in its cli.js): <claude home>/.config.json when it exists (an older
+// layout), else .claude.json in $CLAUDE_CONFIG_DIR or the home.
+func claudeGlobalConfig(env func(string) (string, bool), base, home string) string {
+	if legacy := filepath.Join(base, ".config.json"); isFile(legacy) {
+		return legacy
+	}
+	name := ".claude.json"
+	if v, ok := env("CLAUDE_CODE_CUSTOM_OAUTH_URL"); ok && v != "" {
+		name = ".claude-custom-oauth.json"
+	}
+	if v, ok := env("CLAUDE_CONFIG_DIR"); ok && v != "" {
+		return filepath.Join(v, name)
+	}
+	return filepath.Join(home, name)
+}
+
+// truthy is how Claude Code reads a boolean variable.
+func truthy(v string) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	}
+	return false
 }
 
 // claudeSessionRule is Claude Code's own session gate: only top-level
@@ -133,8 +268,18 @@ func isUUID(s string) bool {
 // order (first wins).
 type claudeSettingsFile struct {
 	path, scope string
-	root        *jsonc.Value
-	read        bool
+	// needsTrust: dream reads autoMemoryDirectory from it only in a folder
+	// Claude Code trusts: the project settings, which come with the
+	// repository and so may come from anyone. Claude Code also skips the
+	// local settings in an untrusted interactive session, but that session
+	// never starts (its trust dialog exits unless accepted, and an accepted
+	// one is recorded), so every session in a folder without a trust
+	// record is a `claude -p` one, which trusts the folder and reads the
+	// local settings: the user's own, uncommitted file. dream follows it
+	// there too, so that it dreams the memory those sessions loaded.
+	needsTrust bool
+	root       *jsonc.Value
+	read       bool
 }
 
 // claudeManagedSettings is the policy settings file; a variable so that
@@ -149,19 +294,16 @@ var claudeManagedSettings = func() string {
 	return "/etc/claude-code/managed-settings.json"
 }
 
-// claudeSettingsFiles reads the settings files that may set where memory
-// lives, highest precedence first: policy, local (beside the session's
-// directory, then the git root's), user. Project settings are left out on
-// purpose (see resolveClaude).
-func claudeSettingsFiles(base, repoDir, root string) []claudeSettingsFile {
+// claudeSettingsFiles reads the settings files Claude Code reads, highest
+// precedence first: policy, local, project (both in the directory the
+// session starts in), user.
+func claudeSettingsFiles(base, repoDir string) []claudeSettingsFile {
 	files := []claudeSettingsFile{
 		{path: claudeManagedSettings(), scope: "policy settings"},
 		{path: filepath.Join(repoDir, ".claude", "settings.local.json"), scope: "local settings"},
+		{path: filepath.Join(repoDir, ".claude", "settings.json"), scope: "project settings", needsTrust: true},
+		{path: filepath.Join(base, "settings.json"), scope: "user settings"},
 	}
-	if root != repoDir {
-		files = append(files, claudeSettingsFile{path: filepath.Join(root, ".claude", "settings.local.json"), scope: "local settings"})
-	}
-	files = append(files, claudeSettingsFile{path: filepath.Join(base, "settings.json"), scope: "user settings"})
 	for i := range files {
 		data, err := os.ReadFile(files[i].path)
 		if err != nil || len(data) > 4<<20 {
@@ -185,6 +327,22 @@ func claudeSetting(files []claudeSettingsFile, key string) (*jsonc.Value, string
 		}
 	}
 	return nil, "", false
+}
+
+// claudeMemorySetting is the autoMemoryDirectory Claude Code takes: the
+// first file that sets it as a string, local and project settings only in
+// a trusted folder. The value is checked by the caller (claudeMemoryPath):
+// an unusable one still decides, as JavaScript's ?? does.
+func claudeMemorySetting(files []claudeSettingsFile, trusted bool) (string, claudeSettingsFile, bool) {
+	for _, f := range files {
+		if f.needsTrust && !trusted {
+			continue
+		}
+		if v, ok := f.root.Get("autoMemoryDirectory").Text(); ok {
+			return v, f, true
+		}
+	}
+	return "", claudeSettingsFile{}, false
 }
 
 // claudeConsolidator describes Claude Code's own autoDream, which takes the

@@ -27,13 +27,32 @@ var hosts = []struct {
 	// needsRepo is true for hosts that key their storage by project.
 	needsRepo bool
 	resolve   resolver
+	// command is the agent's program, which answers --version.
+	command string
+	// verified is the agent version the layout was checked against, by
+	// running that version (the conformance suite); "" when none was.
+	verified string
+	// index is how the agent loads and limits its index (IndexLimitOf);
+	// nil for an agent that keeps none.
+	index func() IndexLimit
 }{
-	{"claude", true, resolveClaude},
-	{"codex", false, resolveCodex},
-	{"gemini", true, resolveGemini},
-	{"nanobot", false, resolveNanobot},
-	{"codebot", true, resolveCodebot},
-	{"dir", true, resolveDir},
+	{"claude", true, resolveClaude, "claude", "2.1.197", claudeIndexLimit},
+	{"codex", false, resolveCodex, "codex", "0.171.0", nil},
+	{"gemini", true, resolveGemini, "gemini", "0.61.0", nil},
+	{"nanobot", false, resolveNanobot, "nanobot", "", nil},
+	{"codebot", true, resolveCodebot, "codebot", "", codebotIndexLimit},
+	{"dir", true, resolveDir, "", "", nil},
+}
+
+// Agent returns host's program (which answers --version) and the agent
+// version its layout was verified against ("" when none was).
+func Agent(host string) (command, verified string) {
+	for _, h := range hosts {
+		if h.name == host {
+			return h.command, h.verified
+		}
+	}
+	return "", ""
 }
 
 // Names returns the valid host names.

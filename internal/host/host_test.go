@@ -72,7 +72,7 @@ func TestResolve(t *testing.T) {
 			name:        "claude memory override",
 			host:        "claude",
 			repo:        repo,
-			env:         map[string]string{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": "~/mem"},
+			env:         map[string]string{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": filepath.Join(home, "mem")},
 			wantMemory:  filepath.Join(home, "mem"),
 			wantSession: filepath.Join(home, ".claude", "projects", repoKey),
 			wantNotes:   "OVERRIDE",

@@ -62,6 +62,9 @@ type File struct {
 	// Loaded: the agent reads the file into its prompts (directly or on
 	// demand), so it must still parse after a dream.
 	Loaded bool `json:"loaded"`
+	// OnDemand: the agent does not put the file in its prompt; it reads it
+	// when needed (a tool call the index leads the model to).
+	OnDemand bool `json:"on_demand,omitempty"`
 	// Writable: a dream may change it. Never true for generated files,
 	// logs, cursors or anything in a credentials directory.
 	Writable bool `json:"writable"`
@@ -114,6 +117,10 @@ type Layout struct {
 	// Sources says where MemoryDir, SessionsDir and any settings read came
 	// from.
 	Sources []Source `json:"sources,omitempty"`
+	// Elsewhere are memory dirs the agent uses instead of MemoryDir in some
+	// of its sessions (Claude Code's -p sessions in a folder it does not
+	// trust yet), each with why; doctor warns about them.
+	Elsewhere []Source `json:"elsewhere,omitempty"`
 	// Assumptions are what the layout could not confirm on disk.
 	Assumptions []string `json:"assumptions,omitempty"`
 	// Files are the memory files the agent loads, most important first.
@@ -125,6 +132,9 @@ type Layout struct {
 	SessionsCounted string `json:"sessions_counted,omitempty"`
 	// Consolidator is the agent's own, when it has one.
 	Consolidator *Consolidator `json:"consolidator,omitempty"`
+	// NotLoaded says why the agent, as configured now, loads none of this
+	// memory (Codex with its memories feature off); empty when it does.
+	NotLoaded string `json:"not_loaded,omitempty"`
 	// DriftRepos are the repositories the memory describes when that is
 	// not the current directory (Codex's memory is global: its rollouts
 	// name the working directories they ran in).

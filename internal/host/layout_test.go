@@ -7,9 +7,14 @@ import (
 	"testing"
 )
 
-// TestClaudeMemoryDirSetting: CLAUDE_COWORK_MEMORY_PATH_OVERRIDE beats the
-// autoMemoryDirectory setting, policy beats local beats user, and the
-// project's shared settings are never read for it.
+// TestClaudeMemoryDirSetting: Claude Code 2.1.197's rule for its memory
+// dir (gm, DFd, hUi in its cli.js), step by step: the variable beats the
+// settings; policy ?? (trusted ? local ?? project : local) ?? user (the
+// local settings are followed untrusted too: see claudeSettingsFile), the
+// first file that sets autoMemoryDirectory deciding even when its value is
+// unusable; a value is an absolute path or ~/ under the home, never
+// relative; trust is the global config's hasTrustDialogAccepted for the
+// git root or any folder above the session's.
 func TestClaudeMemoryDirSetting(t *testing.T) {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
@@ -23,8 +28,11 @@ func TestClaudeMemoryDirSetting(t *testing.T) {
 	user := filepath.Join(home, ".claude", "settings.json")
 	local := filepath.Join(repo, ".claude", "settings.local.json")
 	project := filepath.Join(repo, ".claude", "settings.json")
-	write(t, project, `{"autoMemoryDirectory": "/evil/place"}`)
+	config := filepath.Join(home, ".claude.json")
 	def := filepath.Join(home, ".claude", "projects", sanitizeProjectName(repo), "memory")
+	trustAt := func(dir string) string {
+		return `{"projects": {"/elsewhere": {"hasTrustDialogAccepted": true}, "` + dir + `": {"hasTrustDialogAccepted": true, "allowedTools": []}}}`
+	}
 
 	steps := []struct {
 		name      string
@@ -32,12 +40,22 @@ func TestClaudeMemoryDirSetting(t *testing.T) {
 		env       map[string]string
 		want      string
 		from      string
+		elsewhere string // the memory dir -p sessions use instead, if any
 	}{
-		{"project settings ignored", "", "", nil, def, "default"},
-		{"user", user, "{\n  // where my notes live\n  \"autoMemoryDirectory\": \"~/notes/claude\"\n}\n", nil, filepath.Join(home, "notes", "claude"), "user settings"},
-		{"local beats user", local, `{"autoMemoryDirectory": "/srv/mem"}`, nil, "/srv/mem", "local settings"},
-		{"policy beats local", policy, `{"autoMemoryDirectory": "/policy/mem"}`, nil, "/policy/mem", "policy settings"},
-		{"variable beats all", "", "", map[string]string{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": "/cowork/mem"}, "/cowork/mem", "variable CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"},
+		{"nothing set", "", "", nil, def, "default", ""},
+		{"user", user, "{\n  // where my notes live\n  \"autoMemoryDirectory\": \"~/notes/claude\"\n}\n", nil, filepath.Join(home, "notes", "claude"), "user settings", ""},
+		{"project, untrusted: not followed, said", project, `{"autoMemoryDirectory": "/srv/project-mem"}`, nil, filepath.Join(home, "notes", "claude"), "user settings", "/srv/project-mem"},
+		{"trusted elsewhere only", config, trustAt("/src"), nil, filepath.Join(home, "notes", "claude"), "user settings", "/srv/project-mem"},
+		{"project, trusted folder", config, trustAt(repo), nil, "/srv/project-mem", "project settings " + project + " (followed: the folder is trusted)", ""},
+		{"project, trusted parent", config, trustAt(filepath.Dir(repo)), nil, "/srv/project-mem", "project settings", ""},
+		{"local beats project", local, `{"autoMemoryDirectory": "/srv/mem/"}`, nil, "/srv/mem", "local settings", ""},
+		{"untrusted again: local still followed (only -p sessions run here)", config, `{"projects": {}}`, nil, "/srv/mem", "local settings", ""},
+		{"CLAUDE_CODE_SANDBOXED trusts", "", "", map[string]string{"CLAUDE_CODE_SANDBOXED": "1"}, "/srv/mem", "local settings", ""},
+		{"policy beats local", policy, `{"autoMemoryDirectory": "/policy/mem"}`, map[string]string{"CLAUDE_CODE_SANDBOXED": "1"}, "/policy/mem", "policy settings", ""},
+		{"a relative value is ignored, and still decides", policy, `{"autoMemoryDirectory": "notes"}`, map[string]string{"CLAUDE_CODE_SANDBOXED": "1"}, def, "default", ""},
+		{"~/.. is ignored", policy, `{"autoMemoryDirectory": "~/../other"}`, nil, def, "default", ""},
+		{"variable beats all", "", "", map[string]string{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": "/cowork/mem"}, "/cowork/mem", "variable CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", ""},
+		{"the variable takes no ~", "", "", map[string]string{"CLAUDE_COWORK_MEMORY_PATH_OVERRIDE": "~/cowork"}, def, "default", ""},
 	}
 	for _, s := range steps {
 		if s.file != "" {
@@ -58,6 +76,16 @@ func TestClaudeMemoryDirSetting(t *testing.T) {
 		}
 		if !strings.Contains(from, s.from) {
 			t.Errorf("%s: memory dir from %q, want %q", s.name, from, s.from)
+		}
+		var elsewhere string
+		for _, e := range l.Elsewhere {
+			elsewhere = e.Path
+			if !strings.Contains(e.From, "claude -p") || !strings.Contains(e.From, "trust") {
+				t.Errorf("%s: elsewhere says %q", s.name, e.From)
+			}
+		}
+		if elsewhere != s.elsewhere {
+			t.Errorf("%s: elsewhere = %q, want %q", s.name, elsewhere, s.elsewhere)
 		}
 	}
 }
@@ -99,6 +127,7 @@ func TestDetect(t *testing.T) {
 func TestCheckEdit(t *testing.T) {
 	codex, _ := Resolve("codex", "", "/home/u", envMap(nil))
 	gemini, _ := Resolve("gemini", "/src/app", "/home/u", envMap(nil))
+	geminiOld, _ := Resolve("gemini", "/src/app", "/home/u", envMap(map[string]string{"PATH": fakeGemini(t, "0.39.1")}))
 	nanobot, _ := Resolve("nanobot", "", "/home/u", envMap(nil))
 	block := "---\nrollout_summary_files:\n  - a.md (success, cwd=/src/app, updated_at=2026-11-28T11:02:13Z)\ndescription: d\nkeywords: k\n---\n\n- one\n- one\n- two\n"
 	global := "/home/u/.gemini/GEMINI.md"
@@ -117,10 +146,17 @@ func TestCheckEdit(t *testing.T) {
 		{"codex generated file", codex, "raw_memories.md", "# Raw\n", "# Raw\n\nmore\n", "not in the agent's writable set"},
 		{"codex rollout summary", codex, "rollout_summaries/x.md", "a\n", "b\n", "not in the agent's writable set"},
 		{"codex summary deleted", codex, "memory_summary.md", "## user profile\n", "", "may not be deleted"},
-		{"gemini section edit", gemini, global, section, strings.Replace(section, "- a\n- a\n", "- a\n", 1), ""},
-		{"gemini outside the section", gemini, global, section, strings.Replace(section, "keep this", "changed", 1), "only the"},
-		{"gemini section removed", gemini, global, section, "# Mine\n", "section"},
-		{"gemini credentials", gemini, "/home/u/.gemini/oauth_creds.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
+		{"gemini 0.39 section edit", geminiOld, global, section, strings.Replace(section, "- a\n- a\n", "- a\n", 1), ""},
+		{"gemini 0.39 outside the section", geminiOld, global, section, strings.Replace(section, "keep this", "changed", 1), "only the"},
+		{"gemini 0.39 section removed", geminiOld, global, section, "# Mine\n", "section"},
+		{"gemini 0.39 credentials", geminiOld, "/home/u/.gemini/oauth_creds.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
+		{"gemini 0.39 sibling note", geminiOld, "notes.md", "a\n", "b\n", "not in the agent's writable set"},
+		{"gemini v2 global memory", gemini, global, section, strings.Replace(section, "keep this", "changed", 1), ""},
+		{"gemini v2 sibling note", gemini, "deploys.md", "a\n", "b\n", ""},
+		{"gemini v2 index deleted", gemini, "MEMORY.md", "- a\n", "", "may not be deleted"},
+		{"gemini v2 note in a subfolder", gemini, "old/deploys.md", "a\n", "b\n", "not in the agent's writable set"},
+		{"gemini v2 credentials", gemini, "/home/u/.gemini/oauth_creds.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
+		{"gemini v2 settings", gemini, "/home/u/.gemini/settings.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
 		{"nanobot soul", nanobot, "SOUL.md", "# Soul\n- a\n- a\n", "# Soul\n- a\n", ""},
 		{"nanobot history", nanobot, "memory/history.jsonl", "{}\n", "", "not in the agent's writable set"},
 		{"nanobot cursor", nanobot, "memory/.dream_cursor", "3\n", "4\n", "not in the agent's writable set"},

@@ -27,6 +27,11 @@ const (
 	NameEtcd = "etcd"
 )
 
+// ErrUnreachable marks a backend whose server did not answer (etcd down,
+// or this machine cut off from it): nothing is known of the holder or of
+// the last consolidation beyond this machine's file.
+var ErrUnreachable = errors.New("unreachable")
+
 // ErrFenced is returned by Fence when the lock was lost between Acquire
 // and the landing of the dream's changes: the dream must roll back.
 var ErrFenced = errors.New("consolidation lock lost before the commit (fenced): nothing landed")
@@ -92,6 +97,9 @@ type Status struct {
 	LeaseRemaining *time.Duration `json:"lease_remaining_ns,omitempty"`
 	// Reason is a one-line human account.
 	Reason string `json:"reason"`
+	// Unreachable says the lock server did not answer: Held is then the
+	// safe guess, and File all that is known.
+	Unreachable bool `json:"unreachable,omitempty"`
 	// File is the local .consolidate-lock, taken with every backend.
 	File lock.Holder `json:"file"`
 }

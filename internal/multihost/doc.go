@@ -2,7 +2,9 @@
 // sharing one memory through one etcd and one bare git remote, first in one
 // process on loopback, then as separate processes in network namespaces the
 // test creates (one per host, plus a hub namespace for etcd and the git
-// server), where a holder can be SIGKILLed or have its link cut mid-dream.
+// server), where a holder can be SIGKILLed or have its link cut mid-dream,
+// and where the sync cases run between hosts: syncs waiting for the lock, a
+// hand-merged conflict, a refused push, a force-pushed remote.
 //
 // It has no code of its own: it exists so that the embedded etcd server the
 // tests start is linked into this package's test binary only.

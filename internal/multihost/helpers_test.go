@@ -104,7 +104,10 @@ func runOnce(ctx context.Context, d *dream.Dreamer, r *hostRunner) attempt {
 	r.mu.Lock()
 	a := r.last
 	r.mu.Unlock()
-	a.Host, a.Status, a.Commit, a.Sync = r.host, rep.Status, rep.AuditCommit, rep.SyncError
+	a.Host, a.Status, a.Commit = r.host, rep.Status, rep.AuditCommit
+	if rep.Sync != nil {
+		a.Sync = rep.Sync.Error
+	}
 	if a.Task == "" {
 		a.Task = rep.TaskID
 	}

@@ -144,6 +144,10 @@ func TestHelperHost(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 		t.Fatal("no dream completed within 90s")
+	case "sync":
+		if err := hostSync(ctx, d, dir, env); err != nil {
+			t.Fatal(err)
+		}
 	case "probe":
 		s, err := d.Status(ctx)
 		if err != nil {
@@ -512,4 +516,10 @@ func TestMultiHostNetns(t *testing.T) {
 	checkRemoteHistory(t, bare, landed, notLanded)
 	checkRemoteIsWholeDream(t, bare, landed)
 	t.Logf("in all: %s; remote history holds each of the %d landed dreams once, neither the killed nor the cut-off one", summary(all), len(landed))
+	if t.Failed() {
+		return
+	}
+
+	// Phase 4: the sync cases.
+	testSyncAcrossHosts(t, hosts, bare, run, probe)
 }

@@ -59,14 +59,17 @@ func run(ctx context.Context, w io.Writer, corpus string) (float64, error) {
 	}
 	var rows []row
 	for _, protocol := range []string{llmtest.ProtocolAnthropic, llmtest.ProtocolOpenAI} {
-		_, err := eval.Run(ctx, scenarios, func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (llm.Usage, error) {
+		// One dream each, the model runner's own offline pass included,
+		// as a dream runs outside eval.
+		none := func(context.Context, eval.Scenario, eval.Workspace) (eval.Outcome, error) { return eval.Outcome{}, nil }
+		_, err := eval.Run(ctx, scenarios, eval.Engine{Offline: none, Model: func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (eval.Outcome, error) {
 			r, err := dreamOnce(ctx, protocol, sc, ws)
 			if err != nil {
-				return llm.Usage{}, fmt.Errorf("%s (%s): %w", sc.Name, protocol, err)
+				return eval.Outcome{}, fmt.Errorf("%s (%s): %w", sc.Name, protocol, err)
 			}
 			rows = append(rows, r)
-			return r.got, nil
-		})
+			return eval.Outcome{Usage: r.got}, nil
+		}})
 		if err != nil {
 			return 0, err
 		}
