@@ -69,9 +69,10 @@ type dreamPlan struct {
 }
 
 // newPlan counts what a dream on memDir will send and splits the memory
-// into parts when it does not fit one request under maxRequest
-// (0: never split): by directory and name (which keeps a topic's siblings
-// together), with the files an offline lead pairs kept in one part.
+// into parts when its reading does not fit half a request under
+// maxRequest (0: never split) or the read turns of maxTurns: by directory
+// and name (which keeps a topic's siblings together), with the files an
+// offline lead pairs kept in one part.
 func newPlan(ctx context.Context, memDir, sessionsDir string, sessions int, system, task string, defs []llm.Tool, leads offline.Leads, index string, maxRequest int64, maxTurns int) (*dreamPlan, error) {
 	p := &dreamPlan{counter: compact.DefaultCounter(), task: task, maxReq: maxRequest, leadHits: map[string]bool{}}
 	// A part must also be read within its turns: the orientation, the
