@@ -107,8 +107,10 @@ type Config struct {
 	// Runner does the work under the lock.
 	Runner Runner
 	// Provider and Model are recorded in the task entry and audit history;
-	// the Runner is what actually talks to them.
-	Provider, Model string
+	// the Runner is what actually talks to them. ProviderWhy says why that
+	// provider (a setting, a key given to dream, offline because a key
+	// was only inherited), for the task entry and the telemetry.
+	Provider, Model, ProviderWhy string
 	// OnProgress receives every event of a running dream; may be nil.
 	OnProgress func(taskID string, p Progress)
 	// OnDone receives the report of every dream this Dreamer ran, whatever
@@ -281,6 +283,15 @@ func resolveConfig(cfg Config) (Config, error) {
 	}
 	if s.Timeout <= 0 {
 		s.Timeout = def.Timeout
+	}
+	// Nor zero spending ceilings a model dream that may spend anything.
+	for _, c := range []struct{ v, def *float64 }{{&s.MaxCostPerDream, &def.MaxCostPerDream}, {&s.MaxCostPerDay, &def.MaxCostPerDay}, {&s.MaxCostPerMonth, &def.MaxCostPerMonth}} {
+		if !(*c.v > 0) {
+			*c.v = *c.def
+		}
+	}
+	if s.MaxRequestTokens <= 0 {
+		s.MaxRequestTokens = def.MaxRequestTokens
 	}
 	if cfg.OnProgress == nil {
 		cfg.OnProgress = func(string, Progress) {}

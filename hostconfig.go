@@ -75,6 +75,9 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = mem, p.SessionsDir, p.RepoDir
 	if cfg.Provider == "" && backend != nil {
 		cfg.Provider, cfg.Model = backend.Names()
+		if ex, ok := backend.(interface{ Explain() string }); ok && cfg.ProviderWhy == "" {
+			cfg.ProviderWhy = ex.Explain()
+		}
 	}
 	runnerSettings := cfg.Settings
 	runnerSettings.Host = p.Host

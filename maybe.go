@@ -53,6 +53,11 @@ func (d *Dreamer) MaybeRun(ctx context.Context) (MaybeResult, error) {
 	if errors.Is(err, ErrLockHeld) {
 		return MaybeResult{Gate: GateLock, Detail: err.Error()}, err
 	}
+	if rep.Status == StatusNotStarted {
+		// A ceiling the estimate does not fit under is a closed gate: it
+		// reopens with the next day, month or setting.
+		return MaybeResult{Gate: GateBudget, Detail: rep.Error}, nil
+	}
 	return MaybeResult{Gate: GateReady, Detail: fmt.Sprintf("%d session(s) since the last consolidation", p.sessions), Report: &rep}, err
 }
 

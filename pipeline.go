@@ -14,6 +14,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm"
@@ -81,6 +82,12 @@ type Report struct {
 	// Units accounts for every unit of memory a model dream removed or
 	// rewrote, and for each changed value its evidence or why it is held.
 	Units []UnitChange `json:"units,omitempty"`
+
+	// Estimate is what a model dream was expected to cost before it
+	// started, Cost what it spent (tokens, dollars at its model's price);
+	// both nil for a runner that spends nothing.
+	Estimate *Estimate `json:"estimate,omitempty"`
+	Cost     *Amount   `json:"cost,omitempty"`
 }
 
 type runOptions struct {
@@ -117,6 +124,9 @@ type dreamRun struct {
 	// hold are files the evidence check keeps out of the landing, each
 	// with why: parked for review while the rest lands.
 	hold map[string]string
+
+	reservation *spend.Hold // the dream's reservation in the spend ledger
+	notStarted  bool        // refused by a spending ceiling before it started
 }
 
 // run is the Dreamer pattern under the lock (see locked), in stages:
@@ -156,9 +166,12 @@ func (r *dreamRun) fail(err error) error {
 	if r.task != nil {
 		r.finish(r.status, err)
 	}
-	if r.status == task.StatusKilled {
+	switch {
+	case r.notStarted:
+		r.rep.Status = StatusNotStarted
+	case r.status == task.StatusKilled:
 		r.rep.Status = StatusKilled
-	} else {
+	default:
 		r.rep.Status = StatusFailed
 	}
 	r.rep.Error = err.Error()
@@ -175,6 +188,7 @@ func (r *dreamRun) released(err error) {
 		r.fail(err)
 	}
 	r.rep.DurationMS = d.cfg.Now().Sub(r.start).Milliseconds()
+	r.settle()
 	if f := d.cfg.nanobot; f != nil && r.rep.Status == StatusCompleted {
 		if ferr := f.finish(r.ctx, d.cfg.MemoryDir); ferr != nil {
 			d.cfg.Logf("dream: %v", ferr)
@@ -206,21 +220,29 @@ func (r *dreamRun) prepare() error {
 	if err := d.fence("before staging"); err != nil {
 		return err
 	}
+	id := task.NewID(r.start)
+	r.rep.TaskID = id
+	// A model dream is estimated and its estimate reserved against the
+	// spending ceilings before it is a task: one that does not fit sends
+	// nothing and changes nothing.
+	if err := r.reserve(); err != nil {
+		return err
+	}
 	if r.reg, err = task.Open(d.cfg.StateDir); err != nil {
 		return err
 	}
-	id := task.NewID(r.start)
-	r.rep.TaskID = id
 	if err := d.lock.SetTask(ctx, id); err != nil {
 		d.cfg.Logf("dream: naming the task in the lock: %v", err)
 	}
-	th, err := r.reg.Start(task.Entry{ID: id, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: r.o.sessions, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Review: r.o.review})
+	who := r.who()
+	th, err := r.reg.Start(task.Entry{ID: id, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: r.o.sessions, Provider: d.cfg.Provider, Model: d.cfg.Model,
+		ProviderWhy: who.Why, Estimate: who.Estimate, StartedAt: r.start, Review: r.o.review})
 	if err != nil {
 		return err
 	}
 	r.task = th
 	r.tel = telemetry.Open(d.cfg.StateDir)
-	if err := r.tel.Fired(id, d.cfg.MemoryDir, r.o.hoursSince, r.o.sessions); err != nil {
+	if err := r.tel.Fired(id, d.cfg.MemoryDir, r.o.hoursSince, r.o.sessions, who); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
 	return nil
@@ -283,8 +305,8 @@ func (r *dreamRun) execute() error {
 		SessionsReviewed: r.o.sessions,
 		Pinned:           r.pinned,
 		Progress:         r.progress,
+		Budget:           r.budget(),
 	})
-	r.out = out
 	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage = out.Turns, out.ToolCalls, out.Usage
 	if out.Strict {
 		r.rep.Summary = out.Summary // the engine's account of its own fix records
@@ -295,6 +317,12 @@ func (r *dreamRun) execute() error {
 	if err == nil {
 		err = context.Cause(runCtx) // a runner that ignored cancellation still fails
 	}
+	if err != nil && errors.Is(err, ErrOverBudget) && context.Cause(runCtx) == nil && len(out.FilesTouched) > 0 {
+		// Stopped at a spending ceiling before a request, with work done:
+		// that work is checked like any dream's and staged for review.
+		out.Incomplete, err = err.Error(), nil
+	}
+	r.out = out
 	if err != nil {
 		if cause := context.Cause(runCtx); errors.Is(cause, errKilled) {
 			r.status, err = task.StatusKilled, errKilled
@@ -377,6 +405,12 @@ func (r *dreamRun) verify() error {
 		r.rep.Summary = ledgerSummary(len(r.changes), v.Ledger, r.hold)
 	}
 	r.parkReason = ParkReviewRequested
+	if r.out.Incomplete != "" && hold == "" {
+		// Stopped before it finished: the whole of it waits for review.
+		r.o.review, r.rep.Review, r.hold = true, true, nil
+		r.parkReason = ParkIncomplete + r.out.Incomplete
+		r.rep.ParkReason = r.parkReason
+	}
 	if hold != "" {
 		r.o.review = true // staged for review, as --review does, and never applied
 		r.rep.Summary, r.rep.Review, r.hold = hold, true, nil
@@ -427,10 +461,11 @@ func (r *dreamRun) land() error {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}
 	r.finish(task.StatusCompleted, nil)
-	if err := r.tel.Completed(r.rep.TaskID, d.cfg.MemoryDir, r.rep.Usage, r.o.sessions, r.rep.FilesTouched, d.cfg.Now().Sub(r.start)); err != nil {
+	r.rep.Status = StatusCompleted
+	r.settle()
+	if err := r.tel.Completed(r.rep.TaskID, d.cfg.MemoryDir, r.rep.Usage, r.o.sessions, r.rep.FilesTouched, d.cfg.Now().Sub(r.start), r.rep.Cost); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
-	r.rep.Status = StatusCompleted
 	return nil
 }
 

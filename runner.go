@@ -51,6 +51,15 @@ type Job struct {
 	Pinned []string
 	// Progress receives the run's events; never nil.
 	Progress func(Progress)
+	// Budget, set for a runner that is an Estimator, must be asked before
+	// each model request with the usage so far and the request's input
+	// (an upper bound; what re-sends the previous request as
+	// CacheReadInputTokens when the provider has been reading it from its
+	// cache, the rest as InputTokens): it returns the most output tokens
+	// the request may ask for, or an error (matching ErrOverBudget) that
+	// stops the dream before it sends the request. nil: no ceiling but
+	// the runner's own.
+	Budget func(used, next llm.Usage) (maxOutput int, err error)
 }
 
 // ProgressKind names a progress event.
@@ -91,6 +100,10 @@ type Outcome struct {
 	// Strict asks the loss guard to fail the dream if any changed unit is
 	// not in Accounted: set by a runner that only makes recorded fixes.
 	Strict bool
+	// Incomplete says why the runner stopped before it finished its work
+	// (a part of a large memory that ran out of context): what it did is
+	// staged for review, never landed by itself.
+	Incomplete string
 
 	// A model runner's evidence for the values its dream changes (see
 	// Report.Units): what its tools showed the model from transcripts and

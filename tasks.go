@@ -26,10 +26,15 @@ type Task struct {
 	Phase     TaskPhase  `json:"phase"`
 	MemoryDir string     `json:"memory_dir"`
 	// PID is the process that runs (or ran) the dream.
-	PID              int    `json:"pid"`
-	Provider         string `json:"provider,omitempty"`
-	Model            string `json:"model,omitempty"`
-	SessionsReviewed int    `json:"sessions_reviewed"`
+	PID      int    `json:"pid"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// ProviderWhy says why that provider (a setting, a key given to
+	// dream, offline because a key was only inherited); Estimate is what
+	// a model dream was expected to cost.
+	ProviderWhy      string  `json:"provider_why,omitempty"`
+	Estimate         *Amount `json:"estimate,omitempty"`
+	SessionsReviewed int     `json:"sessions_reviewed"`
 	// FilesTouched names at most 100 of the files touched;
 	// FilesTouchedTotal counts all of them.
 	FilesTouched      []string `json:"files_touched"`
@@ -62,7 +67,7 @@ type TaskPhase string
 // taskOf converts a registry entry at the API's boundary.
 func taskOf(e task.Entry) Task {
 	return Task{ID: e.ID, Status: TaskStatus(e.Status), Phase: TaskPhase(e.Phase), MemoryDir: e.MemoryDir, PID: e.PID,
-		Provider: e.Provider, Model: e.Model, SessionsReviewed: e.SessionsReviewed, FilesTouched: e.FilesTouched,
+		Provider: e.Provider, Model: e.Model, ProviderWhy: e.ProviderWhy, Estimate: e.Estimate, SessionsReviewed: e.SessionsReviewed, FilesTouched: e.FilesTouched,
 		FilesTouchedTotal: e.FilesTouchedTotal, Turns: e.Turns, ToolCalls: e.ToolCalls, Usage: e.Usage,
 		StartedAt: e.StartedAt, EndedAt: e.EndedAt, Error: e.Error, Review: e.Review}
 }

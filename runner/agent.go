@@ -2,13 +2,16 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/prompt"
+	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
@@ -35,73 +38,97 @@ type Agent struct {
 	// StateDir holds the audit history, which dates lines for the offline
 	// hygiene; empty reads no history.
 	StateDir string
+	// MaxRequestTokens caps one request's input; a memory that does not
+	// fit is dreamed in parts. 0: no cap, one part.
+	MaxRequestTokens int64
 }
 
-// Run implements dream.Runner.
+// Run implements dream.Runner. A memory that does not fit one request
+// under MaxRequestTokens is dreamed in parts (see newPlan), one bounded
+// sub-run after the other on the same staging, each with the same tools
+// and system prompt (a prefix the provider's cache keeps) and a task that
+// names its files; they land together, as one dream. A part that runs out
+// of turns or of context leaves the dream Incomplete: staged for review.
 func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 	if r.Provider == nil {
 		return dream.Outcome{}, fmt.Errorf("runner: Agent has no provider")
 	}
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
 	var out dream.Outcome
 	if !r.SkipOffline {
-		o, err := runOffline(ctx, job, now(), r.Host, r.StateDir)
+		o, err := runOffline(ctx, job, r.now(), r.Host, r.StateDir)
 		if err != nil {
 			return out, err
 		}
 		out.FilesTouched, out.Accounted = o.FilesTouched, o.Accounted
 	}
-	layout := offline.LayoutIn(r.Host, job.MemoryDir)
-	lo := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: layout}
-	if r.StateDir != "" && job.MemoryDisplayDir != "" {
-		lo.CacheFile = offline.CachePath(r.StateDir, job.MemoryDisplayDir) // the offline pass just analysed every file
-	}
-	leads, err := offline.FindLeadsWith(ctx, lo)
-	if err != nil {
-		return out, fmt.Errorf("finding leads: %w", err)
-	}
-	set, err := tools.NewSet(tools.Env{MemoryDir: job.MemoryDir, MemoryDisplayDir: job.MemoryDisplayDir, RepoDir: job.RepoDir, SessionsDir: job.SessionsDir})
-	if err != nil {
-		return out, fmt.Errorf("opening the tool sandbox: %w", err)
-	}
-	defer set.Close()
-	system, err := prompt.System(prompt.SystemData{MemoryDir: job.MemoryDisplayDir, RepoDir: job.RepoDir, SessionsDir: job.SessionsDir})
+	s, err := r.setup(ctx, job, true)
 	if err != nil {
 		return out, err
 	}
-	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned})
-	if err != nil {
-		return out, err
-	}
-	res, err := agent.Run(ctx, agent.Config{
-		Provider:        r.Provider,
-		Model:           r.Model,
-		MaxOutputTokens: r.MaxOutputTokens,
-		System:          system,
-		Task:            taskText,
-		Tools:           set.Tools(),
-		MaxTurns:        r.MaxTurns,
-		MaxTokens:       r.MaxTokens,
-		OnEvent: func(e agent.Event) {
-			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
-		},
-	})
-	out.Turns, out.ToolCalls, out.Usage, out.Summary = res.Turns, res.ToolCalls, res.Usage, res.Summary
-	out.FilesTouched = appendUnique(out.FilesTouched, res.FilesTouched...)
-	out.Shown, out.Citations, out.Contradictions = set.Shown(), set.Citations(), contradictions(leads)
-	if err == nil {
-		// The model may have changed the index: it is measured as it
-		// now is, not as the offline pass left it.
-		st, merr := offline.MeasureIndex(job.MemoryDir, layout)
-		if merr != nil {
-			return out, fmt.Errorf("measuring the index: %w", merr)
+	defer s.set.Close()
+	var parts []string
+	for k := range s.plan.parts {
+		if len(s.plan.parts) > 1 {
+			job.Progress(dream.Progress{Kind: dream.ProgressTurn, Text: fmt.Sprintf("part %d of %d: %d file(s)", k+1, len(s.plan.parts), len(s.plan.parts[k]))})
 		}
-		out.Index = indexBudget(st)
+		prior := out.Usage
+		cfg := s.config(r, job, s.plan.partTask(k))
+		if r.MaxTokens > 0 || len(s.plan.parts) > 1 {
+			left := r.maxTokens() - prior.Total()
+			if left <= 0 {
+				out.Incomplete = fmt.Sprintf("the token budget ran out before part %d of %d", k+1, len(s.plan.parts))
+				break
+			}
+			cfg.MaxTokens = left
+		}
+		if job.Budget != nil {
+			cfg.Budget = func(used, next llm.Usage) (int, error) {
+				all := prior
+				all.Add(used)
+				return job.Budget(all, next)
+			}
+		}
+		res, err := agent.Run(ctx, cfg)
+		out.Turns += res.Turns
+		out.ToolCalls += res.ToolCalls
+		out.Usage.Add(res.Usage)
+		out.FilesTouched = appendUnique(out.FilesTouched, res.FilesTouched...)
+		if res.Summary != "" {
+			parts = append(parts, res.Summary)
+		}
+		out.Summary = strings.Join(parts, "\n")
+		switch {
+		case err == nil:
+		case errors.Is(err, agent.ErrContextFull), len(s.plan.parts) > 1 && (errors.Is(err, agent.ErrMaxTurns) || errors.Is(err, agent.ErrBudget)):
+			// This part is unfinished; the others still get their turn,
+			// and the dream waits for review.
+			note := fmt.Sprintf("part %d of %d: %v", k+1, len(s.plan.parts), err)
+			if len(s.plan.parts) == 1 {
+				note = err.Error()
+			}
+			out.Incomplete = strings.TrimPrefix(strings.Join([]string{out.Incomplete, note}, "; "), "; ")
+		default:
+			return out, s.finish(&out, job, err)
+		}
 	}
-	return out, err
+	return out, s.finish(&out, job, nil)
+}
+
+// finish adds what the dream showed the model and the evidence it cites
+// to out, and, when the dream went well, the index as the model left it.
+func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
+	out.Shown, out.Citations, out.Contradictions = s.set.Shown(), s.set.Citations(), contradictions(s.leads)
+	if err != nil {
+		return err
+	}
+	// The model may have changed the index: it is measured as it now is,
+	// not as the offline pass left it.
+	st, merr := offline.MeasureIndex(job.MemoryDir, s.layout)
+	if merr != nil {
+		return fmt.Errorf("measuring the index: %w", merr)
+	}
+	out.Index = indexBudget(st)
+	return nil
 }
 
 // contradictions are the drift leads as evidence: a path or name a memory
@@ -113,6 +140,123 @@ func contradictions(l offline.Leads) []dream.Contradiction {
 		out = append(out, dream.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
 	}
 	return out
+}
+
+// Estimate implements dream.Estimator: what Run would send, counted
+// before it runs (see dreamPlan), on job.MemoryDir as it is now.
+func (r *Agent) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, error) {
+	if r.Provider == nil {
+		return dream.Estimate{}, fmt.Errorf("runner: Agent has no provider")
+	}
+	s, err := r.setup(ctx, job, false)
+	if err != nil {
+		return dream.Estimate{}, err
+	}
+	defer s.set.Close()
+	turns := r.MaxTurns
+	if turns <= 0 {
+		turns = agent.DefaultMaxTurns
+	}
+	u, n, _ := s.plan.estimate(turns, r.Provider.Name() == providername.Anthropic)
+	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: len(s.plan.parts), Usage: u, Basis: s.plan.basis(turns)}, nil
+}
+
+// setup is what Run and Estimate share: the leads, the sandboxed tools,
+// the prompts, and the plan of what the dream will read. forRun says it
+// is Run's: the offline analysis uses (and refreshes) its cache in the
+// state dir, which Run's offline pass just filled, and a memory it cannot
+// analyse fails the dream. An estimate, which reads the user's memory dir
+// rather than the dream's staging, leaves the cache alone and counts a
+// memory whose leads it cannot find as one without leads.
+type setup struct {
+	set    *tools.Set
+	system string
+	plan   *dreamPlan
+	leads  offline.Leads
+	layout offline.Layout
+}
+
+func (r *Agent) setup(ctx context.Context, job dream.Job, forRun bool) (*setup, error) {
+	layout := offline.LayoutIn(r.Host, job.MemoryDir)
+	// The leads as the model gets them: after the offline pass, which
+	// dates what the transcripts and the audit history can date (an
+	// estimate, made before that pass, must not count those as leads).
+	tr, err := offline.LoadTranscripts(ctx, job.SessionsDir)
+	if err != nil {
+		return nil, fmt.Errorf("finding leads: %w", err)
+	}
+	var prov offline.Provenance = tr
+	if ap := newAuditProvenance(ctx, r.StateDir, job.MemoryDisplayDir); ap != nil {
+		prov = offline.Chain{tr, ap}
+	}
+	lo := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: layout, Now: r.now(), Provenance: prov}
+	if forRun && r.StateDir != "" && job.MemoryDisplayDir != "" {
+		lo.CacheFile = offline.CachePath(r.StateDir, job.MemoryDisplayDir) // the offline pass just analysed every file
+	}
+	leads, err := offline.FindLeadsWith(ctx, lo)
+	if err != nil && (forRun || ctx.Err() != nil) {
+		return nil, fmt.Errorf("finding leads: %w", err)
+	}
+	set, err := tools.NewSet(tools.Env{MemoryDir: job.MemoryDir, MemoryDisplayDir: job.MemoryDisplayDir, RepoDir: job.RepoDir, SessionsDir: job.SessionsDir})
+	if err != nil {
+		return nil, fmt.Errorf("opening the tool sandbox: %w", err)
+	}
+	system, err := prompt.System(prompt.SystemData{MemoryDir: job.MemoryDisplayDir, RepoDir: job.RepoDir, SessionsDir: job.SessionsDir})
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	taskText, err := prompt.Task(prompt.TaskData{Today: r.now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned})
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	var defs []llm.Tool
+	for _, t := range set.Tools() {
+		defs = append(defs, llm.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})
+	}
+	turns := r.MaxTurns
+	if turns <= 0 {
+		turns = agent.DefaultMaxTurns
+	}
+	plan, err := newPlan(ctx, job.MemoryDir, job.SessionsDir, job.SessionsReviewed, system, taskText, defs, leads, layout.Index, r.MaxRequestTokens, turns)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	return &setup{set: set, system: system, plan: plan, leads: leads, layout: layout}, nil
+}
+
+// config is one part's agent.Config.
+func (s *setup) config(r *Agent, job dream.Job, task string) agent.Config {
+	return agent.Config{
+		Provider:         r.Provider,
+		Model:            r.Model,
+		MaxOutputTokens:  r.MaxOutputTokens,
+		System:           s.system,
+		Task:             task,
+		Tools:            s.set.Tools(),
+		MaxTurns:         r.MaxTurns,
+		MaxTokens:        r.MaxTokens,
+		MaxRequestTokens: r.MaxRequestTokens,
+		OnEvent: func(e agent.Event) {
+			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
+		},
+	}
+}
+
+func (r *Agent) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Agent) maxTokens() int64 {
+	if r.MaxTokens > 0 {
+		return r.MaxTokens
+	}
+	return agent.DefaultMaxTokens
 }
 
 // ReplacesFiles implements dream.FileReplacer: the offline engine and the

@@ -6,8 +6,10 @@ import (
 	"fmt"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/historydream"
+	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -46,10 +48,31 @@ func (r *HistoryDream) Run(ctx context.Context, job dream.Job) (dream.Outcome, e
 		OnEvent: func(e agent.Event) {
 			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
 		},
+		Budget: job.Budget,
 	})
 	out := dream.Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched, Shown: res.Shown, Citations: res.Citations}
 	out.Summary = fmt.Sprintf("history dream: %d entr%s in %d batch(es), dream cursor %d -> %d", res.Consumed, plural(res.Consumed, "y", "ies"), res.Batches, res.StartCursor, res.Cursor)
 	return out, err
+}
+
+// Estimate implements dream.Estimator: the batches Run would send over
+// the history not yet consumed.
+func (r *HistoryDream) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, error) {
+	if r.Provider == nil {
+		return dream.Estimate{}, errors.New("runner: the nanobot history dream needs a model")
+	}
+	c := compact.DefaultCounter()
+	u, n, err := historydream.Estimate(ctx, historydream.Config{Workspace: job.MemoryDir, DisplayWorkspace: job.MemoryDisplayDir, SessionsDir: job.SessionsDir, BatchSize: r.BatchSize, Template: r.Template},
+		func(s string) int64 { return int64(c.Count(s)) }, r.Provider.Name() == providername.Anthropic)
+	if err != nil {
+		return dream.Estimate{}, err
+	}
+	batch := r.BatchSize
+	if batch <= 0 {
+		batch = historydream.BatchSize
+	}
+	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
+		Basis: fmt.Sprintf("%s: the unconsumed history in batches of %d, each with SOUL.md, USER.md and memory/MEMORY.md", c.Name(), batch)}, nil
 }
 
 func plural(n int, one, many string) string {

@@ -78,7 +78,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 		ws := nanobotWorkspace(t, 30, 0)
 		state := t.TempDir()
 		p := &blockingProvider{started: make(chan struct{})}
-		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p}})
+		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p, Model: "claude-haiku-4-5"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 	t.Run("completed no-op and compaction", func(t *testing.T) {
 		ws := nanobotWorkspace(t, 1100, 1080)
 		p := &textProvider{}
-		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: t.TempDir(), Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p}})
+		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: t.TempDir(), Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p, Model: "claude-haiku-4-5"}})
 		if err != nil {
 			t.Fatal(err)
 		}

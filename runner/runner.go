@@ -30,6 +30,6 @@ func For(p llm.Provider, model string, s dream.Settings) dream.Runner {
 	case s.Host == dream.HostNanobot:
 		return &HistoryDream{Provider: p, Model: model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}
 	default:
-		return &Agent{Provider: p, Model: model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Host: s.Host, StateDir: s.StateDir}
+		return &Agent{Provider: p, Model: model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Host: s.Host, StateDir: s.StateDir, MaxRequestTokens: s.MaxRequestTokens}
 	}
 }

@@ -143,9 +143,14 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			e := daemon.ProjectEntry{MemoryDir: absPath(mem), SessionsDir: absPath(sessions), Path: absPath(repo), Host: s.Host}
 			ds.Projects = append(ds.Projects, e)
 		}
-		choice, err := provider.Choose(s, a.getenv)
+		choice, err := a.chooseProvider()
 		if err != nil {
 			return daemon.Config{}, usagef("%v", err)
+		}
+		if choice.Name == provider.Offline {
+			for _, u := range choice.Unused {
+				log.Info("a model key is set but not spent", "key", u.Var, "enable", u.Enable)
+			}
 		}
 		return daemon.Config{
 			Settings: ds,
@@ -329,7 +334,7 @@ func (a *app) daemonInstall(df daemonFlags) error {
 		fmt.Fprintf(a.stdout, "  %s\n", c)
 	}
 	if kind == daemon.KindSystemd {
-		fmt.Fprintln(a.stdout, "provider keys (ANTHROPIC_API_KEY=...) go in ~/.config/dream/daemon.env, one per line")
+		fmt.Fprintln(a.stdout, "provider keys (ANTHROPIC_API_KEY=...) go in ~/.config/dream/daemon.env, one per line, with the provider that spends them (DREAM_PROVIDER=anthropic): a service's environment is not consent")
 	}
 	return nil
 }

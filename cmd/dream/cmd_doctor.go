@@ -14,7 +14,6 @@ import (
 	"github.com/dreamkit/dream/internal/hookinstall"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/provider"
 )
 
 // check is one line of `dream doctor`.
@@ -181,26 +180,9 @@ func (a *app) doctor(ctx context.Context) []check {
 		add("hook", statusOK, hostName+" has no command hooks: run dream from cron or the daemon", "")
 	}
 
-	// Provider and key, never the key's value.
-	choice, err := provider.Choose(s, a.getenv)
-	keys := []string{}
-	for _, k := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
-		if a.getenv(k) != "" {
-			keys = append(keys, k+" set")
-		}
-	}
-	keyText := "no model key set"
-	if len(keys) > 0 {
-		keyText = strings.Join(keys, ", ")
-	}
-	switch {
-	case err != nil:
-		add("provider", statusFail, err.Error()+" ("+keyText+")", "export ANTHROPIC_API_KEY=... or OPENAI_API_KEY=..., or --provider offline")
-	case choice.Name == provider.Offline:
-		add("provider", statusWarn, "offline engine ("+choice.Why+"): mechanical fixes only, zero tokens", "export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...) for model dreams")
-	default:
-		add("provider", statusOK, fmt.Sprintf("%s, model %s (%s; the value is never shown)", choice.Name, choice.Model, choice.Why), "")
-	}
+	// Provider and key, never the key's value; and whether the
+	// background dreams (hook, daemon, MCP) may spend it.
+	a.doctorProvider(add)
 
 	// Lock.
 	if memOK {

@@ -94,7 +94,7 @@ func cmdEval(a *app, args []string) error {
 	})}
 	if choice.Provider != nil {
 		engine.Model = dreamWith(func(clock func() time.Time, sc eval.Scenario) dream.Runner {
-			return &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host, SkipOffline: true}
+			return &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, MaxRequestTokens: s.MaxRequestTokens, Now: clock, Host: sc.Host, SkipOffline: true}
 		})
 	}
 	scores, err := eval.Run(a.ctx, scenarios, engine)

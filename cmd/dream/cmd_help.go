@@ -77,7 +77,7 @@ var examples = map[string][]string{
 	"compact": {"dream compact cli:direct --host nanobot"},
 	"demo":    {"dream demo", "dream demo --keep"},
 	"hook":    {"echo '{\"session_id\":\"abc\",\"cwd\":\"/src/app\"}' | dream hook --host claude"},
-	"init":    {"dream init claude", "dream init claude --project --dry-run", "dream init codex --remove"},
+	"init":    {"dream init claude", "dream init claude --model-dreams", "dream init claude --project --dry-run", "dream init codex --remove"},
 	"doctor":  {"dream doctor --host claude"},
 	"daemon":  {"dream daemon --listen 127.0.0.1:9464", "dream daemon add ~/src/app --host claude", "dream daemon install --dry-run"},
 	"mcp":     {"dream mcp --host claude"},

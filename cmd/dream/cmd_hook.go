@@ -165,6 +165,9 @@ func spawnDetached(args []string, log io.Writer) (int, error) {
 		return 0, err
 	}
 	cmd := exec.Command(exe, args...)
+	// The dream runs with the agent's environment: its keys were set for
+	// the agent, not given to dream (provider.Options.Inherited).
+	cmd.Env = append(os.Environ(), startedByEnv+"=hook")
 	cmd.Stdin = nil
 	if f, ok := log.(*os.File); ok {
 		cmd.Stdout, cmd.Stderr = f, f

@@ -19,6 +19,7 @@ import (
 type initOptions struct {
 	user, project, local bool
 	remove, dryRun       bool
+	modelDreams          bool
 }
 
 // cmdInit installs (or removes) dream's hook in an agent's settings.
@@ -30,6 +31,7 @@ func cmdInit(a *app, args []string) error {
 		fs.BoolVar(&o.local, "local", false, "claude: the project's .claude/settings.local.json (not committed)")
 		fs.BoolVar(&o.remove, "remove", false, "take dream's hook out again, restoring the file byte for byte when it was not edited since")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "print the change as a diff and write nothing")
+		fs.BoolVar(&o.modelDreams, "model-dreams", false, "let the hook's dreams spend the agent's model key: records the provider in dream's config.toml and shows what a dream costs")
 	})
 	if err != nil {
 		return err
@@ -38,9 +40,15 @@ func cmdInit(a *app, args []string) error {
 		return usagef("init needs one agent: claude, codex, gemini, nanobot or codebot")
 	}
 	agent := pos[0]
+	if o.modelDreams && (o.remove || o.dryRun) {
+		return usagef("--model-dreams records your consent: not with --remove or --dry-run (to withdraw it, take provider out of %s)", a.userConfigPath())
+	}
 	switch agent {
 	case "nanobot", "codebot":
-		return a.initInstructions(agent)
+		if err := a.initInstructions(agent); err != nil || !o.modelDreams {
+			return err
+		}
+		return a.initModelDreams(agent)
 	}
 	t, err := a.hookTarget(agent, o)
 	if err != nil {
@@ -68,6 +76,13 @@ func cmdInit(a *app, args []string) error {
 		v := initView(agent, t, res, o, a.initNotes(agent))
 		if tv := codexTrustView(trust); tv != nil {
 			v["trust"] = tv
+		}
+		if o.modelDreams {
+			md, err := a.recordModelDreams(agent)
+			if err != nil {
+				return err
+			}
+			v["model_dreams"] = md
 		}
 		a.printJSON(v)
 		return nil
@@ -109,6 +124,9 @@ func cmdInit(a *app, args []string) error {
 		for _, n := range a.initNotes(agent) {
 			fmt.Fprintf(w, "note: %s\n", n)
 		}
+	}
+	if o.modelDreams {
+		return a.initModelDreams(agent)
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/mcpserver"
-	"github.com/dreamkit/dream/provider"
 )
 
 // cmdMCP serves the dream tools over stdio. Stdout is the protocol, so
@@ -23,10 +22,6 @@ func cmdMCP(a *app, args []string) error {
 		return err
 	}
 	s := a.loaded.Settings
-	choice, err := provider.Choose(s, a.getenv)
-	if err != nil {
-		return usagef("%v", err)
-	}
 	// No runner here: the server fits each dream to its host through
 	// dream.ConfigForProject (mcpserver.Options.Host, Backend).
 	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true}
@@ -52,9 +47,19 @@ func cmdMCP(a *app, args []string) error {
 			hostName = dream.HostNanobot
 		}
 	}
+	// An MCP server is started by the agent, with the agent's
+	// environment: its keys are not dream's to spend without consent.
+	choice, err := a.chooseProvider()
+	if err != nil {
+		return usagef("%v", err)
+	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base.Logf = func(format string, args ...any) { log.Warn("dream", "message", fmt.Sprintf(format, args...)) }
-	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Home: a.home(), Env: a.env, Version: version, Logger: log})
+	note := choice.Name + " " + choice.Model + " (" + choice.Why + ")"
+	for _, u := range choice.Unused {
+		note += "; " + u.Var + " is set but not spent: to give it to dream, " + u.Enable
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Provider: note, Home: a.home(), Env: a.env, Version: version, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func (a *app) dreamerWithProvider() (*dream.Dreamer, *progressView, error) {
 // dreamerWithNotice is dreamerWithProvider with a notice the caller may
 // fill before the run, said as the dream starts.
 func (a *app) dreamerWithNotice() (*dream.Dreamer, *progressView, *startNotice, error) {
-	choice, err := provider.Choose(a.loaded.Settings, a.getenv)
+	choice, err := a.chooseProvider()
 	if err != nil {
 		return nil, nil, nil, usagef("%v", err)
 	}
@@ -102,6 +102,9 @@ func (a *app) dreamerWithNotice() (*dream.Dreamer, *progressView, *startNotice, 
 	}
 	if choice.Name == provider.Offline && !a.jsonOut {
 		a.note("dream: using the offline engine (%s): zero tokens, mechanical fixes only", choice.Why)
+		for _, u := range choice.Unused {
+			a.note("dream: %s is set but not spent; to give it to dream: %s", u.Var, u.Enable)
+		}
 	}
 	return d, view, first, nil
 }

@@ -21,11 +21,16 @@ func cmdStats(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	sp, err := a.spendStats(since)
+	if err != nil {
+		return err
+	}
 	if a.jsonOut {
-		a.printJSON(st)
+		a.printJSON(statsView{st, sp})
 		return nil
 	}
 	fmt.Fprintln(a.stdout, st.String())
+	printSpendStats(a.stdout, sp)
 	return nil
 }
 

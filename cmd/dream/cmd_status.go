@@ -8,7 +8,6 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/offline"
-	"github.com/dreamkit/dream/provider"
 )
 
 func cmdStatus(a *app, args []string) error {
@@ -16,7 +15,8 @@ func cmdStatus(a *app, args []string) error {
 		return err
 	}
 	defer relaxGC()()
-	d, err := a.dreamer(nil, provider.Choice{}, nil)
+	consent := a.consent()
+	d, err := a.dreamer(nil, a.estimateBackend(), nil)
 	if err != nil {
 		if l := a.layout; l != nil && len(l.Elsewhere) > 0 {
 			// The dir dream follows may not exist because the agent uses
@@ -38,8 +38,12 @@ func cmdStatus(a *app, args []string) error {
 	if err != nil {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("measuring the index: %v", err))
 	}
+	cost, err := d.Estimate(a.ctx)
+	if err != nil {
+		cost.Refusal = err.Error()
+	}
 	if a.jsonOut {
-		a.printJSON(statusWithLayout{s, a.layout, ix})
+		a.printJSON(statusWithCost{statusWithLayout{s, a.layout, ix}, consent, cost})
 		return nil
 	}
 	w := a.stdout
@@ -70,6 +74,8 @@ func cmdStatus(a *app, args []string) error {
 	}
 	printLayout(w, a.layout)
 	printIndex(w, ix)
+	printConsent(w, consent)
+	printCost(w, cost, a.loaded.Settings)
 	printDistributed(w, s)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)

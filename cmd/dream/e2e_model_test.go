@@ -25,9 +25,10 @@ var protocols = []struct {
 	{"openai-stream", "openai", true},
 }
 
-// modelEnv points the binary at the fake server.
+// modelEnv points the binary at the fake server, with the provider's
+// default model (a priced one: an unpriced model is refused).
 func modelEnv(provider, url string, stream bool) []string {
-	env := []string{"DREAM_PROVIDER=" + provider, "DREAM_MODEL=fake-model"}
+	env := []string{"DREAM_PROVIDER=" + provider}
 	if provider == "anthropic" {
 		env = append(env, "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL="+url)
 	} else {

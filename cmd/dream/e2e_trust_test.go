@@ -179,7 +179,8 @@ func TestTrustedProjectConfig(t *testing.T) {
 	// A trusted project that moves the provider only (a proxy the team runs).
 	proxy := llmtest.NewServer(llmtest.Turn{Text: "Nothing to change."})
 	defer proxy.Close()
-	aw.write(aw.repo, ".dream.toml", fmt.Sprintf("base_url = %q\nmodel = \"team-model\"\n", proxy.URL))
+	// A model dream needs its model's price: the trusted file gives it.
+	aw.write(aw.repo, ".dream.toml", fmt.Sprintf("base_url = %q\nmodel = \"team-model\"\n\n[prices.\"team-model\"]\ninput = 1\noutput = 2\n", proxy.URL))
 	user := llmtest.NewServer(llmtest.Turn{Text: "Nothing to change."})
 	defer user.Close()
 

@@ -158,12 +158,18 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	fmt.Fprintf(w, "dream %s: %s in %.1fs · %d turn(s) · %d tool call(s) · tokens in %s out %s cache read %s created %s\n",
 		r.TaskID, r.Status, float64(r.DurationMS)/1000, r.Turns, r.ToolCalls,
 		humanCount(u.InputTokens), humanCount(u.OutputTokens), humanCount(u.CacheReadInputTokens), humanCount(u.CacheCreationInputTokens))
+	if r.Estimate != nil || r.Cost != nil {
+		printSpend(w, r)
+	}
 	overBudget := r.Index != nil && r.Index.OverBudget
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", oneMessage(r.Error))
 		if r.Status != dream.StatusCompleted {
 			fmt.Fprintln(w, "the memory is unchanged and the lock was rolled back")
 		}
+	}
+	if r.ParkReason != "" && strings.HasPrefix(r.ParkReason, dream.ParkIncomplete) {
+		fmt.Fprintf(w, "%s\n", oneMessage(r.ParkReason))
 	}
 	switch {
 	case r.Status == dream.StatusStaged:

@@ -15,6 +15,10 @@ const (
 	DefaultMaxTurns        = settings.DefaultMaxTurns
 	DefaultMaxTokens       = settings.DefaultMaxTokens
 	DefaultMaxRefusedTurns = 5
+	// DefaultMaxOutputTokens is the output cap the providers send for a
+	// request that sets none (llm/anthropic and llm/openai): a budget that
+	// leaves less than this lowers the request's cap.
+	DefaultMaxOutputTokens = 8192
 	// DefaultToolTimeout bounds one tool call. The tools stream and cap
 	// their output, so a healthy call takes milliseconds to seconds even
 	// on a multi-gigabyte transcript; one still running after this is
@@ -30,6 +34,8 @@ const (
 	StopLoop     = "loop"       // too many consecutive turns of refused calls
 	StopCanceled = "canceled"   // ctx was cancelled or timed out
 	StopError    = "error"      // the provider failed
+	StopCeiling  = "ceiling"    // Config.Budget refused the next request
+	StopContext  = "context"    // the next request would exceed Config.MaxRequestTokens
 )
 
 // Errors returned (wrapped) by Run when a budget ends the dream. The Result
@@ -38,6 +44,8 @@ var (
 	ErrMaxTurns = errors.New("agent: turn limit reached before the model finished")
 	ErrBudget   = errors.New("agent: token budget exhausted")
 	ErrLooping  = errors.New("agent: model is looping on refused tool calls")
+	// ErrContextFull: the conversation grew past Config.MaxRequestTokens.
+	ErrContextFull = errors.New("agent: the next request would exceed the per-request input cap")
 )
 
 // Config is one run of the loop.
@@ -59,6 +67,19 @@ type Config struct {
 	// MaxTokens caps the sum of Usage.Total over all responses;
 	// DefaultMaxTokens when zero.
 	MaxTokens int64
+	// MaxRequestTokens caps the input of one request (estimated before it
+	// is sent, conservatively); the run stops with ErrContextFull rather
+	// than send a larger one. 0 is no cap.
+	MaxRequestTokens int64
+	// Budget, when set, is asked before each request with the usage so
+	// far and the request's input, estimated conservatively: the previous
+	// request, which it re-sends, as CacheReadInputTokens when the
+	// provider has been reading it from its cache, and the rest as
+	// InputTokens. It returns the most output tokens the request may ask
+	// for (the request's cap is lowered to it when that is less than the
+	// usual one), or an error that stops the run before the request is
+	// sent (StopCeiling): the spending ceilings of package spend.
+	Budget func(used, next llm.Usage) (maxOutput int, err error)
 	// MaxRefusedTurns is how many consecutive turns in which every tool call
 	// was refused end the run with ErrLooping; DefaultMaxRefusedTurns when
 	// zero.
@@ -96,7 +117,7 @@ func (cfg Config) validate() (Config, error) {
 	if cfg.Task == "" {
 		return cfg, errors.New("agent: empty task")
 	}
-	if cfg.MaxTurns < 0 || cfg.MaxTokens < 0 || cfg.MaxRefusedTurns < 0 || cfg.MaxOutputTokens < 0 || cfg.ToolTimeout < 0 {
+	if cfg.MaxTurns < 0 || cfg.MaxTokens < 0 || cfg.MaxRefusedTurns < 0 || cfg.MaxOutputTokens < 0 || cfg.ToolTimeout < 0 || cfg.MaxRequestTokens < 0 {
 		return cfg, fmt.Errorf("agent: negative limit (turns %d, tokens %d, refused turns %d, output tokens %d)",
 			cfg.MaxTurns, cfg.MaxTokens, cfg.MaxRefusedTurns, cfg.MaxOutputTokens)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -51,6 +52,9 @@ func (r *runner) loop(ctx context.Context) error {
 	// lastInput is the input side of the previous request. The next request
 	// re-sends all of it, so it is a lower bound of what the next one costs.
 	var lastInput int64
+	// cached says the last answer showed the provider's prompt cache at
+	// work (see Config.Budget).
+	cached := false
 	// sentMsgs is how many messages the previous request carried: what
 	// was added since is what the next one costs on top of lastInput.
 	sentMsgs := 0
@@ -79,6 +83,29 @@ func (r *runner) loop(ctx context.Context) error {
 			return fmt.Errorf("agent: %d tokens used, next request needs about %d more, budget %d: %w",
 				used, next, r.cfg.MaxTokens, ErrBudget)
 		}
+		if c := r.cfg.MaxRequestTokens; c > 0 && next > c {
+			r.res.Stop = StopContext
+			return fmt.Errorf("agent: request %d would carry about %d input tokens, over the cap of %d: %w", turn, next, c, ErrContextFull)
+		}
+		maxOut, capped := r.cfg.MaxOutputTokens, false
+		if r.cfg.Budget != nil {
+			in := llm.Usage{InputTokens: next}
+			if cached && sentMsgs > 0 {
+				in = llm.Usage{CacheReadInputTokens: lastInput, InputTokens: max(next-lastInput, 0)}
+			}
+			allowed, err := r.cfg.Budget(r.res.Usage, in)
+			if err != nil {
+				r.res.Stop = StopCeiling
+				return fmt.Errorf("agent: before request %d: %w", turn, err)
+			}
+			usual := maxOut
+			if usual == 0 {
+				usual = DefaultMaxOutputTokens
+			}
+			if allowed < usual {
+				maxOut, capped = allowed, true
+			}
+		}
 		sentMsgs = len(msgs)
 
 		req := &llm.Request{
@@ -88,7 +115,7 @@ func (r *runner) loop(ctx context.Context) error {
 			// Capacity capped so a provider that appends to the slice can
 			// never overwrite the loop's next message.
 			Messages:  msgs[:len(msgs):len(msgs)],
-			MaxTokens: r.cfg.MaxOutputTokens,
+			MaxTokens: maxOut,
 		}
 		resp, err := r.cfg.Provider.Complete(ctx, req)
 		r.res.Turns = turn
@@ -107,12 +134,21 @@ func (r *runner) loop(ctx context.Context) error {
 
 		r.res.Usage.Add(resp.Usage)
 		lastInput = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
+		// A provider that reads or writes its prompt cache will read the
+		// next request's re-sent prefix from it.
+		cached = resp.Usage.CacheReadInputTokens+resp.Usage.CacheCreationInputTokens > 0
 		if text := resp.Text(); text != "" {
 			r.res.Summary = text
 		}
 		r.emit(Event{Kind: EventTurn, Turn: turn, Text: turnSummary(resp)})
 		r.emit(Event{Kind: EventUsage, Turn: turn, Usage: r.res.Usage})
 
+		if capped && resp.StopReason == llm.StopMaxTokens {
+			// The answer was cut at what the ceiling left: what it says
+			// is unfinished, and acting on it would be acting on half.
+			r.res.Stop = StopCeiling
+			return fmt.Errorf("agent: request %d was cut at the %d output tokens the spending ceiling left: %w", turn, maxOut, spend.ErrOverBudget)
+		}
 		calls := resp.ToolCalls()
 		if len(calls) == 0 {
 			// A finished dream is kept even if its last answer crossed the

@@ -180,7 +180,7 @@ func New(opts Options) (*Daemon, error) {
 	d := &Daemon{
 		opts:      opts,
 		log:       log,
-		m:         newMetrics(),
+		m:         newMetrics(cfg.StateDir),
 		cfg:       cfg,
 		targets:   map[string]*target{},
 		watched:   map[string]string{},

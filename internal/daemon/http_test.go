@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/spend"
+	"github.com/dreamkit/dream/llm"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -217,5 +221,54 @@ func TestLockContentionCounted(t *testing.T) {
 	}
 	if count, _, _ := rec.snapshot(); len(count) != 0 {
 		t.Errorf("a dream ran under another process's lock: %v", count)
+	}
+}
+
+// TestSpendMetrics: /metrics exports what model dreams cost, by host and
+// model, beside their estimates, and the spend ledger's day and month,
+// which every process of the state dir writes.
+func TestSpendMetrics(t *testing.T) {
+	state := t.TempDir()
+	m := newMetrics(state)
+	h, err := spend.Open(state).Reserve(spend.Request{ID: "d1", Model: "claude-sonnet-4-6", Estimate: spend.Amount{Tokens: 1000, USD: 0.5},
+		Price: spend.DefaultPrices["claude-sonnet-4-6"], Limits: spend.Limits{Day: spend.Amount{USD: 10}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cost, err := h.Settle(llm.Usage{OutputTokens: 20_000}, "completed") // $0.30
+	if err != nil {
+		t.Fatal(err)
+	}
+	est := &dream.Estimate{Model: "claude-sonnet-4-6", Amount: spend.Amount{USD: 0.5}}
+	m.observe("claude", dream.MaybeResult{Gate: dream.GateReady, Report: &dream.Report{Status: dream.StatusCompleted, Estimate: est, Cost: &cost}})
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	fams := parseMetrics(t, rec.Body)
+	value := func(name string, labels map[string]string) float64 {
+		for _, mt := range fams[name].GetMetric() {
+			ok := true
+			for _, l := range mt.GetLabel() {
+				if v, want := l.GetValue(), labels[l.GetName()]; want != "" && v != want {
+					ok = false
+				}
+			}
+			if ok {
+				if c := mt.GetCounter(); c != nil {
+					return c.GetValue()
+				}
+				return mt.GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no %s%v in /metrics", name, labels)
+		return 0
+	}
+	if v := value("dream_cost_dollars_total", map[string]string{"host": "claude", "model": "claude-sonnet-4-6"}); math.Abs(v-0.3) > 1e-9 {
+		t.Errorf("cost_dollars_total = %v, want 0.30", v)
+	}
+	if v := value("dream_estimated_cost_dollars_total", map[string]string{"host": "claude"}); v != 0.5 {
+		t.Errorf("estimated_cost_dollars_total = %v, want 0.50", v)
+	}
+	if v := value("dream_spend_dollars", map[string]string{"period": "day"}); math.Abs(v-0.3) > 1e-9 {
+		t.Errorf("spend_dollars{period=day} = %v, want the ledger's 0.30", v)
 	}
 }

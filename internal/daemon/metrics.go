@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"math"
 	"sync"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -16,6 +18,7 @@ type metrics struct {
 
 	fired, completed, failed, killed, staged *prometheus.CounterVec
 	tokens                                   *prometheus.CounterVec
+	cost, estimated                          *prometheus.CounterVec
 	duration                                 *prometheus.HistogramVec
 	gateClosed                               *prometheus.CounterVec
 	syncs, syncCommits                       *prometheus.CounterVec
@@ -38,7 +41,9 @@ const (
 	tokCacheCreation = "cache_creation"
 )
 
-func newMetrics() *metrics {
+// newMetrics registers the series; stateDir's spend ledger, which every
+// process dreaming from it writes, backs the spend gauges.
+func newMetrics(stateDir string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		c := prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "dream", Name: name, Help: help}, labels)
@@ -51,6 +56,24 @@ func newMetrics() *metrics {
 	m.killed = counter("dreams_killed_total", "Dreams killed by request or by the daemon's shutdown (rolled back).", "host")
 	m.staged = counter("dreams_staged_total", "Dreams whose changes were staged for review instead of landing.", "host")
 	m.tokens = counter("tokens_total", "Tokens spent by dreams, by kind (input, output, cache_read, cache_creation).", "kind")
+	m.cost = counter("cost_dollars_total", "Dollars the daemon's model dreams spent, at their model's price, by host and model.", "host", "model")
+	m.estimated = counter("estimated_cost_dollars_total", "Dollars the daemon's model dreams were estimated to spend before they started, by host and model.", "host", "model")
+	led := spend.Open(stateDir)
+	for _, period := range []string{"day", "month"} {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "dream", Name: "spend_dollars",
+			Help:        "Dollars spent (and reserved by running dreams) in the current calendar day or month, by every process of this state dir (the spend ledger).",
+			ConstLabels: prometheus.Labels{"period": period}},
+			func() float64 {
+				t, err := led.Totals()
+				if err != nil {
+					return math.NaN()
+				}
+				if period == "day" {
+					return t.Day.USD
+				}
+				return t.Month.USD
+			}))
+	}
 	m.gateClosed = counter("gate_closed_total", "Funnel walks that stopped at a closed gate, by gate.", "gate")
 	m.syncs = counter("sync_total", "Interval syncs with sync_remote, by result (ok, error, skipped_dreaming).", "result")
 	m.syncCommits = counter("sync_commits_total", "Commits the interval syncs moved, by direction (pulled, pushed).", "direction")
@@ -116,4 +139,10 @@ func (m *metrics) observe(hostLabel string, res dream.MaybeResult) {
 	m.tokens.WithLabelValues(tokCacheRead).Add(float64(u.CacheReadInputTokens))
 	m.tokens.WithLabelValues(tokCacheCreation).Add(float64(u.CacheCreationInputTokens))
 	m.duration.WithLabelValues(hostLabel).Observe(float64(rep.DurationMS) / 1000)
+	if e := rep.Estimate; e != nil {
+		m.estimated.WithLabelValues(hostLabel, e.Model).Add(e.USD)
+		if rep.Cost != nil {
+			m.cost.WithLabelValues(hostLabel, e.Model).Add(rep.Cost.USD)
+		}
+	}
 }

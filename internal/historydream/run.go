@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/history"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
@@ -39,6 +41,9 @@ type Config struct {
 	Template string
 	// OnEvent receives the agent's events; may be nil.
 	OnEvent func(agent.Event)
+	// Budget is asked before each request with the run's usage so far
+	// (agent.Config.Budget); may be nil.
+	Budget func(used, next llm.Usage) (int, error)
 }
 
 // Result is what a run did, filled in also when it fails.
@@ -126,7 +131,17 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if turnsLeft <= 0 || tokensLeft <= 0 {
 			return res, fmt.Errorf("%w: the run's budget ran out with %d entries still unconsumed after cursor %d", agent.ErrBudget, len(batch.Entries), cursor)
 		}
+		var budget func(llm.Usage, llm.Usage) (int, error)
+		if cfg.Budget != nil {
+			prior := res.Usage
+			budget = func(used, next llm.Usage) (int, error) {
+				all := prior
+				all.Add(used)
+				return cfg.Budget(all, next)
+			}
+		}
 		ar, err := agent.Run(ctx, agent.Config{
+			Budget:          budget,
 			Provider:        cfg.Provider,
 			Model:           cfg.Model,
 			MaxOutputTokens: cfg.MaxOutputTokens,
@@ -177,4 +192,69 @@ func appendUnique(dst []string, add ...string) []string {
 		}
 	}
 	return dst
+}
+
+// Per batch, besides its prompt: the three files nanobot's Dream reads
+// (SOUL.md, USER.md, memory/MEMORY.md) in one turn, two edits in another,
+// then the summary.
+const (
+	callTokens    = 40
+	editTokens    = 300
+	summaryTokens = 80
+)
+
+// Estimate plays the batches Run would send over the unconsumed history
+// (spend.Simulate), counting text with count; writes says the provider
+// writes new input to its prompt cache (Anthropic). It returns the usage
+// and the number of requests.
+func Estimate(ctx context.Context, cfg Config, count func(string) int64, writes bool) (llm.Usage, int, error) {
+	var u llm.Usage
+	batchSize := cfg.BatchSize
+	if batchSize <= 0 {
+		batchSize = BatchSize
+	}
+	template := cfg.Template
+	if template == "" {
+		template = DefaultTemplate()
+	}
+	if cfg.DisplayWorkspace == "" {
+		cfg.DisplayWorkspace = cfg.Workspace
+	}
+	memDir := filepath.Join(cfg.Workspace, "memory")
+	log := history.Open(memDir, history.Options{ReadOnly: true})
+	cursor, err := log.DreamCursor()
+	if err != nil {
+		return u, 0, err
+	}
+	set, err := openTools(tools.Env{MemoryDir: cfg.Workspace, MemoryDisplayDir: cfg.DisplayWorkspace, RepoDir: cfg.Workspace, SessionsDir: cfg.SessionsDir})
+	if err != nil {
+		return u, 0, fmt.Errorf("historydream: opening the tool sandbox: %w", err)
+	}
+	defer set.Close()
+	var fixed int64
+	for _, t := range set.Tools() {
+		fixed += count(t.Name()+t.Description()) + count(string(t.Schema()))
+	}
+	var files int64
+	for _, rel := range []string{"SOUL.md", "USER.md", "memory/MEMORY.md"} {
+		if b, err := os.ReadFile(filepath.Join(cfg.Workspace, rel)); err == nil {
+			files += count(string(b)) + int64(strings.Count(string(b), "\n"))*2
+		}
+	}
+	requests := 0
+	for {
+		batch, err := log.After(ctx, cursor, history.Query{Limit: batchSize})
+		if err != nil {
+			return u, requests, err
+		}
+		if len(batch.Entries) == 0 {
+			return u, requests, nil
+		}
+		first := fixed + count(BuildPrompt(template, cfg.Workspace, batch.Entries)) + 150 // the system prompt
+		turns := []spend.Turn{{Output: 3 * callTokens, Results: files}, {Output: 2 * (callTokens + editTokens), Results: 50}}
+		bu, n, _ := spend.Simulate(first, fixed, turns, summaryTokens, writes)
+		u.Add(bu)
+		requests += n
+		cursor = batch.Entries[len(batch.Entries)-1].Cursor
+	}
 }

@@ -41,6 +41,9 @@ type Options struct {
 	Backend dream.Backend
 	Home    string
 	Env     func(string) (string, bool)
+	// Provider says who dreams and why (and, when a key is set but not
+	// given to dream, how to give it), for dream_status.
+	Provider string
 	// Version is reported to clients.
 	Version string
 	// Logger receives the SDK's diagnostics; nil discards them.

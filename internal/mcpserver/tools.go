@@ -72,6 +72,10 @@ type StatusOutput struct {
 	Gates                []Gate   `json:"gates"`
 	Next                 string   `json:"next"`
 	Recovered            []string `json:"recovered,omitempty"`
+	// Provider says who dreams and why; Cost what a dream would cost now
+	// and what the spending ceilings leave.
+	Provider string             `json:"provider,omitempty"`
+	Cost     *dream.CostOutlook `json:"cost,omitempty"`
 }
 
 type Usage struct {
@@ -234,12 +238,22 @@ func (s *Server) status(ctx context.Context, _ *mcp.CallToolRequest, in StatusIn
 	for _, g := range st.Gates {
 		out.Gates = append(out.Gates, Gate(g))
 	}
+	out.Provider = s.opts.Provider
+	if c, err := d.Estimate(ctx); err == nil {
+		out.Cost = &c
+	}
 	msg := "every gate is open: a dream would start now"
 	for _, g := range st.Gates {
 		if !g.Open {
 			msg = fmt.Sprintf("the %s gate is closed: %s", g.Name, g.Detail)
 			break
 		}
+	}
+	if out.Cost != nil && out.Cost.Estimate != nil {
+		msg += "; a dream would cost " + out.Cost.Estimate.String()
+	}
+	if out.Cost != nil && out.Cost.Refusal != "" {
+		msg += "; " + out.Cost.Refusal
 	}
 	return text("%s (%s)", msg, mem), out, nil
 }

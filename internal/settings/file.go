@@ -139,6 +139,8 @@ func rawFromTOML(v any) raw {
 			items = append(items, s)
 		}
 		return raw{list: items, isList: true}
+	case map[string]any:
+		return raw{text: fmt.Sprint(v), bad: true, table: x}
 	default:
 		// Tables and dates: no key takes them. The text shows what was
 		// written; marking it bad makes every parser refuse it.

@@ -36,6 +36,9 @@ type raw struct {
 	// bad marks a TOML value of a shape no key takes (a table, a date, a
 	// list of numbers): every key refuses it with its own rule.
 	bad bool
+	// table is a TOML table as decoded, for the one key that takes one
+	// (prices); it is also bad, for every other key.
+	table map[string]any
 	// note says why a value was marked bad before any parser saw it, for
 	// the warning.
 	note string
@@ -62,7 +65,7 @@ type spec struct {
 }
 
 // specs is the ordered key table. Order is the order of `dream config`.
-var specs = []spec{
+var specs = append([]spec{
 	boolKey("enabled", "true", "run automatic dreams at all", func(s *Settings) *bool { return &s.Enabled }),
 	floatKey("min_hours", "24", "hours since the last consolidation before a dream may start", func(s *Settings) *float64 { return &s.MinHours }),
 	intKey("min_sessions", "5", "other sessions touched since the last consolidation before a dream may start", func(s *Settings) *int { return &s.MinSessions }),
@@ -94,7 +97,7 @@ var specs = []spec{
 	stringKey("sync_branch", "", "this memory's branch on sync_remote; empty derives it from the memory dir's path under $HOME", false, func(s *Settings) *string { return &s.SyncBranch }),
 	boolKey("codex_exec_sessions", "false", "count `codex exec` runs as sessions (Codex's own memory pipeline does not)", func(s *Settings) *bool { return &s.CodexExecSessions }),
 	codexOwnerKey(),
-}
+}, ceilingSpecs()...)
 
 // Keys returns every setting in display order.
 func Keys() []Key {

@@ -351,7 +351,8 @@ func TestKeys(t *testing.T) {
 		seen[k.Name] = true
 	}
 	want := []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "pinned", "max_loss", "max_untraced_deletions", "review",
-		"lock", "etcd_endpoints", "etcd_ca_cert", "etcd_cert", "etcd_key", "etcd_username", "etcd_password", "lock_prefix", "lock_ttl", "sync_remote", "sync_branch", "codex_exec_sessions", "codex_memory_owner"}
+		"lock", "etcd_endpoints", "etcd_ca_cert", "etcd_cert", "etcd_key", "etcd_username", "etcd_password", "lock_prefix", "lock_ttl", "sync_remote", "sync_branch", "codex_exec_sessions", "codex_memory_owner",
+		"max_cost_per_dream", "max_cost_per_day", "max_cost_per_month", "max_tokens_per_day", "max_tokens_per_month", "max_request_tokens", "prices"}
 	for _, k := range want {
 		if !seen[k] {
 			t.Errorf("missing key %s", k)

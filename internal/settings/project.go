@@ -35,8 +35,17 @@ var projectRules = map[string]tightens{
 // ProjectSafe reports whether an untrusted project file may set key at all;
 // even then only a value that tightens the one in force applies.
 func ProjectSafe(key string) bool {
-	_, ok := projectRules[key]
+	_, ok := projectRule(key)
 	return ok
+}
+
+// projectRule is key's rule in projectRules or ceilingRules.
+func projectRule(key string) (tightens, bool) {
+	if rule, ok := projectRules[key]; ok {
+		return rule, ok
+	}
+	rule, ok := ceilingRules[key]
+	return rule, ok
 }
 
 // setUntrusted applies one value from an untrusted project file: a key
@@ -45,7 +54,7 @@ func ProjectSafe(key string) bool {
 // to the default, as trusted layers do, could itself loosen the user's
 // setting). Each refusal is one warning line and an entry in Refused.
 func (l *Loaded) setUntrusted(s spec, r raw, path, source, home string) {
-	rule, safe := projectRules[s.Name]
+	rule, safe := projectRule(s.Name)
 	if !safe {
 		l.refuse(s.Name, refusedWarning(s.Name, path))
 		return

@@ -48,6 +48,9 @@ func checkRange(key string, s *Settings) error {
 	if check, ok := rangeChecks[key]; ok {
 		return check(s)
 	}
+	if check, ok := ceilingRanges[key]; ok {
+		return check(s)
+	}
 	return nil
 }
 

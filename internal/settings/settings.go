@@ -70,6 +70,8 @@ type Settings struct {
 	CodexMemoryOwner string
 	// Distributed holds the lock backend and the sync remote.
 	Distributed
+	// Ceilings hold what model dreams may spend and the models' prices.
+	Ceilings
 }
 
 // The values of codex_memory_owner.
@@ -102,6 +104,7 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		MaxUntracedDeletions: 3,
 		StateDir:             xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
 		Distributed:          DefaultDistributed(),
+		Ceilings:             DefaultCeilings(),
 	}
 }
 

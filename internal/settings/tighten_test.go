@@ -46,6 +46,13 @@ func TestUntrustedProjectOnlyTightens(t *testing.T) {
 		{"default min_hours down", "min_hours", "", "1", true, "24", "1"},
 		{"default max_turns down", "max_turns", "", "3", false, "25", "3"},
 		{"default enabled on", "enabled", "", "true", false, "true", "true"},
+		{"max_cost_per_day up", "max_cost_per_day", "5", "50", true, "5", "50"},
+		{"max_cost_per_day down", "max_cost_per_day", "5", "0.5", false, "5", "0.5"},
+		{"default max_cost_per_dream up", "max_cost_per_dream", "", "20", true, "2", "20"},
+		{"max_tokens_per_month off to on", "max_tokens_per_month", "", "100000", false, "", "100000"},
+		{"max_tokens_per_day up", "max_tokens_per_day", "1000", "2000", true, "1000", "2000"},
+		{"max_request_tokens up", "max_request_tokens", "", "200000", true, "100000", "200000"},
+		{"max_request_tokens down", "max_request_tokens", "", "20000", false, "100000", "20000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -54,15 +55,20 @@ const DefaultKeep = 50
 
 // Entry is one dream as stored on disk.
 type Entry struct {
-	ID               string   `json:"id"`
-	Status           Status   `json:"status"`
-	Phase            Phase    `json:"phase"`
-	MemoryDir        string   `json:"memory_dir"`
-	PID              int      `json:"pid"`
-	Provider         string   `json:"provider,omitempty"`
-	Model            string   `json:"model,omitempty"`
-	SessionsReviewed int      `json:"sessions_reviewed"`
-	FilesTouched     []string `json:"files_touched"`
+	ID        string `json:"id"`
+	Status    Status `json:"status"`
+	Phase     Phase  `json:"phase"`
+	MemoryDir string `json:"memory_dir"`
+	PID       int    `json:"pid"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	// ProviderWhy says why that provider: a setting, a key given to
+	// dream, or offline because a key was only inherited.
+	ProviderWhy string `json:"provider_why,omitempty"`
+	// Estimate is what a model dream was expected to cost.
+	Estimate         *spend.Amount `json:"estimate,omitempty"`
+	SessionsReviewed int           `json:"sessions_reviewed"`
+	FilesTouched     []string      `json:"files_touched"`
 	// FilesTouchedTotal counts every file touched; FilesTouched names at
 	// most MaxFilesListed of them.
 	FilesTouchedTotal int        `json:"files_touched_total"`

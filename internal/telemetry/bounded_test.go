@@ -21,14 +21,14 @@ func TestBigDreamReadsBack(t *testing.T) {
 	for i := range files {
 		files[i] = fmt.Sprintf("topics/project/notes_%05d.md", i)
 	}
-	if err := l.Completed("t1", "/m", llm.Usage{InputTokens: 7}, 3, files, time.Second); err != nil {
+	if err := l.Completed("t1", "/m", llm.Usage{InputTokens: 7}, 3, files, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Failed("t2", "/m", "conflict: "+strings.Join(files, ", "), "updating"); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("d/", 600000) + "x.md" // one path longer than a line may be
-	if err := l.Completed("t3", "/m", llm.Usage{}, 0, []string{long}, time.Second); err != nil {
+	if err := l.Completed("t3", "/m", llm.Usage{}, 0, []string{long}, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
 	events, malformed, err := l.ReadCounting(time.Time{})

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -25,6 +26,9 @@ const (
 	EventFired     = "dream_fired"
 	EventCompleted = "dream_completed"
 	EventFailed    = "dream_failed"
+	// EventRefused: a model dream that did not start because its estimate
+	// did not fit under a spending ceiling, or its model has no price.
+	EventRefused = "dream_refused"
 )
 
 // MaxFilesListed is how many touched files an event names.
@@ -52,6 +56,23 @@ type Event struct {
 	DurationMS        int64  `json:"duration_ms,omitempty"`
 	Reason            string `json:"reason,omitempty"`
 	Phase             string `json:"phase,omitempty"`
+
+	// Provider, Model and ProviderWhy say who dreams and why that one
+	// (an explicit setting, a key given to dream, or offline because a
+	// key was only inherited).
+	Provider    string `json:"provider,omitempty"`
+	Model       string `json:"model,omitempty"`
+	ProviderWhy string `json:"provider_why,omitempty"`
+	// Estimate is what a model dream was expected to cost, Cost what it
+	// did.
+	Estimate *spend.Amount `json:"estimate,omitempty"`
+	Cost     *spend.Amount `json:"cost,omitempty"`
+}
+
+// Who is the provider of a dream and its estimate, for the fired event.
+type Who struct {
+	Provider, Model, Why string
+	Estimate             *spend.Amount
 }
 
 // Log is the event log of one state dir. It holds no open file: each event
@@ -71,16 +92,24 @@ func Open(stateDir string) *Log {
 func (l *Log) Path() string { return l.path }
 
 // Fired records that a dream started.
-func (l *Log) Fired(taskID, memoryDir string, hoursSinceLast float64, sessions int) error {
-	return l.Append(Event{Name: EventFired, TaskID: taskID, MemoryDir: memoryDir, HoursSinceLast: hoursSinceLast, Sessions: sessions})
+func (l *Log) Fired(taskID, memoryDir string, hoursSinceLast float64, sessions int, who Who) error {
+	return l.Append(Event{Name: EventFired, TaskID: taskID, MemoryDir: memoryDir, HoursSinceLast: hoursSinceLast, Sessions: sessions,
+		Provider: who.Provider, Model: who.Model, ProviderWhy: who.Why, Estimate: who.Estimate})
 }
 
-// Completed records a successful dream with its cost.
-func (l *Log) Completed(taskID, memoryDir string, u llm.Usage, sessionsReviewed int, files []string, d time.Duration) error {
+// Refused records a model dream that did not start, and why.
+func (l *Log) Refused(taskID, memoryDir, reason string, who Who) error {
+	return l.Append(Event{Name: EventRefused, TaskID: taskID, MemoryDir: memoryDir, Reason: reason,
+		Provider: who.Provider, Model: who.Model, ProviderWhy: who.Why, Estimate: who.Estimate})
+}
+
+// Completed records a successful dream with its cost (nil for a dream
+// that spent no money: the offline engine, a host's own runner).
+func (l *Log) Completed(taskID, memoryDir string, u llm.Usage, sessionsReviewed int, files []string, d time.Duration, cost *spend.Amount) error {
 	return l.Append(Event{
 		Name: EventCompleted, TaskID: taskID, MemoryDir: memoryDir,
 		Usage: &u, CacheHitRate: u.CacheHitRate(), SessionsReviewed: sessionsReviewed,
-		FilesTouched: files, FilesTouchedTotal: len(files), DurationMS: d.Milliseconds(),
+		FilesTouched: files, FilesTouchedTotal: len(files), DurationMS: d.Milliseconds(), Cost: cost,
 	})
 }
 

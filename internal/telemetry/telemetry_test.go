@@ -107,11 +107,11 @@ func TestWriteAndRead(t *testing.T) {
 	if events, err := l.Read(time.Time{}); err != nil || events != nil {
 		t.Fatalf("missing log = %v, %v", events, err)
 	}
-	if err := l.Fired("id1", "/m", 25.5, 7); err != nil {
+	if err := l.Fired("id1", "/m", 25.5, 7, Who{}); err != nil {
 		t.Fatal(err)
 	}
 	u := llm.Usage{InputTokens: 100, OutputTokens: 20, CacheReadInputTokens: 300, CacheCreationInputTokens: 100}
-	if err := l.Completed("id1", "/m", u, 7, []string{"MEMORY.md"}, 1500*time.Millisecond); err != nil {
+	if err := l.Completed("id1", "/m", u, 7, []string{"MEMORY.md"}, 1500*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Failed("id2", "/m", "killed", "updating"); err != nil {
