@@ -70,7 +70,7 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned})
+	taskText, err := prompt.Task(prompt.TaskData{Today: now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned, Previous: job.Previous})
 	if err != nil {
 		return out, err
 	}
