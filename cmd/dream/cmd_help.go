@@ -60,9 +60,10 @@ func cmdHelp(a *app, args []string) error {
 // examples holds one typical invocation per command, shown in its help.
 // TestHelpEveryCommand fails for a command without one.
 var examples = map[string][]string{
-	"run":     {"dream run --host claude", "dream run --memory-dir ~/notes/memory --review --timeout 5m"},
+	"run":     {"dream run --host claude", "dream run --memory-dir ~/notes/memory --review --timeout 5m", "dream run --job health    # the code health check, offline with no key"},
 	"maybe":   {"dream maybe --host claude --hook    # from a stop hook: the hook's JSON on stdin names the session"},
-	"status":  {"dream status --host claude"},
+	"status":  {"dream status --host claude", "dream status --job health"},
+	"jobs":    {"dream jobs", "dream jobs --json"},
 	"tasks":   {"dream tasks", "dream tasks --host claude --json"},
 	"kill":    {"dream kill 20261201-101500-3f2a"},
 	"log":     {"dream log --host claude --limit 5"},

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/mcpserver"
 	"github.com/dreamkit/dream/provider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,10 @@ func cmdMCP(a *app, args []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	base.Logf = func(format string, args ...any) { log.Warn("dream", "message", fmt.Sprintf(format, args...)) }
-	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Home: a.home(), Env: a.env, Version: version, Logger: log})
+	repo := a.jobRepo()
+	jobsHere := jobsOf(a.loaded.Jobs, s, a.home(), a.env)
+	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Home: a.home(), Env: a.env, Version: version, Logger: log,
+		Repo: repo, Jobs: func() []jobs.Job { return jobsHere(repo) }})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,6 +40,10 @@ type Options struct {
 	Backend dream.Backend
 	Home    string
 	Env     func(string) (string, bool)
+	// Repo is the repository the server's jobs run on, and Jobs returns
+	// them (dream_run with a job); nil: no job but the memory dream.
+	Repo string
+	Jobs func() []jobs.Job
 	// Version is reported to clients.
 	Version string
 	// Logger receives the SDK's diagnostics; nil discards them.
