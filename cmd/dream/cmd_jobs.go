@@ -23,7 +23,7 @@ import (
 // job's dreams (the memory dream without it), and those whose hints a
 // job's output prints (tasks, kill).
 var jobCommands = map[string]bool{"run": true, "maybe": true, "status": true, "log": true, "show": true, "undo": true,
-	"diff": true, "apply": true, "discard": true, "tasks": true, "kill": true}
+	"diff": true, "apply": true, "discard": true, "tasks": true, "kill": true, "stats": true}
 
 // isJob reports whether this invocation is about a job, not the memory
 // dream.

@@ -56,7 +56,10 @@ func (c *check) goModules() string {
 	var b strings.Builder
 	for _, f := range c.named("go.mod") {
 		data := c.read(f)
-		mf, err := modfile.ParseLax(f, data, nil)
+		mf, err := modfile.Parse(f, data, nil) // ParseLax would drop the replaces
+		if err != nil {
+			mf, err = modfile.ParseLax(f, data, nil)
+		}
 		if err != nil || mf.Module == nil {
 			fmt.Fprintf(&b, "\n### `%s`\n\nNot read: %v\n", f, err)
 			continue

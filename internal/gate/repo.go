@@ -18,9 +18,9 @@ import (
 // The gates of a job on a repository: the commit gate (commits since the
 // job last ran) and the file gate (a watched file changed since then).
 
-// CommitsSince counts the commits reachable from HEAD in repo that were
-// committed after since (all of them when since is zero), with one `git
-// rev-list --count`: git walks the history, not dream. The environment's
+// CommitsSince counts the commits reachable from HEAD in repo committed
+// after since (all of them when since is zero), with one `git rev-list
+// --count`: git walks the history, not dream. The environment's
 // GIT_DIR and friends are dropped, so the count is the repository's
 // whatever shell the gate runs from.
 func CommitsSince(ctx context.Context, repo string, since time.Time) (int, error) {
@@ -29,7 +29,11 @@ func CommitsSince(ctx context.Context, repo string, since time.Time) (int, error
 	}
 	args := []string{"-C", repo, "rev-list", "--count"}
 	if !since.IsZero() {
-		args = append(args, "--since="+since.UTC().Format(time.RFC3339))
+		// git dates commits to the second and counts those of the second
+		// since names: the next whole second leaves out the commits the
+		// last run saw, at the cost of one landing in the same second
+		// after it (undercounting only postpones a run).
+		args = append(args, "--since="+since.Truncate(time.Second).Add(time.Second).UTC().Format(time.RFC3339))
 	}
 	cmd := exec.CommandContext(ctx, "git", append(args, "HEAD")...)
 	cmd.Env = GitEnv()
