@@ -61,12 +61,8 @@ func (r *JobRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, erro
 		if err != nil {
 			return out, err
 		}
-		// The report is replaced on purpose: the loss guard does not count
-		// its old bytes as lost (the audit history keeps them for undo).
+		// The report is replaced whole; the job's history keeps the last one.
 		path := filepath.Join(job.MemoryDir, filepath.FromSlash(report))
-		if old, err := os.ReadFile(path); err == nil {
-			out.Accounted = append(out.Accounted, dream.Accounted{File: report, Start: 0, End: len(old)})
-		}
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return out, err
 		}
