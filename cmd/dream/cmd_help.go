@@ -48,6 +48,7 @@ func cmdHelp(a *app, args []string) error {
 	fmt.Fprintln(w, "Where:  --memory-dir DIR --sessions-dir DIR --repo DIR --state-dir DIR, or --host NAME")
 	fmt.Fprintln(w, "        (claude, codex, gemini, nanobot, codebot, dir) to derive them from an agent's layout")
 	fmt.Fprintln(w, "Model:  --provider NAME (anthropic, openai, offline) --model NAME --max-turns N --max-tokens N --timeout DURATION")
+	fmt.Fprintln(w, "Jobs:   --job NAME runs or shows another job than the memory dream: health, review or a [[job]] of config.toml (dream jobs)")
 	fmt.Fprintln(w, "Output: --json prints one JSON value on stdout; an error too, as {\"error\": {\"code\": ..., \"message\": ...}}")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Exit codes: 0 done (or a gate is closed, or the dream was staged for review), 1 failed or killed")

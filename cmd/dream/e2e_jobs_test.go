@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -430,5 +432,37 @@ func TestDreamPromptHoldsPreviousRecord(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDaemonWalksJobs: the daemon walks an enabled job's funnel after its
+// project's memory dream's, runs it, and counts it under host="job:NAME".
+func TestDaemonWalksJobs(t *testing.T) {
+	dir := t.TempDir()
+	w := newJobWorld(t, fmt.Sprintf("[[job]]\nname = \"health\"\nenabled = true\ndir = %q\nmin_commits = 1\n", filepath.Join(dir, "health")))
+	w.commit(2, time.Now().Add(-time.Hour))
+	w.daemonFile(fmt.Sprintf("detect = false\nlisten = \"127.0.0.1:0\"\n\n[[project]]\npath = %q\nmemory_dir = %q\nsessions_dir = %q\n", w.repo, w.mem, w.sessions))
+	_, logs := w.startDaemon([]string{"DREAM_PROVIDER=offline"}, "--idle", "300ms", "--state-dir", w.state)
+	var walked map[string]any
+	waitFor(t, 60*time.Second, "the job's funnel", func() bool {
+		for _, l := range logLines(t, logs.String()) {
+			if l["msg"] == "job funnel walked" && l["job"] == "health" && l["status"] == dream.StatusCompleted {
+				walked = l
+			}
+		}
+		return walked != nil
+	})
+	if b, err := os.ReadFile(filepath.Join(dir, "health", "health.md")); err != nil || !strings.Contains(string(b), "# Code health: repo") {
+		t.Fatalf("the job's report: %v\n%s", err, b)
+	}
+	addr, _ := findLog(t, logs.String(), "listening")["addr"].(string)
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(metrics), `dream_dreams_completed_total{host="job:health"} 1`) {
+		t.Errorf("/metrics does not count the job:\n%s", metrics)
 	}
 }

@@ -328,7 +328,9 @@ func (s *Server) jobConfig(name string) (dream.Config, error) {
 		return dream.Config{}, fmt.Errorf("no job %q here: the jobs are %s", name, strings.Join(jobs.Names(all), ", "))
 	}
 	base := s.opts.Base
-	base.Settings, base.Job, base.CheckEdit = j.Settings, j.Spec, nil
+	// Base's Runner and edit guard are the memory dream's: a job's runner
+	// comes from the backend.
+	base.Settings, base.Job, base.CheckEdit, base.Runner = j.Settings, j.Spec, nil, nil
 	p := dream.Project{MemoryDir: base.MemoryDir, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: s.opts.Repo}
 	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }
