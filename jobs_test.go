@@ -114,7 +114,7 @@ func TestJobCommitGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := gateOf(t, s, GateCommits); g.Open || g.Detail != "2 commit(s) since the last run, need 3" || s.Next != GateCommits {
+	if g := gateOf(t, s, GateCommits); g.Open || g.Detail != "2 commit(s) since the last run, need 3" || s.Next != GateCommits || s.Job != "notes" {
 		t.Fatalf("with 2 commits: %+v, next %s", g, s.Next)
 	}
 	for _, g := range s.Gates {

@@ -316,7 +316,7 @@ func globs(v any) ([]string, error) {
 		case g == "" || strings.HasPrefix(g, "/") || filepath.IsAbs(g):
 			return nil, fmt.Errorf("%q: a path relative to its dir", g)
 		case slices.Contains(strings.Split(g, "/"), ".."):
-			return nil, fmt.Errorf("%q: no ..", g)
+			return nil, fmt.Errorf("%q: never a \"..\" element", g)
 		case !doublestar.ValidatePattern(g):
 			return nil, fmt.Errorf("%q: not a valid pattern", g)
 		}
@@ -373,7 +373,7 @@ func strList(v any) ([]string, error) {
 // MaxPromptBytes of UTF-8.
 func readPrompt(path string) (string, error) {
 	if !filepath.IsAbs(path) {
-		return "", fmt.Errorf("%q: an absolute path or ~/...", path)
+		return "", fmt.Errorf("%q: an absolute path or one under ~/", path)
 	}
 	fi, err := os.Stat(path)
 	if err != nil {
