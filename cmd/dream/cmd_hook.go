@@ -82,7 +82,7 @@ func cmdHook(a *app, args []string) (err error) {
 	}
 	job, why := hookplan.Plan(quiet.loaded.Settings, quiet.session, payload, quiet.lookupEnv, time.Now())
 	// Every enabled job walks its own funnel, in its own detached process.
-	defer quiet.hookJobs(payload, job, stateDir, passOn(fs, raw), logf, openLog)
+	defer quiet.hookJobs(job, stateDir, passOn(fs, raw), logf, openLog)
 	if job == nil {
 		if why != "" {
 			logf("%s event=%s session=%s: %s (%s)", orDash(job.HostName()), orDash(payload.HookEventName), orDash(payload.SessionID), why, time.Since(started).Round(time.Microsecond))

@@ -236,15 +236,11 @@ func gatesOf(v jobView) string {
 // lock keeps two runs of one job on one scope apart. mem is the memory
 // dream's plan, whose locations the jobs' read scopes and session gates use
 // (nil when the hook found no memory).
-func (a *app) hookJobs(p hookplan.Payload, mem *hookplan.Job, stateDir string, extra []string, logf func(string, ...any), out func() io.Writer) {
+func (a *app) hookJobs(mem *hookplan.Job, stateDir string, extra []string, logf func(string, ...any), out func() io.Writer) {
 	if len(a.loaded.Jobs) == 0 { // the built-in jobs are off until a [[job]] enables one
 		return
 	}
-	repo := a.loaded.Settings.Repo
-	if r := hookplan.Repo(p); r != "" && a.loaded.Source["repo"] != "flag --repo" {
-		repo = r
-	}
-	repo = host.WorktreeRoot(absPath(repo))
+	repo := a.jobRepo() // the payload's cwd came in as --repo (parseWithRepo)
 	for _, j := range a.resolveJobs(repo) {
 		if j.IsMemory() || !j.Settings.Enabled {
 			continue
