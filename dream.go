@@ -159,6 +159,11 @@ type Config struct {
 	// nanobot, set by ConfigForProject for nanobot's flow, finishes every
 	// landed dream as nanobot does (FinishNanobotDream).
 	nanobot *nanobotFinisher
+	// agentOwns, set by ConfigForProject, says why the memory is left to
+	// the agent's own consolidator (Codex's memories, not handed to dream
+	// by codex_memory_owner): the enabled gate stays closed with it and a
+	// manual run is refused.
+	agentOwns string
 }
 
 // DefaultSettings returns the built-in defaults for this user's
@@ -472,6 +477,10 @@ type RunOptions struct {
 // The report is returned whatever the outcome; err is non-nil when the
 // dream did not complete.
 func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
+	if d.cfg.agentOwns != "" {
+		err := errors.New("dream: " + d.cfg.agentOwns)
+		return Report{Status: StatusFailed, Error: err.Error()}, err
+	}
 	release, err := d.claim()
 	if err != nil {
 		return Report{Status: StatusFailed, Error: err.Error()}, err

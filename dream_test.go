@@ -57,7 +57,9 @@ func (r *countingRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 		return Outcome{}, err
 	}
 	job.Progress(Progress{Kind: ProgressFileTouched, Path: "dreamt.md"})
-	return Outcome{Turns: 1, FilesTouched: []string{"dreamt.md"}}, nil
+	// The id it writes over the last dream's is the one its job gave it:
+	// that is its evidence for the changed value.
+	return Outcome{Turns: 1, FilesTouched: []string{"dreamt.md"}, Shown: []Shown{{Tool: "job", Source: "the job", Text: job.TaskID}}}, nil
 }
 
 type fixture struct {

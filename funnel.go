@@ -141,7 +141,7 @@ func (d *Dreamer) states(p *probe) []GateState {
 	return out
 }
 
-func (d *Dreamer) enabledOpen(*probe) bool { return d.cfg.Settings.Enabled }
+func (d *Dreamer) enabledOpen(*probe) bool { return d.cfg.Settings.Enabled && d.cfg.agentOwns == "" }
 
 func (d *Dreamer) enabledDetail(_ *probe, open bool) string {
 	switch {
@@ -149,6 +149,8 @@ func (d *Dreamer) enabledDetail(_ *probe, open bool) string {
 		return "enabled"
 	case !d.cfg.Job.IsMemory():
 		return "the job is off: enabled = true in its [[job]] turns it on (`dream run --job " + d.cfg.Job.Name + "` runs it by hand)"
+	case d.cfg.agentOwns != "":
+		return d.cfg.agentOwns
 	}
 	return "dreaming is disabled (enabled = false)"
 }

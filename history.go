@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,9 @@ type HistoryEntry struct {
 	Files     []FileStat `json:"files"`
 	// Diff is the unified diff of the memory files.
 	Diff string `json:"diff"`
+	// Units are a model dream's account of every unit it removed or
+	// rewrote, as its report gave them (see Report.Units).
+	Units []UnitChange `json:"units,omitempty"`
 }
 
 // FileStat is one file of a HistoryEntry, with its line counts.
@@ -46,6 +50,12 @@ func historyEntryOf(e audit.Entry) HistoryEntry {
 	}
 	for _, f := range e.Files {
 		out.Files = append(out.Files, FileStat{Path: f.Path, Added: f.Added, Removed: f.Removed, Status: f.Status})
+	}
+	for _, u := range e.Units {
+		var c UnitChange
+		if json.Unmarshal(u, &c) == nil {
+			out.Units = append(out.Units, c)
+		}
 	}
 	return out
 }

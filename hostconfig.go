@@ -44,7 +44,11 @@ type Backend interface {
 //   - the host layout's edit guard (CheckEdit), so that what the agent
 //     cannot load (a log it replays, a cursor, a Codex MEMORY.md block whose
 //     header changed) never lands;
-//   - the layout's session rule;
+//   - the layout's session rule (Codex's counting exec runs with
+//     codex_exec_sessions);
+//   - whose the memory is: one the agent consolidates itself without
+//     honouring the lock (Codex's memories feature) is left to it unless
+//     codex_memory_owner hands it to dream;
 //   - nanobot's flow: the memory dir is the workspace, the backend is
 //     handed the host so that it can pick the history dream (runner.For
 //     does; the offline engine without a model), the guard is widened only by what that flow writes (skills/
@@ -93,6 +97,12 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 	l, err := host.Resolve(p.Host, p.RepoDir, home, env)
 	if err != nil {
 		return Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
+	}
+	if cfg.Settings.CodexExecSessions {
+		host.CountCodexExec(&l)
+	}
+	if samePath(mem, l.MemoryDir) {
+		cfg.agentOwns = host.AgentOwns(l, cfg.Settings.CodexMemoryOwner)
 	}
 	if cfg.SessionRule == nil && (p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir)) {
 		cfg.SessionRule = sessionRuleOf(l.Sessions)

@@ -59,9 +59,9 @@ func (s *memoryStart) file(rel string) ([]byte, error) {
 
 // guardLoss runs the loss guard on a finished runner's staging dir against
 // the memory as it was when the dream started (before). It fails a strict
-// runner that changed a unit it did not record, and holds a dream that
-// would lose too much for review (held is true); a dream that changed
-// nothing is summarised as "no changes", whatever its model said.
+// runner that changed a unit it did not record; its verdict says whether a
+// dream would lose too much (Hold), whether it changed anything, and, for a
+// model dream, accounts for every unit it removed or rewrote (Ledger).
 //
 // Only the changed Markdown files are read on both sides, each by the
 // guard's worker when it gets to it, so that neither side of the change is
@@ -69,10 +69,10 @@ func (s *memoryStart) file(rel string) ([]byte, error) {
 // where they are the originals, or from the memory dir for a sparse
 // dream, whose staging holds only what it wrote) only when a unit left its
 // file, to look for it there (lossguard.CheckFiles).
-func (d *Dreamer) guardLoss(rep *Report, out Outcome, before *memoryStart, stagedDir string) (held bool, err error) {
+func (d *Dreamer) guardLoss(out Outcome, before *memoryStart, stagedDir string) (lossguard.Verdict, error) {
 	changes, err := before.txn.Changes()
 	if err != nil {
-		return false, err
+		return lossguard.Verdict{}, err
 	}
 	kinds := map[string]string{} // path → journal change kind
 	var paths []string
@@ -102,18 +102,7 @@ func (d *Dreamer) guardLoss(rep *Report, out Outcome, before *memoryStart, stage
 	unchanged := lossguard.WalkTree(before.unchangedDir(stagedDir), func(rel string) bool { _, ok := kinds[rel]; return ok })
 	v, err := lossguard.CheckFiles(before.ctx, paths, sides, unchanged, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
 	if err != nil {
-		return false, err
+		return v, err
 	}
-	if err := v.Err(); err != nil {
-		return false, err
-	}
-	if !v.Changed {
-		rep.Summary = "no changes"
-		return false, nil
-	}
-	if v.Hold {
-		rep.Summary, rep.Review = v.Summary(), true
-		return true, nil
-	}
-	return false, nil
+	return v, v.Err()
 }

@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm"
@@ -60,8 +62,10 @@ type Report struct {
 	MemoryDir  string `json:"memory_dir"`
 	// Merged are files the user edited during the dream whose edit and the
 	// dream's touched different lines: both landed. ForReview are files
-	// where they overlap: the user's version was kept and the dream's is
-	// staged for review as ReviewID (`dream diff`, `apply`, `discard`).
+	// where they overlap, and files whose changed values lack evidence
+	// (Units says which): the memory's version was kept and the dream's is
+	// staged for review as ReviewID (`dream diff`, `apply`, `discard`)
+	// while the rest of the dream landed.
 	Merged     []string  `json:"merged,omitempty"`
 	ForReview  []string  `json:"for_review,omitempty"`
 	ReviewID   string    `json:"review_id,omitempty"`
@@ -72,6 +76,18 @@ type Report struct {
 	// can be read: the staging is dropped when Run returns. (A landed
 	// dream's diff is in its history, a staged one's in its staging.)
 	Diff string `json:"diff,omitempty"`
+	// Index is the memory's index as its agent loads it after the dream,
+	// when the runner measured it: an index left over budget is said here
+	// even when nothing else needed changing.
+	Index *IndexBudget `json:"index,omitempty"`
+
+	// Summary (above) says what the dream did: for a model dream it is
+	// built from Units, never from the model's words, which are
+	// ModelSummary: the runner's own account, unchecked.
+	ModelSummary string `json:"model_summary,omitempty"`
+	// Units accounts for every unit of memory a model dream removed or
+	// rewrote, and for each changed value its evidence or why it is held.
+	Units []UnitChange `json:"units,omitempty"`
 }
 
 type runOptions struct {
@@ -107,6 +123,9 @@ type dreamRun struct {
 	status     task.Status // how the task ends if the run fails
 	changes    []journal.Change
 	parkReason string
+	// hold are files the evidence check keeps out of the landing, each
+	// with why: parked for review while the rest lands.
+	hold map[string]string
 }
 
 // run is the Dreamer pattern under the lock (see locked), in stages:
@@ -289,7 +308,13 @@ func (r *dreamRun) execute() error {
 		Previous:         r.previous,
 	})
 	r.out = out
-	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Summary, r.rep.Found = out.Turns, out.ToolCalls, out.Usage, out.Summary, out.Found
+	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Found = out.Turns, out.ToolCalls, out.Usage, out.Found
+	if out.Strict {
+		r.rep.Summary = out.Summary // the engine's account of its own fix records
+	} else {
+		r.rep.ModelSummary = out.Summary // the runner's words, never the report's
+	}
+	r.rep.Index = out.Index
 	if err == nil {
 		err = context.Cause(runCtx) // a runner that ignored cancellation still fails
 	}
@@ -323,7 +348,9 @@ func (r *dreamRun) progress(p Progress) {
 
 // verify checks the staged result before anything lands: every pinned fact
 // is still there, the host agent can load each changed file (a refused one
-// is kept as it was), and the loss guard passes or holds it for review.
+// is kept as it was), and the loss guard passes it, holds it for review, or,
+// for a model dream, holds the files whose changed values lack evidence
+// while the rest lands (guardEvidence).
 func (r *dreamRun) verify() error {
 	d := r.d
 	// With nothing pinned there is nothing to look for: no need to read the
@@ -346,23 +373,45 @@ func (r *dreamRun) verify() error {
 	if err != nil {
 		return err
 	}
-	// The loss guard judges memory. A job's files are its reports,
-	// rewritten whole on each run by design, and its history keeps every
-	// version for undo.
-	held := false
+	// The loss and evidence guards judge memory. A job's files are its
+	// reports, rewritten whole on each run by design, and its history
+	// keeps every version for undo.
+	v := lossguard.Verdict{Changed: true}
 	if d.cfg.Job.IsMemory() {
-		if held, err = d.guardLoss(&r.rep, r.out, r.before, r.txn.Dir()); err != nil {
+		if v, err = d.guardLoss(r.out, r.before, r.txn.Dir()); err != nil {
 			return err
 		}
-	}
-	r.parkReason = ParkReviewRequested
-	if held {
-		r.o.review = true // staged for review, as --review does, and never applied
-		r.parkReason = ParkLossGuard + r.rep.Summary
-		r.rep.ParkReason = r.parkReason
+	} else {
+		r.rep.Summary = r.out.Summary
 	}
 	if r.changes, err = r.txn.Changes(); err != nil {
 		return err
+	}
+	hold := ""
+	switch {
+	case !v.Changed:
+		r.rep.Summary = "no changes" // whatever a model said
+	case v.Hold:
+		hold = v.Summary()
+	}
+	if !r.out.Strict && v.Changed && d.cfg.Job.IsMemory() {
+		// What a model dream did is told from its ledger.
+		ev := d.guardEvidence(r.out, v.Ledger, r.changes, r.txn.Dir())
+		r.rep.Units = v.Ledger
+		if hold == "" && ev.whole != "" {
+			hold = ParkLossGuard + ev.whole
+		}
+		if hold == "" {
+			r.hold = ev.hold
+		}
+		r.rep.Summary = ledgerSummary(len(r.changes), v.Ledger, r.hold)
+	}
+	r.parkReason = ParkReviewRequested
+	if hold != "" {
+		r.o.review = true // staged for review, as --review does, and never applied
+		r.rep.Summary, r.rep.Review, r.hold = hold, true, nil
+		r.parkReason = ParkLossGuard + strings.TrimPrefix(hold, ParkLossGuard)
+		r.rep.ParkReason = r.parkReason
 	}
 	if err := d.fence("before the commit"); err != nil {
 		return err
@@ -430,6 +479,7 @@ func (r *dreamRun) commit() error {
 	// are. Elsewhere keeping them costs a link each for nothing.
 	o := commitOptions(ctx, r.hist)
 	o.KeepReplaced = keepReplaced(d.cfg.MemoryDir)
+	o.Hold = r.hold
 	res, err := r.txn.CommitWith(o)
 	if res.Replaced != "" {
 		freed := make(chan error, 1)
@@ -473,7 +523,13 @@ var (
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {
 	d := r.d
-	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched})
+	var units []json.RawMessage
+	for _, u := range r.rep.Units {
+		if b, err := json.Marshal(u); err == nil {
+			units = append(units, b)
+		}
+	}
+	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: units})
 }
 
 // finish ends the task entry, prunes old ones and, for a dream that did not

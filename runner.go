@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/llm"
 )
@@ -119,7 +120,60 @@ type Outcome struct {
 	// Found counts what a job found, by kind (outdated dependencies, TODO
 	// comments ...), for its telemetry.
 	Found map[string]int
+
+	// A model runner's evidence for the values its dream changes (see
+	// Report.Units): what its tools showed the model from transcripts and
+	// repository files, what its own checks found untrue in memory (paths
+	// and names the repository no longer has), and the model's citations.
+	// The Dreamer checks each against the others; a changed value nothing
+	// here supports is held for review.
+	Shown          []Shown
+	Contradictions []Contradiction
+	Citations      []Citation
+
+	// Index is the memory's index as its agent loads it once the runner
+	// is done; nil when the layout has no index.
+	Index *IndexBudget
 }
+
+// IndexBudget is the memory's index as its agent loads it: counted as that
+// agent counts (Agent names it and the version the rule was read from),
+// and whether the agent cuts part of it off. A dream that could not bring
+// the index within the limit says so here, whatever else it changed.
+type IndexBudget struct {
+	File  string `json:"file"`
+	Lines int    `json:"lines"`
+	// Size and MaxSize are in SizeUnit, the agent's: "bytes", or "UTF-16
+	// code units" (JavaScript's string length) for Claude Code.
+	Size       int    `json:"size"`
+	MaxLines   int    `json:"max_lines"`
+	MaxSize    int    `json:"max_size,omitempty"`
+	SizeUnit   string `json:"size_unit"`
+	OverBudget bool   `json:"over_budget"`
+	Agent      string `json:"agent"`
+	// Rule says what the agent counts and where that was read.
+	Rule    string `json:"rule"`
+	Message string `json:"message,omitempty"`
+}
+
+// Shown is one tool result a model was shown from outside the memory: a
+// transcript or a repository file read, searched or listed.
+type Shown = evidence.Shown
+
+// Contradiction is a value of the memory a runner's checks found untrue,
+// with why.
+type Contradiction = evidence.Contradiction
+
+// Citation is the model's own account of the evidence for a change to a
+// memory file: the file it cites and the words it quotes. It counts only
+// when the quote is in what the model was shown from that file.
+type Citation = evidence.Citation
+
+// UnitChange accounts for one unit of memory a model dream removed or
+// rewrote: moved (to where), merged (into which unit), rewritten (before
+// and after) or deleted; for a changed value, its evidence or why it is
+// held for review.
+type UnitChange = lossguard.Entry
 
 // Accounted names bytes of a memory file, as it was before the dream, that
 // a runner changed on purpose (an offline fix): the loss guard does not

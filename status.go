@@ -112,7 +112,7 @@ func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
 func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	s := StatusReport{
 		Job:         d.jobName(),
-		Enabled:     d.cfg.Settings.Enabled,
+		Enabled:     d.enabledOpen(nil),
 		MemoryDir:   d.cfg.MemoryDir,
 		SessionsDir: d.cfg.SessionsDir,
 		MinHours:    d.cfg.Settings.MinHours,

@@ -29,7 +29,8 @@ type Agent struct {
 	// Now is the clock for resolving relative dates; nil means time.Now.
 	Now func() time.Time
 	// Host is the agent whose layout says which file is an index (see
-	// offline.LayoutFor); empty is Claude Code's.
+	// offline.LayoutIn); empty is the one the memory's own files name, or
+	// a MEMORY.md index that fits every agent that keeps one.
 	Host string
 	// StateDir holds the audit history, which dates lines for the offline
 	// hygiene; empty reads no history.
@@ -53,7 +54,8 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 		}
 		out.FilesTouched, out.Accounted = o.FilesTouched, o.Accounted
 	}
-	lo := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: offline.LayoutFor(r.Host)}
+	layout := offline.LayoutIn(r.Host, job.MemoryDir)
+	lo := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: layout}
 	if r.StateDir != "" && job.MemoryDisplayDir != "" {
 		lo.CacheFile = offline.CachePath(r.StateDir, job.MemoryDisplayDir) // the offline pass just analysed every file
 	}
@@ -89,7 +91,28 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 	})
 	out.Turns, out.ToolCalls, out.Usage, out.Summary = res.Turns, res.ToolCalls, res.Usage, res.Summary
 	out.FilesTouched = appendUnique(out.FilesTouched, res.FilesTouched...)
+	out.Shown, out.Citations, out.Contradictions = set.Shown(), set.Citations(), contradictions(leads)
+	if err == nil {
+		// The model may have changed the index: it is measured as it
+		// now is, not as the offline pass left it.
+		st, merr := offline.MeasureIndex(job.MemoryDir, layout)
+		if merr != nil {
+			return out, fmt.Errorf("measuring the index: %w", merr)
+		}
+		out.Index = indexBudget(st)
+	}
 	return out, err
+}
+
+// contradictions are the drift leads as evidence: a path or name a memory
+// states that the repository no longer has is contradicted there, so a
+// change of it (or its removal) needs nothing more.
+func contradictions(l offline.Leads) []dream.Contradiction {
+	out := make([]dream.Contradiction, 0, len(l.DriftSuspects))
+	for _, s := range l.DriftSuspects {
+		out = append(out, dream.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
+	}
+	return out
 }
 
 // ReplacesFiles implements dream.FileReplacer: the offline engine and the

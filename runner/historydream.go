@@ -47,7 +47,7 @@ func (r *HistoryDream) Run(ctx context.Context, job dream.Job) (dream.Outcome, e
 			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
 		},
 	})
-	out := dream.Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched}
+	out := dream.Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched, Shown: res.Shown, Citations: res.Citations}
 	out.Summary = fmt.Sprintf("history dream: %d entr%s in %d batch(es), dream cursor %d -> %d", res.Consumed, plural(res.Consumed, "y", "ies"), res.Batches, res.StartCursor, res.Cursor)
 	return out, err
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/internal/offline"
 )
 
@@ -18,7 +17,8 @@ type Offline struct {
 	// resolved from when their lines were written, never from this.
 	Now func() time.Time
 	// Host is the agent whose layout says which file is an index (see
-	// offline.LayoutFor); empty is Claude Code's.
+	// offline.LayoutIn); empty is the one the memory's own files name, or
+	// a MEMORY.md index that fits every agent that keeps one.
 	Host string
 	// StateDir holds the audit history, which dates lines; empty reads no
 	// history.
@@ -41,13 +41,6 @@ func (r *Offline) Run(ctx context.Context, job dream.Job) (dream.Outcome, error)
 func (*Offline) ReplacesFiles() bool { return true }
 
 func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDir string) (dream.Outcome, error) {
-	// The staging copy holds regular files only: a linked memory file
-	// would look missing there, so it is refused here, with what to do.
-	if job.MemoryDisplayDir != "" {
-		if err := memory.CheckSymlinks(job.MemoryDisplayDir); err != nil {
-			return dream.Outcome{}, fmt.Errorf("offline engine: %w", err)
-		}
-	}
 	tr, err := offline.LoadTranscripts(ctx, job.SessionsDir)
 	if err != nil {
 		return dream.Outcome{}, fmt.Errorf("offline engine: %w", err)
@@ -58,7 +51,7 @@ func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDi
 	if ap := newAuditProvenance(ctx, stateDir, job.MemoryDisplayDir); ap != nil {
 		prov = offline.Chain{tr, ap}
 	}
-	opts := offline.Options{MemoryDir: engineReadDir(job), WriteDir: engineWriteDir(job), RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: prov, Leads: true}
+	opts := offline.Options{MemoryDir: engineReadDir(job), WriteDir: engineWriteDir(job), RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutIn(host, engineReadDir(job)), Provenance: prov, Leads: true}
 	if stateDir != "" && job.MemoryDisplayDir != "" {
 		opts.CacheFile = offline.CachePath(stateDir, job.MemoryDisplayDir) // per memory, in the state dir; validated by content hash
 	}
@@ -84,7 +77,14 @@ func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDi
 	// Judgement calls are left alone offline, but the user should know
 	// they are there: they are what a model dream would be handed.
 	for _, l := range rep.Leads {
-		job.Progress(dream.Progress{Kind: dream.ProgressTurn, Text: fmt.Sprintf("lead: %s:%d %s: %s", l.File, l.Line, l.Kind, l.Detail)})
+		at := l.File
+		if l.Line > 0 {
+			at = fmt.Sprintf("%s:%d", l.File, l.Line)
+		}
+		job.Progress(dream.Progress{Kind: dream.ProgressTurn, Text: fmt.Sprintf("lead: %s %s: %s", at, l.Kind, l.Detail)})
+	}
+	for _, n := range rep.Notes {
+		job.Progress(dream.Progress{Kind: dream.ProgressTurn, Text: "note: " + n})
 	}
 	if leads := rep.Found; leads != nil {
 		for _, p := range leads.CrossFileDuplicates {
@@ -103,5 +103,15 @@ func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDi
 			summary += fmt.Sprintf("; %d lead(s) need judgement: a model dream gets them in its task", n)
 		}
 	}
-	return dream.Outcome{FilesTouched: rep.FilesTouched, Summary: summary, Accounted: accounted}, nil
+	return dream.Outcome{FilesTouched: rep.FilesTouched, Summary: summary, Accounted: accounted, Index: indexBudget(rep.Index)}, nil
+}
+
+// indexBudget converts the engine's index state at the API's boundary.
+func indexBudget(st *offline.IndexState) *dream.IndexBudget {
+	if st == nil {
+		return nil
+	}
+	l := st.Limit
+	return &dream.IndexBudget{File: st.File, Lines: st.Lines, Size: st.Size, MaxLines: l.MaxLines, MaxSize: l.MaxSize, SizeUnit: l.Unit,
+		OverBudget: st.OverBudget, Agent: l.Agent, Rule: l.Rule + " (" + l.Source + ")", Message: st.Message}
 }

@@ -78,7 +78,7 @@ func TestHelpEveryCommand(t *testing.T) {
 // TestJSONKeysSnakeCase walks every key of each command's --json output.
 func TestJSONKeysSnakeCase(t *testing.T) {
 	w := dupWorld(t)
-	off := offline
+	off := offlineEnv
 	loc := w.locFlags()
 	run := func(args ...string) result {
 		t.Helper()

@@ -162,13 +162,13 @@ func dupWorld(t *testing.T) *world {
 	return w
 }
 
-var offline = []string{"DREAM_PROVIDER=offline"}
+var offlineEnv = []string{"DREAM_PROVIDER=offline"}
 
 // TestMessageAlreadyApplied: a second apply of a review run says it was
 // applied, when and how to see or undo it, and succeeds (exit 0).
 func TestMessageAlreadyApplied(t *testing.T) {
 	w := dupWorld(t)
-	r := w.dream(offline, append([]string{"run", "--review", "--json"}, w.locFlags()...)...)
+	r := w.dream(offlineEnv, append([]string{"run", "--review", "--json"}, w.locFlags()...)...)
 	rep := decodeJSON[struct {
 		TaskID string `json:"task_id"`
 		Status string `json:"status"`
@@ -195,7 +195,7 @@ func TestMessageAlreadyApplied(t *testing.T) {
 // file, the lines and --force; --force then restores.
 func TestMessageUndoConflict(t *testing.T) {
 	w := dupWorld(t)
-	r := w.dream(offline, append([]string{"run", "--json"}, w.locFlags()...)...)
+	r := w.dream(offlineEnv, append([]string{"run", "--json"}, w.locFlags()...)...)
 	rep := decodeJSON[struct {
 		TaskID string `json:"task_id"`
 		Status string `json:"status"`

@@ -101,7 +101,11 @@ func (a *app) doctor(ctx context.Context) []check {
 	if mem == "" {
 		add("memory", statusFail, "no memory directory", "dream doctor --memory-dir DIR")
 	} else if info, err := os.Stat(mem); err != nil || !info.IsDir() {
-		add("memory", statusFail, mem+" does not exist yet", memoryFix(hostName, mem))
+		fix := memoryFix(hostName, mem)
+		if hostName == "codex" {
+			fix = noMemoryAdvice(l)
+		}
+		add("memory", statusFail, mem+" does not exist yet", fix)
 	} else {
 		memOK = true
 		n := countMarkdown(mem)
@@ -148,13 +152,19 @@ func (a *app) doctor(ctx context.Context) []check {
 		}
 		all, err1 := gate.CountSessions(ctx, sessions, time.Time{}, rule, "")
 		since, _ := gate.CountSessions(ctx, sessions, last, rule, "")
+		execNote := ""
+		if hostName == "codex" && !s.CodexExecSessions && err1 == nil {
+			if n := codexExecSkipped(ctx, *l, sessions, all); n > 0 {
+				execNote = fmt.Sprintf("; %d codex exec run(s) not counted (codex_exec_sessions = true counts them)", n)
+			}
+		}
 		switch {
 		case err1 != nil:
 			add("sessions", statusFail, err1.Error(), "dream doctor --sessions-dir DIR")
 		case all == 0:
-			add("sessions", statusWarn, sessions+": no sessions found yet", "use the agent in this repository; sessions appear there")
+			add("sessions", statusWarn, sessions+": no sessions found yet"+execNote, "use the agent in this repository; sessions appear there")
 		default:
-			add("sessions", statusOK, fmt.Sprintf("%s: %d session(s), %d since the last dream (need %d)", sessions, all, since, s.MinSessions), "")
+			add("sessions", statusOK, fmt.Sprintf("%s: %d session(s), %d since the last dream (need %d)%s", sessions, all, since, s.MinSessions, execNote), "")
 		}
 	}
 
@@ -223,7 +233,9 @@ func (a *app) doctor(ctx context.Context) []check {
 	}
 
 	// The agent's own consolidator.
-	if l != nil && l.Consolidator != nil {
+	if hostName == "codex" {
+		a.doctorCodexMemory(l, add)
+	} else if l != nil && l.Consolidator != nil {
 		c := l.Consolidator
 		switch {
 		case !c.Enabled:
@@ -272,8 +284,8 @@ func (a *app) doctorHook(agent string, add func(name, status, detail, fix string
 		add("hook", statusFail, "dream's hook is not installed for "+agent, "dream init "+agent)
 		return
 	}
-	if agent == "codex" && !codexHooksFeature(codexHome(a.env, a.home())) {
-		add("hook", statusWarn, "installed in "+found[0]+" but Codex's hooks feature is off", "add `codex_hooks = true` under [features] in "+filepath.Join(codexHome(a.env, a.home()), "config.toml"))
+	if agent == "codex" {
+		a.doctorCodexHook(found[0], add)
 		return
 	}
 	if len(found) > 1 {

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/eval"
-	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/provider"
 	"github.com/dreamkit/dream/runner"
 )
@@ -57,44 +57,67 @@ func cmdEval(a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "dream eval: %d scenario(s) from %s with the %s\n", len(scenarios), from, engine)
 	}
 	s := a.loaded.Settings
-	dreamFn := func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (llm.Usage, error) {
-		stateDir, err := os.MkdirTemp("", "dream-eval-state-")
-		if err != nil {
-			return llm.Usage{}, err
+	// One dream on a scenario's workspace with the runner r makes, as
+	// `dream run` would: gates skipped, the lock, the guards, the commit.
+	dreamWith := func(r func(clock func() time.Time, sc eval.Scenario) dream.Runner) eval.DreamFunc {
+		return func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (eval.Outcome, error) {
+			stateDir, err := os.MkdirTemp("", "dream-eval-state-")
+			if err != nil {
+				return eval.Outcome{}, err
+			}
+			defer os.RemoveAll(stateDir)
+			now := sc.Now
+			if now.IsZero() {
+				now = time.Now()
+			}
+			clock := func() time.Time { return now }
+			d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: s, Runner: r(clock, sc), Provider: choice.Name, Model: choice.Model})
+			if err != nil {
+				return eval.Outcome{}, err
+			}
+			defer d.Close()
+			rep, err := d.StartManual(ctx)
+			out := eval.Outcome{Usage: rep.Usage}
+			switch {
+			case rep.Status == dream.StatusStaged:
+				out.Held = oneLine(rep.ParkReason, 300)
+			case len(rep.ForReview) > 0:
+				out.Held = "part of it: " + strings.Join(rep.ForReview, ", ")
+			}
+			return out, err
 		}
-		defer os.RemoveAll(stateDir)
-		now := sc.Now
-		if now.IsZero() {
-			now = time.Now()
-		}
-		clock := func() time.Time { return now }
-		var r dream.Runner = &runner.Offline{Now: clock, Host: sc.Host}
-		if choice.Provider != nil {
-			r = &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host}
-		}
-		cfg := s
-		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: cfg, Runner: r, Provider: choice.Name, Model: choice.Model})
-		if err != nil {
-			return llm.Usage{}, err
-		}
-		defer d.Close()
-		rep, err := d.StartManual(ctx)
-		return rep.Usage, err
 	}
-	scores, err := eval.Run(a.ctx, scenarios, dreamFn)
+	// The offline pass is a dream of its own, so that a model is scored on
+	// what it did after it, never on the mechanical fixes.
+	engine := eval.Engine{Offline: dreamWith(func(clock func() time.Time, sc eval.Scenario) dream.Runner {
+		return &runner.Offline{Now: clock, Host: sc.Host}
+	})}
+	if choice.Provider != nil {
+		engine.Model = dreamWith(func(clock func() time.Time, sc eval.Scenario) dream.Runner {
+			return &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Now: clock, Host: sc.Host, SkipOffline: true}
+		})
+	}
+	scores, err := eval.Run(a.ctx, scenarios, engine)
 	if err != nil {
 		return err
 	}
 	if a.jsonOut {
 		a.printJSON(scores)
 	} else {
-		fmt.Fprint(a.stdout, eval.Table(scores))
+		fmt.Fprint(a.stdout, eval.Table(scores, engine.Model != nil))
 		fmt.Fprintf(a.stdout, "\ncolumns (fixed/total where there is a slash):\n%s", eval.Legend)
 	}
+	var failed []string
 	for _, sc := range scores {
-		if sc.Err != "" || sc.ProbesRetained < sc.ProbesTotal || sc.Regressions > 0 || !sc.OutsideUntouched {
-			return reported(exitFailed, fmt.Errorf("eval: scenario %s regressed", sc.Scenario))
+		if len(sc.Problems) > 0 {
+			failed = append(failed, sc.Scenario+" ("+sc.Problems[0]+")")
 		}
+	}
+	if len(failed) > 0 {
+		// Said on stderr, the table (or the JSON) being the report.
+		err := fmt.Errorf("eval: %d of %d scenario(s) failed: %s", len(failed), len(scores), strings.Join(failed, "; "))
+		fmt.Fprintf(a.stderr, "dream: %v\n", err)
+		return reported(exitFailed, err)
 	}
 	return nil
 }

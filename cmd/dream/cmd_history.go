@@ -83,6 +83,7 @@ func cmdShow(a *app, args []string) error {
 	for _, f := range e.Files {
 		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", f.Status, f.Path, f.Added, f.Removed)
 	}
+	printUnits(a.stdout, e.Units)
 	fmt.Fprintln(a.stdout)
 	writeDiff(a.stdout, e.Diff, isTerminal(a.stdout))
 	return nil

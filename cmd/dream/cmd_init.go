@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/hookinstall"
 	"github.com/dreamkit/dream/internal/host"
@@ -60,8 +58,18 @@ func cmdInit(a *app, args []string) error {
 		}
 		return err
 	}
+	var trust *codexTrustStep
+	if agent == "codex" {
+		if trust, err = a.codexTrust(t, res, o); err != nil {
+			return err
+		}
+	}
 	if a.jsonOut {
-		a.printJSON(initView(agent, t, res, o, a.initNotes(agent)))
+		v := initView(agent, t, res, o, a.initNotes(agent))
+		if tv := codexTrustView(trust); tv != nil {
+			v["trust"] = tv
+		}
+		a.printJSON(v)
 		return nil
 	}
 	w := a.stdout
@@ -91,6 +99,7 @@ func cmdInit(a *app, args []string) error {
 		}
 		fmt.Fprintf(w, "undo with: dream init %s --remove%s\n", agent, scopeFlag(o))
 	}
+	printCodexTrust(w, trust, o)
 	if o.remove && res.Changed && res.Command != "" && !o.dryRun {
 		if p := hookinstall.Program(res.Command); programState(p) != "" {
 			fmt.Fprintf(w, "note: the removed hook ran %s%s\n", p, programState(p))
@@ -224,26 +233,13 @@ func (a *app) initNotes(agent string) []string {
 	if exe, err := os.Executable(); err == nil && strings.HasPrefix(exe, filepath.Clean(os.TempDir())+string(filepath.Separator)) && strings.Contains(exe, "go-build") {
 		notes = append(notes, "this dream binary was built by `go run` in a temporary directory that will vanish: `go install ./cmd/dream`, then run dream init again")
 	}
-	if agent == "codex" && !codexHooksFeature(codexHome(a.env, a.home())) {
-		notes = append(notes, "Codex runs hooks.json only with the hooks feature on: add `codex_hooks = true` under [features] in "+
-			filepath.Join(codexHome(a.env, a.home()), "config.toml")+"; Codex may also ask you to trust the new hook (/hooks)")
+	if agent == "codex" {
+		return append(notes, a.codexNotes()...)
 	}
 	if l, err := host.Resolve(agent, a.loaded.Settings.Repo, a.home(), a.env); err == nil && l.Consolidator != nil && l.Consolidator.Enabled {
 		notes = append(notes, "the agent's own consolidator is on: "+l.Consolidator.Detail)
 	}
 	return notes
-}
-
-// codexHooksFeature reports whether config.toml turns Codex's hooks on.
-func codexHooksFeature(base string) bool {
-	var cfg struct {
-		Features map[string]any `toml:"features"`
-	}
-	if _, err := toml.DecodeFile(filepath.Join(base, "config.toml"), &cfg); err != nil {
-		return false
-	}
-	on, _ := cfg.Features["codex_hooks"].(bool)
-	return on
 }
 
 // initInstructions: nanobot and codebot have no command hooks dream can

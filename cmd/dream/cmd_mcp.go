@@ -11,11 +11,12 @@ import (
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/mcpserver"
 	"github.com/dreamkit/dream/provider"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // cmdMCP serves the dream tools over stdio. Stdout is the protocol, so
-// nothing else is ever written there: diagnostics go to stderr. The memory
+// nothing else is ever written there: diagnostics go to stderr. A bad line
+// on stdin is answered and skipped (mcpserver.StdioTransport); at the end
+// of stdin the server exits once a dream it started has landed. The memory
 // dir comes from the usual location flags (--host, --memory-dir); without
 // one the server still lists, kills and reads dreams by id.
 func cmdMCP(a *app, args []string) error {
@@ -61,13 +62,8 @@ func cmdMCP(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}}
-	if err := srv.Run(a.ctx, t); err != nil && !errors.Is(err, io.EOF) && a.ctx.Err() == nil {
+	if err := srv.Run(a.ctx, mcpserver.StdioTransport(a.stdin, a.stdout)); err != nil && !errors.Is(err, io.EOF) && a.ctx.Err() == nil {
 		return err
 	}
 	return nil
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

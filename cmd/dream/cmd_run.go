@@ -121,6 +121,11 @@ func (a *app) finishRun(rep dream.Report, err error) error {
 	if errors.Is(err, dream.ErrLockHeld) {
 		return err
 	}
+	if err != nil && rep.TaskID == "" && !a.jsonOut {
+		// Refused before any dream started (the memory is the agent's, a
+		// dream already runs here): there is no report to show.
+		return err
+	}
 	if a.jsonOut {
 		a.printJSON(rep)
 	} else {

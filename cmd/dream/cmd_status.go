@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/provider"
 )
 
@@ -21,6 +24,9 @@ func cmdStatus(a *app, args []string) error {
 			e := l.Elsewhere[0]
 			return fmt.Errorf("%w\n%s: %s %s is not followed: %s", err, l.Host, e.What, e.Path, e.From)
 		}
+		if l := a.layout; l != nil && a.loaded.Settings.MemoryDir == "" && !dirExists(l.MemoryDir) {
+			return a.statusNoMemory(l)
+		}
 		return err
 	}
 	defer d.Close()
@@ -28,8 +34,12 @@ func cmdStatus(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	ix, err := a.indexStatus(s.MemoryDir)
+	if err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("measuring the index: %v", err))
+	}
 	if a.jsonOut {
-		a.printJSON(statusWithLayout{s, a.layout})
+		a.printJSON(statusWithLayout{s, a.layout, ix})
 		return nil
 	}
 	w := a.stdout
@@ -63,6 +73,7 @@ func cmdStatus(a *app, args []string) error {
 		fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
 	}
 	printLayout(w, a.layout)
+	printIndex(w, ix)
 	printDistributed(w, s)
 	for _, r := range s.Recovered {
 		fmt.Fprintf(w, "recovered:    %s\n", r)
@@ -84,5 +95,98 @@ func cmdStatus(a *app, args []string) error {
 	} else {
 		fmt.Fprintf(w, "next: the %s gate is closed\n", s.Next)
 	}
+	return nil
+}
+
+// indexState is what `dream status` says of the memory's index: which file
+// it is under the layout the dream would use (the agent named, the one the
+// memory's own files name, or any that keeps a MEMORY.md index), its size
+// as that agent counts it, and the rule, with where it was read.
+type indexState struct {
+	// Layout is the agent whose layout decided ("" when none was named
+	// or recognised); Recognized which file named it.
+	Layout     string `json:"layout"`
+	Recognized string `json:"recognized,omitempty"`
+	// None says why there is no index to count.
+	None string `json:"none,omitempty"`
+	*offline.IndexState
+}
+
+func (a *app) indexStatus(mem string) (*indexState, error) {
+	name := a.loaded.Settings.Host
+	if a.layout != nil {
+		name = a.layout.Host
+	}
+	l := offline.LayoutIn(name, mem)
+	st := &indexState{Layout: l.Host, Recognized: l.Recognized}
+	if l.Index == "" {
+		st.None = "this layout keeps no index: every file is memory in its own right"
+		return st, nil
+	}
+	ix, err := offline.MeasureIndex(mem, l)
+	if err != nil {
+		return nil, err
+	}
+	if ix == nil {
+		ix = &offline.IndexState{File: l.Index, Limit: l.Limit}
+		st.None = l.Index + " does not exist yet"
+	}
+	st.IndexState = ix
+	return st, nil
+}
+
+// printIndex writes the index's lines of `dream status`.
+func printIndex(w io.Writer, st *indexState) {
+	if st == nil {
+		return
+	}
+	layout := st.Layout
+	if layout == "" {
+		layout = "no agent named"
+	}
+	if st.Recognized != "" {
+		layout = st.Recognized
+	}
+	if st.IndexState == nil {
+		fmt.Fprintf(w, "index:        none (%s): %s\n", layout, st.None)
+		return
+	}
+	lim := st.Limit
+	if st.None != "" {
+		fmt.Fprintf(w, "index:        %s (%s)\n", st.None, layout)
+	} else {
+		verdict := "within budget"
+		if st.OverBudget {
+			verdict = "OVER BUDGET: " + st.Message
+		}
+		fmt.Fprintf(w, "index:        %s: %d lines, %d %s as %s counts it (it loads %s): %s\n", st.File, st.Lines, st.Size, lim.Unit, lim.Agent, lim.Phrase(), verdict)
+	}
+	fmt.Fprintf(w, "  rule:       %s\n", lim.Rule)
+	fmt.Fprintf(w, "  from:       %s\n", lim.Source)
+}
+
+// statusNoMemory answers status for an agent that has written no memory
+// yet (a fresh Codex home, a project the agent never saved a memory in):
+// not a usage error, but the state of things, with what would change it.
+func (a *app) statusNoMemory(l *host.Layout) error {
+	advice := noMemoryAdvice(l)
+	if a.jsonOut {
+		a.printJSON(struct {
+			MemoryDir    string       `json:"memory_dir"`
+			SessionsDir  string       `json:"sessions_dir,omitempty"`
+			MemoryExists bool         `json:"memory_exists"`
+			Next         string       `json:"next"`
+			Advice       string       `json:"advice"`
+			Layout       *host.Layout `json:"layout"`
+		}{l.MemoryDir, l.SessionsDir, false, "memory", advice, l})
+		return nil
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "memory dir:   %s (does not exist yet)\n", l.MemoryDir)
+	if l.SessionsDir != "" {
+		fmt.Fprintf(w, "sessions dir: %s\n", l.SessionsDir)
+	}
+	printLayout(w, l)
+	fmt.Fprintf(w, "\nnext: nothing to dream yet: %s\n", advice)
 	return nil
 }

@@ -23,8 +23,9 @@ func TestStatusShowsDetectedLayout(t *testing.T) {
 		"[default projects/<sanitized git root>/memory]",
 		"[detected: the only agent with memory for " + w.repo + "]",
 		"counts:      top-level <uuid>.jsonl transcripts",
-		"file:        MEMORY.md  index, markdown, writable, loaded into every session: first 200 lines or 25 KB",
+		"file:        MEMORY.md  index, markdown, writable, loaded into every session: first 200 lines, then 25000 UTF-16 code units; none of a file over 4194304 bytes (Claude Code 2.1.197)",
 		"file:        **/*.md  document, markdown, writable, read by the agent when needed",
+		"index:        MEMORY.md: 5 lines, 207 UTF-16 code units as Claude Code 2.1.197 counts it (it loads 200 lines and 25000 UTF-16 code units): within budget",
 		"own dream:   autoDream on",
 		"assumes:     settings given with claude --settings",
 	} {

@@ -294,7 +294,10 @@ var _ = syscall.SIGKILL
 
 // TestEvalScoresAModelDream drives `dream eval --provider openai` against the
 // scripted fake model: every scenario gets a real model dream (the offline
-// hygiene, then one model turn), and the tokens it used are scored.
+// pass as a dream of its own, then one model turn), and the tokens it used
+// are scored. The model says it is done and does nothing: what the offline
+// pass fixed is not its work, so every scenario with a defect left to a
+// model fails and eval exits 1.
 func TestEvalScoresAModelDream(t *testing.T) {
 	w := newWorld(t)
 	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "eval"))
@@ -307,19 +310,38 @@ func TestEvalScoresAModelDream(t *testing.T) {
 		srv.Append(llmtest.Turn{Text: "Nothing else needed changing."})
 	}
 	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json")
-	if r.code != 0 {
-		t.Fatalf("eval with a model:\n%s", r)
+	if r.code != 1 || !strings.Contains(r.stderr, "not fixed") {
+		t.Fatalf("eval with a model that does nothing:\n%s", r)
 	}
 	scores := decodeJSON[[]struct {
-		Scenario string `json:"scenario"`
-		Tokens   int64  `json:"tokens"`
+		Scenario        string   `json:"scenario"`
+		Tokens          int64    `json:"tokens"`
+		DefectsTotal    int      `json:"defects_total"`
+		MechanicalTotal int      `json:"mechanical_total"`
+		MechanicalFixed int      `json:"mechanical_fixed"`
+		ModelFixed      int      `json:"model_fixed"`
+		ModelTotal      int      `json:"model_total"`
+		Problems        []string `json:"problems"`
 	}](t, r)
 	if len(scores) < 20 || len(srv.Requests()) != len(scores) {
 		t.Fatalf("%d scores, %d model requests: want one model dream per scenario", len(scores), len(srv.Requests()))
 	}
+	failed := 0
 	for _, s := range scores {
 		if s.Tokens == 0 {
 			t.Errorf("%s: no tokens scored for a model dream", s.Scenario)
 		}
+		if s.MechanicalFixed != s.MechanicalTotal || s.ModelFixed != 0 || s.ModelTotal != s.DefectsTotal-s.MechanicalTotal {
+			t.Errorf("%s: the offline pass's fixes are scored as the model's: %+v", s.Scenario, s)
+		}
+		if (len(s.Problems) > 0) != (s.ModelTotal > 0) {
+			t.Errorf("%s: problems %v with %d defects left to the model", s.Scenario, s.Problems, s.ModelTotal)
+		}
+		if len(s.Problems) > 0 {
+			failed++
+		}
+	}
+	if failed == 0 {
+		t.Error("a model that does nothing passed every scenario")
 	}
 }

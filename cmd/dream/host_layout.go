@@ -24,6 +24,9 @@ func (a *app) resolveLayout(name, mem, repo string) (*host.Layout, error) {
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
+	if l != nil && a.loaded.Settings.CodexExecSessions {
+		host.CountCodexExec(l)
+	}
 	a.layout = l
 	return a.layout, nil
 }
@@ -68,6 +71,9 @@ func printLayout(w io.Writer, l *host.Layout) {
 	if len(l.DriftRepos) > 0 {
 		fmt.Fprintf(w, "  drift repos: %s\n", strings.Join(l.DriftRepos, ", "))
 	}
+	if l.NotLoaded != "" {
+		fmt.Fprintf(w, "  NOT LOADED:  %s\n", l.NotLoaded)
+	}
 	if c := l.Consolidator; c != nil {
 		state := "off"
 		if c.Enabled {
@@ -81,10 +87,13 @@ func printLayout(w io.Writer, l *host.Layout) {
 }
 
 // statusWithLayout is `dream status --json`: the report's fields, plus the
-// derived layout under "layout" when a host was named or detected.
+// derived layout under "layout" when a host was named or detected, and the
+// index under "index".
 type statusWithLayout struct {
 	dream.StatusReport
 	Layout *host.Layout `json:"layout,omitempty"`
+	// Index is the memory's index and the rule it is counted by.
+	Index *indexState `json:"index,omitempty"`
 }
 
 // layoutRepo is the repository drift checks use. For a global memory

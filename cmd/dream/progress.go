@@ -158,6 +158,7 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	fmt.Fprintf(w, "dream %s: %s in %.1fs · %d turn(s) · %d tool call(s) · tokens in %s out %s cache read %s created %s\n",
 		r.TaskID, r.Status, float64(r.DurationMS)/1000, r.Turns, r.ToolCalls,
 		humanCount(u.InputTokens), humanCount(u.OutputTokens), humanCount(u.CacheReadInputTokens), humanCount(u.CacheCreationInputTokens))
+	overBudget := r.Index != nil && r.Index.OverBudget
 	if r.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", oneMessage(r.Error))
 		if r.Status != dream.StatusCompleted {
@@ -173,22 +174,71 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0:
 		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), strings.Join(r.FilesTouched, ", "))
 		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))
+	case r.Status == dream.StatusDryRun && len(r.Changes) == 0 && overBudget:
+		fmt.Fprintln(w, "dry run: a dream now would change nothing, and the index would stay over budget")
 	case r.Status == dream.StatusDryRun && len(r.Changes) == 0:
 		fmt.Fprintln(w, "dry run: nothing needs changing")
 	case r.Status == dream.StatusDryRun:
 		fmt.Fprintf(w, "dry run: a dream now would change %d file(s); nothing was written and the time gate did not move\n", len(r.Changes))
 		printChanges(w, r.Changes)
 		writeDiff(w, r.Diff, isTerminal(w))
+	case r.Status == dream.StatusCompleted && overBudget:
+		fmt.Fprintln(w, "nothing was changed, and the index is still over budget")
 	case r.Status == dream.StatusCompleted:
 		fmt.Fprintln(w, "nothing needed changing")
 	}
-	if r.Summary != "" && (r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun) {
-		fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
+	if overBudget {
+		fmt.Fprintf(w, "index over budget: %s\n", r.Index.Message)
+	}
+	if len(r.ForReview) > 0 && r.ReviewID != "" {
+		fmt.Fprintf(w, "held for review while the rest landed: %s · %s · %s · %s\n", strings.Join(r.ForReview, ", "), hint("diff", r.ReviewID), hint("apply", r.ReviewID), hint("discard", r.ReviewID))
+	}
+	if r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun {
+		printUnits(w, r.Units)
+		if r.Summary != "" {
+			fmt.Fprintf(w, "summary: %s\n", oneLine(r.Summary, 400))
+		}
+		if r.ModelSummary != "" && len(r.Changes) > 0 { // a claim of a dream that changed nothing is no news
+			fmt.Fprintf(w, "the model's own summary (unchecked): %s\n", oneLine(r.ModelSummary, 400))
+		}
 	}
 	if s := r.Sync; s != nil {
 		fmt.Fprintf(w, "sync: pulled %d commit(s), pushed %d\n", s.Pulled, s.Pushed)
 		if s.Error != "" {
 			fmt.Fprintf(w, "sync error: %s\n", oneMessage(s.Error))
+		}
+	}
+}
+
+// maxUnitsShown bounds the units a report prints; --json has them all.
+const maxUnitsShown = 40
+
+// printUnits lists what became of each unit a model dream removed or
+// rewrote, and of each changed value its evidence or why it is held:
+// `dream run` and `dream show` print alike.
+func printUnits(w io.Writer, units []dream.UnitChange) {
+	if len(units) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "units removed or rewritten:")
+	for i, u := range units {
+		if i == maxUnitsShown {
+			fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(units)-maxUnitsShown)
+			break
+		}
+		line := fmt.Sprintf("  %-9s %s:%d %q", u.Fate, u.File, u.Line, oneLine(u.Text, 70))
+		if u.To != nil {
+			line += fmt.Sprintf(" → %s:%d %q", u.To.File, u.To.Line, oneLine(u.To.Text, 70))
+			if u.Lost {
+				line += " (most of its words are gone)"
+			}
+		}
+		fmt.Fprintln(w, line)
+		switch {
+		case u.Held != "":
+			fmt.Fprintf(w, "            held for review: %s\n", strings.TrimPrefix(u.Held, dream.ParkLossGuard))
+		case u.Evidence != nil:
+			fmt.Fprintf(w, "            evidence (%s): %s: %s\n", u.Evidence.By, u.Evidence.Source, oneLine(u.Evidence.Quote, 120))
 		}
 	}
 }

@@ -20,6 +20,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/dreamkit/dream/internal/fsutil"
@@ -82,6 +83,11 @@ type Meta struct {
 	// stages whatever git's stat check of the whole memory dir (in scope)
 	// finds changed, which costs the change too (see stageAll).
 	Paths []string
+	// Units, one JSON object each, account for the units of memory the
+	// change removed or rewrote (the dream's ledger); they are kept in
+	// the commit message, so they travel with the history (sync) and
+	// `dream show` reads them back as Entry.Units.
+	Units []json.RawMessage
 }
 
 // FileStat is one file of an entry, with counts from git's numstat.
@@ -101,6 +107,8 @@ type Entry struct {
 	StartedAt time.Time  `json:"started_at"`
 	Files     []FileStat `json:"files"`
 	Diff      string     `json:"diff"`
+	// Units are Meta.Units as recorded.
+	Units []json.RawMessage `json:"units,omitempty"`
 }
 
 // Open opens the history of memoryDir, creating the repository on first use.

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -435,5 +436,44 @@ func checkGolden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("%s mismatch\n got:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+// A dream's units are kept in its commit and read back by Show and Log,
+// whatever the diff quoted in the message says.
+func TestUnitsTravelWithTheRecord(t *testing.T) {
+	h, mem := setup(t)
+	ctx := testCtx(t)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The diff quotes a line that looks like the units heading.
+	writeTree(t, mem, map[string]string{"topic.md": strings.Replace(topic, "fact 2\n", unitsHeading+"{\"forged\":true}\n", 1)})
+	m := meta("d-units")
+	m.Units = []json.RawMessage{json.RawMessage(`{"fate": "rewritten", "text": "fact 2\n"}`), json.RawMessage(`{"fate":"deleted"}`)}
+	if _, err := h.RecordDream(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	e, err := h.Show(ctx, "d-units")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%s", e.Units)
+	if want := `[{"fate":"rewritten","text":"fact 2\n"} {"fate":"deleted"}]`; got != want {
+		t.Errorf("units %s, want %s", got, want)
+	}
+	log, err := h.Log(ctx, 1)
+	if err != nil || len(log) != 1 || len(log[0].Units) != 2 {
+		t.Fatalf("log: %+v, %v", log, err)
+	}
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, mem, map[string]string{"topic.md": topic})
+	if _, err := h.RecordDream(ctx, meta("d-none")); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := h.Show(ctx, "d-none"); err != nil || e.Units != nil {
+		t.Errorf("a record without units: %v, %v", e.Units, err)
 	}
 }

@@ -216,7 +216,7 @@ func short(sha string) string {
 
 // newEntry is an entry's identity from its commit, without files or diff.
 func newEntry(ci commitInfo) Entry {
-	e := Entry{ID: entryID(ci), Commit: ci.sha, Kind: ci.trailers["Dream-Kind"], Status: ci.trailers["Dream-Status"], StartedAt: ci.time}
+	e := Entry{ID: entryID(ci), Commit: ci.sha, Kind: ci.trailers["Dream-Kind"], Status: ci.trailers["Dream-Status"], StartedAt: ci.time, Units: ci.units}
 	if e.Kind == "" {
 		e.Kind = KindHand
 	}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -99,6 +100,7 @@ type commitInfo struct {
 	sha      string
 	time     time.Time
 	trailers map[string]string
+	units    []json.RawMessage
 }
 
 const logFormat = "--format=%H%x1f%ct%x1f%B"
@@ -118,9 +120,34 @@ func parseLog(out []byte) ([]commitInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse git log: bad time %q", parts[1])
 		}
-		res = append(res, commitInfo{sha: parts[0], time: time.Unix(sec, 0).UTC(), trailers: parseTrailers(parts[2])})
+		res = append(res, commitInfo{sha: parts[0], time: time.Unix(sec, 0).UTC(), trailers: parseTrailers(parts[2]), units: parseUnits(parts[2])})
 	}
 	return res, nil
+}
+
+// unitsHeading opens the message's block of units (see Meta.Units): one
+// JSON object a line after it, up to a blank line. It comes before the
+// quoted diff, whose lines all start with a diff's own prefixes, so that
+// the diff cannot forge it.
+const unitsHeading = "Units removed or rewritten (one JSON object each):\n"
+
+// parseUnits reads the units block of a message; nil when it has none.
+func parseUnits(msg string) []json.RawMessage {
+	i := strings.Index(msg, "\n\n"+unitsHeading)
+	if i < 0 {
+		return nil
+	}
+	var out []json.RawMessage
+	for _, line := range strings.Split(msg[i+2+len(unitsHeading):], "\n") {
+		if line == "" {
+			break
+		}
+		if !json.Valid([]byte(line)) {
+			return nil
+		}
+		out = append(out, json.RawMessage(line))
+	}
+	return out
 }
 
 // parseTrailers reads "Key: value" lines of the message's last paragraph,

@@ -92,7 +92,7 @@ func parseLogFull(out []byte) ([]loggedCommit, error) {
 		if err != nil {
 			return nil, fmt.Errorf("parse git log: bad time %q", parts[1])
 		}
-		c := loggedCommit{info: commitInfo{sha: string(parts[0]), time: time.Unix(sec, 0).UTC(), trailers: parseTrailers(string(parts[2]))}}
+		c := loggedCommit{info: commitInfo{sha: string(parts[0]), time: time.Unix(sec, 0).UTC(), trailers: parseTrailers(string(parts[2])), units: parseUnits(string(parts[2]))}}
 		if len(out) > 0 && out[0] == ':' {
 			if c.files, out, err = parseRecords(out); err != nil {
 				return nil, err

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -766,6 +767,16 @@ func buildMessage(m Meta, files []FileStat, more int, patch string, extra [][2]s
 	}
 	if more > 0 {
 		fmt.Fprintf(&sb, "… and %d more files (the commit holds every change)\n", more)
+	}
+	if len(m.Units) > 0 {
+		sb.WriteString("\n" + unitsHeading)
+		for _, u := range m.Units {
+			var c bytes.Buffer
+			if json.Compact(&c, u) == nil && c.Len() > 0 {
+				sb.Write(c.Bytes())
+				sb.WriteByte('\n')
+			}
+		}
 	}
 	sb.WriteString("\n")
 	sb.WriteString(capDiff(patch))

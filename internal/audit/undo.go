@@ -8,7 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,9 +116,11 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 	if len(problems) > 0 && !force {
 		return Entry{}, fmt.Errorf("audit: undo %s: %w: %s (use force to restore these files to their state before the dream)", tid, ErrConflict, strings.Join(problems, "; "))
 	}
-	if err := h.writeResults(ctx, results, all); err != nil {
+	removed, err := h.writeResults(ctx, results, all)
+	if err != nil {
 		return Entry{}, fmt.Errorf("audit: undo %s: %w", tid, err)
 	}
+	h.removeEmptiedDirs(ctx, removed, parentSHA, newEntry(target).StartedAt)
 	undoID := "undo-" + tid + "-" + time.Now().UTC().Format("20060102T150405.000")
 	sha, err := h.record(ctx, Meta{DreamID: undoID, Kind: KindUndo, Status: "completed", StartedAt: time.Now(), Paths: paths}, [][2]string{{"Dream-Undoes", tid}})
 	if err != nil {
@@ -264,12 +268,13 @@ func parseLsTreeLong(out []byte) (map[string]version, error) {
 	return res, nil
 }
 
-// writeResults puts each file in place atomically, in path order. Every
-// step goes through an os.Root on the memory dir, and before anything is
-// written every path is checked to lie under real directories: a directory
-// of the memory dir that became a symlink (to elsewhere or within) is never
-// written or deleted through, force or not.
-func (h *History) writeResults(ctx context.Context, results map[string]version, all map[string][]version) error {
+// writeResults puts each file in place atomically, in path order, and
+// returns the files it removed. Every step goes through an os.Root on the
+// memory dir, and before anything is written every path is checked to lie
+// under real directories: a directory of the memory dir that became a
+// symlink (to elsewhere or within) is never written or deleted through,
+// force or not.
+func (h *History) writeResults(ctx context.Context, results map[string]version, all map[string][]version) (removed []string, err error) {
 	paths := make([]string, 0, len(results))
 	for p := range results {
 		paths = append(paths, p)
@@ -277,21 +282,21 @@ func (h *History) writeResults(ctx context.Context, results map[string]version, 
 	sort.Strings(paths)
 	root, err := os.OpenRoot(h.memDir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer root.Close()
 	var bad []string
 	for _, p := range paths {
 		rel := filepath.FromSlash(p)
 		if !filepath.IsLocal(rel) {
-			return fmt.Errorf("refusing to write outside the memory dir: %q", p)
+			return nil, fmt.Errorf("refusing to write outside the memory dir: %q", p)
 		}
 		if !fsutil.RealParents(root, rel) {
 			bad = append(bad, p)
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%w: %s: a directory on the way is now a symlink or a file; refusing to write through it", ErrConflict, strings.Join(bad, ", "))
+		return nil, fmt.Errorf("%w: %s: a directory on the way is now a symlink or a file; refusing to write through it", ErrConflict, strings.Join(bad, ", "))
 	}
 	for _, p := range paths {
 		v := results[p]
@@ -299,15 +304,16 @@ func (h *History) writeResults(ctx context.Context, results map[string]version, 
 		info, err := root.Lstat(rel)
 		exists := err == nil
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("read %s: %w", p, err)
+			return removed, fmt.Errorf("read %s: %w", p, err)
 		}
 		if v.absent {
 			if exists {
 				if err := root.Remove(rel); err != nil {
-					return fmt.Errorf("remove %s: %w", p, err)
+					return removed, fmt.Errorf("remove %s: %w", p, err)
 				}
+				removed = append(removed, p)
 				if err := fsutil.SyncDirIn(root, filepath.Dir(rel)); err != nil {
-					return err
+					return removed, err
 				}
 			}
 			continue
@@ -323,7 +329,7 @@ func (h *History) writeResults(ctx context.Context, results map[string]version, 
 		}
 		if v.id == "" {
 			if err := fsutil.WriteFileAtomicIn(root, rel, v.data, perm); err != nil {
-				return err
+				return removed, err
 			}
 			continue
 		}
@@ -331,8 +337,56 @@ func (h *History) writeResults(ctx context.Context, results map[string]version, 
 			return h.gitTo(ctx, w, "cat-file", "blob", v.id)
 		})
 		if err != nil {
-			return err
+			return removed, err
 		}
 	}
-	return nil
+	return removed, nil
+}
+
+// removeEmptiedDirs removes the directories that removing the files
+// removed left empty, deepest first, when the dream made them: a dream that
+// created a/b/c/note.md leaves no a/b/c/ behind once undone. A directory
+// is kept when it held a file before the dream (its tree is in the history
+// at the dream's parent), when the file system says it was born before the
+// dream started (an empty directory the user made, which git cannot see),
+// and when it is not empty (os.Root's Remove removes empty directories
+// only); a symlink is never followed or removed. It is tidying: a directory
+// it cannot remove is left, never an error once the files are restored.
+func (h *History) removeEmptiedDirs(ctx context.Context, removed []string, parentSHA string, started time.Time) {
+	var dirs []string
+	for _, p := range removed {
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	out, err := h.gitEnv(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nil, append([]string{"ls-tree", "-r", "-d", "-z", "--name-only", "--full-tree", parentSHA, "--"}, dirs...)...)
+	if err != nil {
+		return
+	}
+	before := map[string]bool{}
+	for _, d := range bytes.Split(out, []byte{0}) {
+		before[string(d)] = true
+	}
+	root, err := os.OpenRoot(h.memDir)
+	if err != nil {
+		return
+	}
+	defer root.Close()
+	// Deepest first, so that a parent is tried once its children are gone.
+	slices.SortFunc(dirs, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, d := range dirs {
+		rel := filepath.FromSlash(d)
+		info, err := root.Lstat(rel)
+		if before[d] || err != nil || !info.IsDir() || fsutil.BornBefore(root, rel, started) {
+			continue
+		}
+		if root.Remove(rel) == nil {
+			_ = fsutil.SyncDirIn(root, filepath.Dir(rel))
+		}
+	}
 }

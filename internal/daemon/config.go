@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,6 +70,10 @@ type File struct {
 	Detect        *bool          `toml:"detect"`
 	SyncInterval  string         `toml:"sync_interval"`
 	Projects      []ProjectEntry `toml:"project"`
+
+	// problems are the keys parseFile ignored (unknown, or of the wrong
+	// type), each a warning naming the key and the file.
+	problems []string
 }
 
 // ProjectEntry is one project the user asked the daemon to watch.
@@ -129,9 +135,14 @@ func readFile(path string) (File, error) {
 }
 
 // parseFile is readFile after the I/O, separate so that it can be fuzzed.
+// Only a file that is not TOML is an error. Each key is decoded on its
+// own, so that one unknown key (a typo, a key of a newer version) or one
+// value of the wrong type is a warning naming it and the file, and every
+// other key, every project above all, still applies: one bad key must not
+// leave the daemon watching nothing.
 func parseFile(path, data string) (File, error) {
-	var f File
-	md, err := toml.Decode(data, &f)
+	var raw map[string]toml.Primitive
+	md, err := toml.Decode(data, &raw)
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
@@ -139,12 +150,38 @@ func parseFile(path, data string) (File, error) {
 		}
 		return File{}, fmt.Errorf("daemon file %s: %w", path, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	var f File
+	warn := func(format string, args ...any) {
+		f.problems = append(f.problems, fmt.Sprintf("%s: ", path)+fmt.Sprintf(format, args...))
+	}
+	// decode fills fields from a table's keys, warning about each key it
+	// does not know or cannot decode; ok is false when one could not be.
+	decode := func(where string, table map[string]toml.Primitive, fields map[string]any) (ok bool) {
+		ok = true
+		for _, key := range slices.Sorted(maps.Keys(table)) {
+			dst, known := fields[key]
+			if !known {
+				warn("%sunknown key %q (ignored)", where, key)
+				continue
+			}
+			if err := md.PrimitiveDecode(table[key], dst); err != nil {
+				warn("%s%s is ignored: %v", where, key, err)
+				ok = false
+			}
 		}
-		return File{}, fmt.Errorf("daemon file %s: unknown keys %s", path, strings.Join(keys, ", "))
+		return ok
+	}
+	var projects []map[string]toml.Primitive
+	decode("", raw, map[string]any{"idle": &f.Idle, "max_concurrent": &f.MaxConcurrent, "listen": &f.Listen,
+		"rescan": &f.Rescan, "detect": &f.Detect, "sync_interval": &f.SyncInterval, "project": &projects})
+	for i, table := range projects {
+		var p ProjectEntry
+		where := fmt.Sprintf("project %d: ", i+1)
+		if decode(where, table, map[string]any{"path": &p.Path, "host": &p.Host, "memory_dir": &p.MemoryDir, "sessions_dir": &p.SessionsDir}) {
+			f.Projects = append(f.Projects, p)
+		} else {
+			warn("%sskipped", where)
+		}
 	}
 	return f, nil
 }
@@ -152,6 +189,7 @@ func parseFile(path, data string) (File, error) {
 func (f File) settings(path string) Settings {
 	s := Settings{Idle: DefaultIdle, MaxConcurrent: DefaultMaxConcurrent, Rescan: DefaultRescan, SyncInterval: DefaultSyncInterval,
 		Detect: true, Listen: strings.TrimSpace(f.Listen)}
+	s.Warnings = append(s.Warnings, f.problems...)
 	warn := func(format string, args ...any) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: ", path)+fmt.Sprintf(format, args...))
 	}

@@ -41,7 +41,38 @@ func TestReadFile(t *testing.T) {
 					t.Errorf("warnings %q, want 5", s.Warnings)
 				}
 			}},
-		{name: "unknown-key", body: "idel = \"5m\"\n", wantErr: "unknown keys idel"},
+		// Issue 28: one unknown key made the whole file an error, and the
+		// daemon watched no project. It is a warning naming the key and
+		// the file; every other key and project applies.
+		{name: "unknown-key", body: "idel = \"5m\"\nidle = \"2m\"\n\n[[project]]\nmemory_dir = \"/home/me/notes/memory\"\nmemroy_dir = \"/x\"\n\n[[project]]\npath = \"/home/me/src/app\"\nhost = \"claude\"\n\n[watch]\nall = true\n",
+			check: func(t *testing.T, s Settings) {
+				if s.Idle != 2*time.Minute || len(s.Projects) != 2 || s.Projects[0].MemoryDir != "/home/me/notes/memory" || s.Projects[1].Host != "claude" {
+					t.Errorf("%+v", s)
+				}
+				path := filepath.Join(dir, "unknown-key.toml")
+				want := []string{path + `: unknown key "idel" (ignored)`, path + `: unknown key "watch" (ignored)`, path + `: project 1: unknown key "memroy_dir" (ignored)`}
+				if strings.Join(s.Warnings, "\n") != strings.Join(want, "\n") {
+					t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(s.Warnings, "\n"), strings.Join(want, "\n"))
+				}
+			}},
+		// A value of the wrong type is ignored like a bad value, and a
+		// project with one is skipped; the rest applies.
+		{name: "wrong-types", body: "idle = 10\nlisten = \"127.0.0.1:9464\"\n\n[[project]]\npath = 5\nhost = \"claude\"\n\n[[project]]\nmemory_dir = \"/home/me/notes/memory\"\n",
+			check: func(t *testing.T, s Settings) {
+				if s.Idle != DefaultIdle || s.Listen != "127.0.0.1:9464" || len(s.Projects) != 1 || s.Projects[0].MemoryDir != "/home/me/notes/memory" {
+					t.Errorf("%+v", s)
+				}
+				all := strings.Join(s.Warnings, "\n")
+				if len(s.Warnings) != 3 || !strings.Contains(all, "wrong-types.toml: idle is ignored") || !strings.Contains(all, "project 1: path is ignored") || !strings.Contains(all, "project 1: skipped") {
+					t.Errorf("warnings:\n%s", all)
+				}
+			}},
+		{name: "project-not-array", body: "idle = \"3m\"\n[project]\nmemory_dir = \"/m\"\n",
+			check: func(t *testing.T, s Settings) {
+				if s.Idle != 3*time.Minute || len(s.Projects) != 0 || len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "project is ignored") {
+					t.Errorf("%+v", s)
+				}
+			}},
 		{name: "malformed", body: "idle = \n", wantErr: "daemon file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

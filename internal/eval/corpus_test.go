@@ -116,7 +116,7 @@ func TestReadArchiveRefusesEscapes(t *testing.T) {
 // TestLegendNamesEveryColumn: each column header of Table has a line in
 // Legend, so a new column cannot ship unexplained.
 func TestLegendNamesEveryColumn(t *testing.T) {
-	header := strings.SplitN(Table(nil), "\n", 2)[0]
+	header := strings.SplitN(Table(nil, false), "\n", 2)[0]
 	for _, col := range strings.Split(header, "  ") {
 		col = strings.TrimSpace(col)
 		if col == "" || col == "scenario" {

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,18 +21,19 @@ var corpus = filepath.Join("..", "..", "testdata", "eval")
 
 // offlineDream runs the engine as dream's offline runner does: the host's
 // layout, the transcripts as provenance.
-func offlineDream(ctx context.Context, s Scenario, ws Workspace) (llm.Usage, error) {
+func offlineDream(ctx context.Context, s Scenario, ws Workspace) (Outcome, error) {
 	tr, err := offline.LoadTranscripts(ctx, ws.SessionsDir)
 	if err != nil {
-		return llm.Usage{}, err
+		return Outcome{}, err
 	}
 	_, err = offline.Run(ctx, offline.Options{MemoryDir: ws.MemoryDir, RepoDir: ws.RepoDir, Now: s.Now, Layout: offline.LayoutFor(s.Host), Provenance: tr})
-	return llm.Usage{}, err
+	return Outcome{}, err
 }
 
 // TestCorpusOffline is the offline engine's proof of value: over the whole
 // corpus every mechanical defect is fixed, no probe fact is lost, no guard
-// breaks and nothing outside the memory is touched.
+// breaks, nothing outside the memory is touched and every index fits:
+// every scenario passes.
 func TestCorpusOffline(t *testing.T) {
 	scenarios, err := LoadAll(corpus)
 	if err != nil {
@@ -42,17 +44,16 @@ func TestCorpusOffline(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	scores, err := Run(ctx, scenarios, offlineDream)
+	scores, err := Run(ctx, scenarios, Engine{Offline: offlineDream})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range scores {
-		if s.Err != "" || len(s.NotPlanted) > 0 || s.MechanicalFixed != s.MechanicalTotal ||
-			s.ProbesRetained != s.ProbesTotal || s.Regressions != 0 || !s.OutsideUntouched {
+		if len(s.Problems) > 0 || len(s.NotPlanted) > 0 || s.MechanicalFixed != s.MechanicalTotal {
 			t.Errorf("%s: %+v", s.Scenario, s)
 		}
 	}
-	table := Table(scores)
+	table := Table(scores, false)
 	golden := filepath.Join("testdata", "offline.golden")
 	if *update {
 		if err := os.WriteFile(golden, []byte(table), 0o644); err != nil {
@@ -91,33 +92,47 @@ func TestScoresCatchBadDreams(t *testing.T) {
 		dream    DreamFunc
 		check    func(Score) bool
 	}{
-		{"loses a probe", "duplicate-across-files", func(_ context.Context, _ Scenario, ws Workspace) (llm.Usage, error) {
-			return llm.Usage{OutputTokens: 7}, os.WriteFile(filepath.Join(ws.MemoryDir, "ci.md"), []byte("# CI\n"), 0o644)
+		{"loses a probe", "duplicate-across-files", func(_ context.Context, _ Scenario, ws Workspace) (Outcome, error) {
+			return Outcome{Usage: llm.Usage{OutputTokens: 7}}, os.WriteFile(filepath.Join(ws.MemoryDir, "ci.md"), []byte("# CI\n"), 0o644)
 		}, func(s Score) bool { return s.ProbesRetained < s.ProbesTotal && s.Tokens == 7 }},
-		{"writes the repo", "clean-memory", func(_ context.Context, _ Scenario, ws Workspace) (llm.Usage, error) {
-			return llm.Usage{}, os.WriteFile(filepath.Join(ws.RepoDir, "x.go"), []byte("package x\n"), 0o644)
+		{"writes the repo", "clean-memory", func(_ context.Context, _ Scenario, ws Workspace) (Outcome, error) {
+			return Outcome{}, os.WriteFile(filepath.Join(ws.RepoDir, "x.go"), []byte("package x\n"), 0o644)
 		}, func(s Score) bool { return !s.OutsideUntouched }},
-		{"leaks a secret", "secrets-in-transcripts", func(_ context.Context, _ Scenario, ws Workspace) (llm.Usage, error) {
+		{"leaks a secret", "secrets-in-transcripts", func(_ context.Context, _ Scenario, ws Workspace) (Outcome, error) {
 			data, err := os.ReadFile(filepath.Join(ws.SessionsDir, "k1l2.jsonl"))
 			if err != nil {
-				return llm.Usage{}, err
+				return Outcome{}, err
 			}
-			return llm.Usage{}, os.WriteFile(filepath.Join(ws.MemoryDir, "keys.md"), data, 0o644)
+			return Outcome{}, os.WriteFile(filepath.Join(ws.MemoryDir, "keys.md"), data, 0o644)
 		}, func(s Score) bool { return s.Regressions == 1 }},
-		{"does nothing", "mixed-defects", func(context.Context, Scenario, Workspace) (llm.Usage, error) {
-			return llm.Usage{}, nil
-		}, func(s Score) bool { return s.DefectsFixed == 0 && s.DefectsTotal == 6 && s.MechanicalTotal == 3 }},
-		{"fails", "clean-memory", func(context.Context, Scenario, Workspace) (llm.Usage, error) {
-			return llm.Usage{}, context.DeadlineExceeded
+		{"does nothing", "mixed-defects", func(context.Context, Scenario, Workspace) (Outcome, error) {
+			return Outcome{}, nil
+		}, func(s Score) bool {
+			return s.DefectsFixed == 0 && s.DefectsTotal == 6 && s.MechanicalTotal == 3 && len(s.Unfixed) == 3
+		}},
+		{"is held", "clean-memory", func(context.Context, Scenario, Workspace) (Outcome, error) {
+			return Outcome{Held: "loss guard: would lose 3 units"}, nil
+		}, func(s Score) bool { return s.Held != "" }},
+		{"leaves the index over budget", "unindexed-topics", func(_ context.Context, _ Scenario, ws Workspace) (Outcome, error) {
+			f, err := os.OpenFile(filepath.Join(ws.MemoryDir, "MEMORY.md"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				return Outcome{}, err
+			}
+			defer f.Close()
+			_, err = f.WriteString(strings.Repeat("- a line the agent will never load\n", 210))
+			return Outcome{}, err
+		}, func(s Score) bool { return !s.IndexWithinBudget }},
+		{"fails", "clean-memory", func(context.Context, Scenario, Workspace) (Outcome, error) {
+			return Outcome{}, context.DeadlineExceeded
 		}, func(s Score) bool { return strings.Contains(s.Err, "deadline") }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			scores, err := Run(context.Background(), []Scenario{pick(tt.scenario)}, tt.dream)
+			scores, err := Run(context.Background(), []Scenario{pick(tt.scenario)}, Engine{Offline: tt.dream})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !tt.check(scores[0]) {
+			if !tt.check(scores[0]) || len(scores[0].Problems) == 0 {
 				t.Errorf("score = %+v", scores[0])
 			}
 		})
@@ -160,9 +175,9 @@ func TestDoNothingScoresZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores, err := Run(context.Background(), scenarios, func(context.Context, Scenario, Workspace) (llm.Usage, error) {
-		return llm.Usage{}, nil
-	})
+	scores, err := Run(context.Background(), scenarios, Engine{Offline: func(context.Context, Scenario, Workspace) (Outcome, error) {
+		return Outcome{}, nil
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +194,10 @@ func TestDoNothingScoresZero(t *testing.T) {
 
 // eagerDream is the engine the issue warns about: it deletes every list
 // item whose text (markers stripped) appears in an earlier memory file.
-func eagerDream(_ context.Context, _ Scenario, ws Workspace) (llm.Usage, error) {
+func eagerDream(_ context.Context, _ Scenario, ws Workspace) (Outcome, error) {
 	files, err := readTree(ws.MemoryDir, true)
 	if err != nil {
-		return llm.Usage{}, err
+		return Outcome{}, err
 	}
 	seen := map[string]string{}
 	for _, rel := range sortedKeys(files) {
@@ -206,11 +221,11 @@ func eagerDream(_ context.Context, _ Scenario, ws Workspace) (llm.Usage, error) 
 		}
 		if changed {
 			if err := os.WriteFile(filepath.Join(ws.MemoryDir, rel), []byte(strings.Join(out, "\n")), 0o644); err != nil {
-				return llm.Usage{}, err
+				return Outcome{}, err
 			}
 		}
 	}
-	return llm.Usage{}, nil
+	return Outcome{}, nil
 }
 
 // TestEagerEngineFails: deleting cross-file duplicates loses probes and
@@ -220,7 +235,7 @@ func TestEagerEngineFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scores, err := Run(context.Background(), scenarios, eagerDream)
+	scores, err := Run(context.Background(), scenarios, Engine{Offline: eagerDream})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +252,48 @@ func TestEagerEngineFails(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("the eager engine passed %s; failing scenarios: %v", want, failed)
+		}
+	}
+}
+
+// TestModelScoredApart: with a model, the offline pass's mechanical fixes
+// are not the model's. A model that does nothing after it fixes none of
+// what was left to it and fails every scenario with a defect left; one
+// that fixes a defect itself is credited with it.
+func TestModelScoredApart(t *testing.T) {
+	all, err := LoadAll(corpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mixed Scenario
+	for _, s := range all {
+		if s.Name == "mixed-defects" {
+			mixed = s
+		}
+	}
+	silent := func(context.Context, Scenario, Workspace) (Outcome, error) {
+		return Outcome{Usage: llm.Usage{InputTokens: 100}}, nil
+	}
+	scores, err := Run(context.Background(), []Scenario{mixed}, Engine{Offline: offlineDream, Model: silent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scores[0]
+	if s.MechanicalFixed != s.MechanicalTotal || s.ModelFixed != 0 || s.ModelTotal != s.DefectsTotal-s.MechanicalTotal || len(s.Unfixed) != s.ModelTotal || len(s.Problems) == 0 {
+		t.Errorf("a silent model after the offline pass: %+v", s)
+	}
+	if table := Table(scores, true); !strings.Contains(table, "FAIL") || !strings.Contains(table, fmt.Sprintf("0/%d", s.ModelTotal)) {
+		t.Errorf("table:\n%s", table)
+	}
+	// Every scenario whose defects are not all mechanical fails a silent
+	// model; the others pass it only when the offline pass did all.
+	scores, err = Run(context.Background(), all, Engine{Offline: offlineDream, Model: silent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scores {
+		if pass := len(s.Problems) == 0; pass != (s.DefectsTotal == s.MechanicalTotal) {
+			t.Errorf("%s: pass %v with %d of %d defects mechanical: %v", s.Scenario, pass, s.MechanicalTotal, s.DefectsTotal, s.Problems)
 		}
 	}
 }

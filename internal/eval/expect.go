@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -107,11 +108,15 @@ func (e Expect) holds(s, before *snapshot) bool {
 			return n <= max(e.Max, 1)
 		}
 	case KindIndexMaxLines:
-		l, _ := memory.LoadedSize([]byte(s.files[memory.IndexFile]))
-		return s.dir.Index == nil || l <= orDefault(e.Max, memory.MaxIndexLines)
+		lim, _ := host.IndexLimitOf("")
+		l, _ := lim.Count([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || l <= orDefault(e.Max, lim.MaxLines)
 	case KindIndexMaxBytes:
-		_, b := memory.LoadedSize([]byte(s.files[memory.IndexFile]))
-		return s.dir.Index == nil || b <= orDefault(e.Max, memory.MaxIndexBytes)
+		// Older than units: the size is as the agents measure it (in
+		// UTF-16 code units while Claude Code is the one with a size limit).
+		lim, _ := host.IndexLimitOf("")
+		_, size := lim.Count([]byte(s.files[memory.IndexFile]))
+		return s.dir.Index == nil || size <= orDefault(e.Max, lim.MaxSize)
 	case KindNoRelativeDates:
 		for _, t := range s.memoryText() {
 			if relativeDateRE().MatchString(t) {

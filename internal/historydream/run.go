@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/dreamkit/dream/internal/agent"
+	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/tools"
@@ -50,6 +52,12 @@ type Result struct {
 	Usage        llm.Usage
 	FilesTouched []string
 	Summaries    []string
+	// Shown is what the model was shown from outside the memory: each
+	// batch's history entries (the conversations they summarise are the
+	// evidence a changed value needs) and what its tools read in the
+	// sessions; Citations are its checked citations (see package evidence).
+	Shown     []evidence.Shown
+	Citations []evidence.Citation
 }
 
 // ErrIncomplete: a batch's model run ended other than by finishing its
@@ -63,8 +71,7 @@ var ErrIncomplete = errors.New("historydream: the model did not finish the batch
 // timeout, cancellation or exhausted budget returns an error; the caller
 // (the Dreamer's journal) then discards every change of the run, the
 // cursor included, so an entry is consumed only by a run that completed.
-func Run(ctx context.Context, cfg Config) (Result, error) {
-	var res Result
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Provider == nil {
 		return res, errors.New("historydream: no provider")
 	}
@@ -102,6 +109,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, fmt.Errorf("historydream: opening the tool sandbox: %w", err)
 	}
 	defer set.Close()
+	defer func() { res.Shown, res.Citations = append(res.Shown, set.set.Shown()...), set.set.Citations() }()
 	system := fmt.Sprintf("You are the Dream of a nanobot agent whose workspace is %s. Paths are relative to it. read, glob, grep and ls see the workspace; write and edit reach only SOUL.md, USER.md, memory/MEMORY.md and skills/. There is no shell.", cfg.DisplayWorkspace)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -139,6 +147,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if ar.Stop != agent.StopEndTurn {
 			return res, fmt.Errorf("%w (stop reason %s)", ErrIncomplete, ar.Stop)
 		}
+		var shown strings.Builder
+		for _, e := range batch.Entries {
+			shown.WriteString(e.Timestamp + " " + e.Content + "\n")
+		}
+		res.Shown = append(res.Shown, evidence.Shown{Tool: "history", Source: filepath.Join(cfg.DisplayWorkspace, "memory", history.LogName), Text: shown.String()})
 		cursor = batch.Entries[len(batch.Entries)-1].Cursor
 		// The cursor goes into the same copy as the edits: the journal lands
 		// both or neither.

@@ -37,7 +37,7 @@ func BenchmarkCodexSessionScan(b *testing.B) {
 		os.Chtimes(p, mt, mt)
 	}
 	ctx := context.Background()
-	rule := codexSessionRule()
+	rule := codexSessionRule(false)
 	var n int
 	b.Run("generic", func(b *testing.B) {
 		for b.Loop() {

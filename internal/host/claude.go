@@ -106,7 +106,7 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 		}
 	}
 	l.Files = []File{
-		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: "first 200 lines or 25 KB"},
+		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: claudeIndexLimit().Summary()},
 		// Claude puts only MEMORY.md in its prompt; a topic file is read
 		// with its Read tool when the index points the model at it.
 		{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, OnDemand: true, Writable: true},

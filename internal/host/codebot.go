@@ -29,7 +29,7 @@ func resolveCodebot(repoDir, home string, env func(string) (string, bool)) (Layo
 	l.source("memory dir", l.MemoryDir, "projects/<id>/memory")
 	l.source("sessions dir", project, "projects/<id>")
 	l.Files = []File{
-		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true},
+		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: codebotIndexLimit().Summary()},
 		{Path: "**/*.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
 	}
 	l.Sessions = &gate.Rule{

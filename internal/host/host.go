@@ -32,13 +32,16 @@ var hosts = []struct {
 	// verified is the agent version the layout was checked against, by
 	// running that version (the conformance suite); "" when none was.
 	verified string
+	// index is how the agent loads and limits its index (IndexLimitOf);
+	// nil for an agent that keeps none.
+	index func() IndexLimit
 }{
-	{"claude", true, resolveClaude, "claude", "2.1.197"},
-	{"codex", false, resolveCodex, "codex", ""},
-	{"gemini", true, resolveGemini, "gemini", ""},
-	{"nanobot", false, resolveNanobot, "nanobot", ""},
-	{"codebot", true, resolveCodebot, "codebot", ""},
-	{"dir", true, resolveDir, "", ""},
+	{"claude", true, resolveClaude, "claude", "2.1.197", claudeIndexLimit},
+	{"codex", false, resolveCodex, "codex", "0.171.0", nil},
+	{"gemini", true, resolveGemini, "gemini", "0.61.0", nil},
+	{"nanobot", false, resolveNanobot, "nanobot", "", nil},
+	{"codebot", true, resolveCodebot, "codebot", "", codebotIndexLimit},
+	{"dir", true, resolveDir, "", "", nil},
 }
 
 // Agent returns host's program (which answers --version) and the agent

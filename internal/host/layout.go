@@ -132,6 +132,9 @@ type Layout struct {
 	SessionsCounted string `json:"sessions_counted,omitempty"`
 	// Consolidator is the agent's own, when it has one.
 	Consolidator *Consolidator `json:"consolidator,omitempty"`
+	// NotLoaded says why the agent, as configured now, loads none of this
+	// memory (Codex with its memories feature off); empty when it does.
+	NotLoaded string `json:"not_loaded,omitempty"`
 	// DriftRepos are the repositories the memory describes when that is
 	// not the current directory (Codex's memory is global: its rollouts
 	// name the working directories they ran in).

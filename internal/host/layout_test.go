@@ -127,6 +127,7 @@ func TestDetect(t *testing.T) {
 func TestCheckEdit(t *testing.T) {
 	codex, _ := Resolve("codex", "", "/home/u", envMap(nil))
 	gemini, _ := Resolve("gemini", "/src/app", "/home/u", envMap(nil))
+	geminiOld, _ := Resolve("gemini", "/src/app", "/home/u", envMap(map[string]string{"PATH": fakeGemini(t, "0.39.1")}))
 	nanobot, _ := Resolve("nanobot", "", "/home/u", envMap(nil))
 	block := "---\nrollout_summary_files:\n  - a.md (success, cwd=/src/app, updated_at=2026-11-28T11:02:13Z)\ndescription: d\nkeywords: k\n---\n\n- one\n- one\n- two\n"
 	global := "/home/u/.gemini/GEMINI.md"
@@ -145,10 +146,17 @@ func TestCheckEdit(t *testing.T) {
 		{"codex generated file", codex, "raw_memories.md", "# Raw\n", "# Raw\n\nmore\n", "not in the agent's writable set"},
 		{"codex rollout summary", codex, "rollout_summaries/x.md", "a\n", "b\n", "not in the agent's writable set"},
 		{"codex summary deleted", codex, "memory_summary.md", "## user profile\n", "", "may not be deleted"},
-		{"gemini section edit", gemini, global, section, strings.Replace(section, "- a\n- a\n", "- a\n", 1), ""},
-		{"gemini outside the section", gemini, global, section, strings.Replace(section, "keep this", "changed", 1), "only the"},
-		{"gemini section removed", gemini, global, section, "# Mine\n", "section"},
-		{"gemini credentials", gemini, "/home/u/.gemini/oauth_creds.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
+		{"gemini 0.39 section edit", geminiOld, global, section, strings.Replace(section, "- a\n- a\n", "- a\n", 1), ""},
+		{"gemini 0.39 outside the section", geminiOld, global, section, strings.Replace(section, "keep this", "changed", 1), "only the"},
+		{"gemini 0.39 section removed", geminiOld, global, section, "# Mine\n", "section"},
+		{"gemini 0.39 credentials", geminiOld, "/home/u/.gemini/oauth_creds.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
+		{"gemini 0.39 sibling note", geminiOld, "notes.md", "a\n", "b\n", "not in the agent's writable set"},
+		{"gemini v2 global memory", gemini, global, section, strings.Replace(section, "keep this", "changed", 1), ""},
+		{"gemini v2 sibling note", gemini, "deploys.md", "a\n", "b\n", ""},
+		{"gemini v2 index deleted", gemini, "MEMORY.md", "- a\n", "", "may not be deleted"},
+		{"gemini v2 note in a subfolder", gemini, "old/deploys.md", "a\n", "b\n", "not in the agent's writable set"},
+		{"gemini v2 credentials", gemini, "/home/u/.gemini/oauth_creds.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
+		{"gemini v2 settings", gemini, "/home/u/.gemini/settings.json", "{}", "{\"x\":1}", "not in the agent's writable set"},
 		{"nanobot soul", nanobot, "SOUL.md", "# Soul\n- a\n- a\n", "# Soul\n- a\n", ""},
 		{"nanobot history", nanobot, "memory/history.jsonl", "{}\n", "", "not in the agent's writable set"},
 		{"nanobot cursor", nanobot, "memory/.dream_cursor", "3\n", "4\n", "not in the agent's writable set"},

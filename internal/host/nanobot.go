@@ -19,7 +19,8 @@ var workspaceIDPattern = lazyRegexp(`^[0-9a-f]{32}$`)
 // nanobot/config/paths.py get_nanobot_home), its config <home>/config.json,
 // its workspace agents.defaults.workspace there (default <home>/workspace).
 // Long-term memory is the workspace's SOUL.md, USER.md and memory/MEMORY.md,
-// beside memory/history.jsonl (the log its Dream replays), the cursors
+// beside memory/history.jsonl (the log its Dream replays; earlier versions
+// kept memory/HISTORY.md, a Markdown log, instead), the cursors
 // memory/.cursor and memory/.dream_cursor and its own git store .git, none
 // of which a dream may write. The memory dir is therefore the workspace,
 // with exactly those three files writable.
@@ -57,6 +58,9 @@ func resolveNanobot(_, home string, env func(string) (string, bool)) (Layout, er
 		{Path: "SOUL.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
 		{Path: "USER.md", Role: RoleDocument, Format: FormatMarkdown, Loaded: true, Writable: true},
 		{Path: "memory/history.jsonl", Role: RoleLog, Format: FormatJSONL},
+		// HISTORY.md is the log of nanobot before history.jsonl: one
+		// "[YYYY-MM-DD HH:MM] ..." entry a paragraph, kept out of MEMORY.md.
+		{Path: "memory/HISTORY.md", Role: RoleLog, Format: FormatMarkdown},
 		{Path: "memory/.cursor", Role: RoleCursor, Format: FormatCursor},
 		{Path: "memory/.dream_cursor", Role: RoleCursor, Format: FormatCursor},
 	}

@@ -38,6 +38,12 @@ type CommitOptions struct {
 	// while the memory dir still holds the user's versions, so the caller
 	// can record those as the user's before the merge lands.
 	BeforeApply func(merged []string) error
+	// Hold names changed files (slash paths) that must not land with the
+	// rest, each with the reason: they are parked for review with the files
+	// the user also changed (see CommitResult.ForReview), and the rest of
+	// the transaction lands as one commit. The review's ParkReason is the
+	// reasons, the held files' first, each followed by its path.
+	Hold map[string]string
 	// KeepReplaced asks the commit to keep the memory files its renames
 	// replace, as hard links in a directory it returns in
 	// CommitResult.Replaced, for the caller to remove (RemoveReplaced)
@@ -57,9 +63,10 @@ type CommitResult struct {
 	// Merged are files the user edited during the dream whose edit and the
 	// dream's touched different lines: both landed.
 	Merged []string
-	// ForReview are files where the user's edit and the dream's overlap:
-	// the user's version was kept and the dream's is staged for review in
-	// the parked transaction ReviewID (`dream diff`, `apply`, `discard`).
+	// ForReview are files where the user's edit and the dream's overlap,
+	// and the files CommitOptions.Hold names: the memory's version was kept
+	// and the dream's is staged for review in the parked transaction
+	// ReviewID (`dream diff`, `apply`, `discard`).
 	ForReview []string
 	ReviewID  string
 	// Replaced, with KeepReplaced, is the directory holding the files the
@@ -95,6 +102,20 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	if err != nil {
 		return res, err
 	}
+	var review []recChange
+	var reasons []string
+	if len(o.Hold) > 0 {
+		rest := chs[:0:0]
+		for _, c := range chs {
+			if why, ok := o.Hold[c.Path]; ok {
+				review = append(review, c)
+				reasons = append(reasons, why+" ("+c.Path+")")
+				continue
+			}
+			rest = append(rest, c)
+		}
+		chs = rest
+	}
 	both, err := t.checkConflicts(chs)
 	if err != nil {
 		return res, err
@@ -107,18 +128,22 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 			}
 			return res, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
 		}
-		var review []recChange
-		chs, res.Merged, review, err = t.resolve(chs, both, o.Base)
+		var edited []recChange
+		chs, res.Merged, edited, err = t.resolve(chs, both, o.Base)
 		if err != nil {
 			return res, err
 		}
-		if len(review) > 0 {
-			if res.ReviewID, err = t.parkForReview(review); err != nil {
-				return res, err
-			}
-			for _, c := range review {
-				res.ForReview = append(res.ForReview, c.Path)
-			}
+		for _, c := range edited {
+			review = append(review, c)
+			reasons = append(reasons, "edited during the dream where the dream changed it too ("+c.Path+")")
+		}
+	}
+	if len(review) > 0 {
+		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; ")); err != nil {
+			return res, err
+		}
+		for _, c := range review {
+			res.ForReview = append(res.ForReview, c.Path)
 		}
 	}
 	if len(res.Merged) > 0 && o.BeforeApply != nil {
@@ -346,11 +371,12 @@ func (t *Txn) merge(c recChange, baseOf func(string) ([]byte, bool, error)) (rec
 	return c, true, nil
 }
 
-// parkForReview keeps the dream's version of files the user also changed in
-// a parked transaction of their own, "<id>-review", whose base is the
-// user's version now: `dream diff` shows what the dream would change on top
-// of the user's edit, `dream apply` lands it, `dream discard` drops it.
-func (t *Txn) parkForReview(chs []recChange) (string, error) {
+// parkForReview keeps the dream's version of files the user also changed,
+// or that the caller holds (CommitOptions.Hold), in a parked transaction of
+// their own, "<id>-review", whose base is the memory's version now: `dream
+// diff` shows what the dream would change on top of it, `dream apply` lands
+// it, `dream discard` drops it. reason is its ParkReason.
+func (t *Txn) parkForReview(chs []recChange, reason string) (string, error) {
 	id := t.rec.ID + "-review"
 	dir := filepath.Join(filepath.Dir(t.txnDir), id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -390,7 +416,7 @@ func (t *Txn) parkForReview(chs []recChange) (string, error) {
 			return fail(err)
 		}
 	}
-	r.State = StateParked
+	r.State, r.ParkReason = StateParked, reason
 	if err := writeRecord(dir, r); err != nil {
 		return fail(err)
 	}

@@ -45,6 +45,9 @@ type fileResult struct {
 	units, bytes int
 	shrunk       bool
 	gone         []goneUnit
+	// before counts the file's unit texts as the dream found it (outside
+	// strict mode), so that the ledger can tell a new unit from an old one.
+	before map[string]int
 }
 
 // goneUnit is a unit of a file before the dream that is not in that file
@@ -53,6 +56,11 @@ type goneUnit struct {
 	Unit
 	bytes int
 	norm  string // only outside strict mode
+	// Outside strict mode, for the ledger: the headings above the unit,
+	// whether it states a fact, and its index in the ledger.
+	path []string
+	fact bool
+	id   int
 }
 
 func check(ctx context.Context, changed []string, sides Sides, unchanged Files, o Options, workers int) (Verdict, error) {
@@ -100,16 +108,23 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 		}
 		return v, nil
 	}
+	var led *ledger
 	if len(gone) > 0 {
 		// Moved or merged into another changed file, or edited in place.
+		// Every changed file is searched, also once each unit is found, so
+		// that the ledger names the same place whatever the search order.
+		for i := range gone {
+			gone[i].id = i
+		}
+		led = newLedger(gone)
 		found := make([]atomic.Bool, len(gone))
 		byFile := map[string][]int{}
 		for i, g := range gone {
 			byFile[g.File] = append(byFile[g.File], i)
 		}
 		err := parallel(ctx, len(names), workers, func(i int) error {
-			if !pending(gone, found) {
-				return nil // every unit found already
+			if !results[i].changed {
+				return nil // searched below, as the unchanged files are
 			}
 			src, ok, err := sides.After(names[i])
 			if err != nil || !ok {
@@ -117,12 +132,37 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 			}
 			_, ls := leaves(src)
 			survivors(ls, gone, byFile[names[i]], found)
+			led.scan(names[i], ls, results[i].before, nil, true)
 			return nil
 		})
 		if err != nil {
 			return Verdict{}, err
 		}
 		gone = pick(gone, found)
+		// A file named changed that is not (Check gives every file) is
+		// searched as the unchanged files are: for the units no changed
+		// file keeps.
+		if len(gone) > 0 {
+			found := make([]atomic.Bool, len(gone))
+			ids := idsOf(gone)
+			err := parallel(ctx, len(names), workers, func(i int) error {
+				if results[i].changed {
+					return nil
+				}
+				src, ok, err := sides.After(names[i])
+				if err != nil || !ok {
+					return err
+				}
+				_, ls := leaves(src)
+				survivors(ls, gone, nil, found)
+				led.scan(names[i], ls, nil, ids, false)
+				return nil
+			})
+			if err != nil {
+				return Verdict{}, err
+			}
+			gone = pick(gone, found)
+		}
 	}
 	if len(gone) > 0 || len(v.Shrunk) > 0 && v.Units == 0 {
 		// A unit may have moved into a file the dream did not touch, and
@@ -132,6 +172,10 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 			unchanged = func(func(string, []byte) error) error { return nil }
 		}
 		found := make([]atomic.Bool, len(gone))
+		ids := idsOf(gone) // the units still unfound, by their ledger index
+		if led == nil {
+			led = newLedger(nil)
+		}
 		var mu sync.Mutex
 		err := stream(ctx, unchanged, workers, func(rel string, src []byte) {
 			_, ls := leaves(src)
@@ -140,6 +184,7 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 				bytes += l.end - l.start
 			}
 			survivors(ls, gone, nil, found)
+			led.scan(rel, ls, nil, ids, false)
 			mu.Lock()
 			v.Units += len(ls)
 			v.Bytes += bytes
@@ -154,9 +199,24 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 		v.Lost = append(v.Lost, g.Unit)
 		v.LostBytes += g.bytes
 	}
+	if led != nil {
+		v.Ledger = led.entries()
+		for _, g := range gone {
+			v.Ledger[g.id].Lost = true
+		}
+	}
 	v.Hold = v.Units > 0 && (float64(len(v.Lost)) > o.MaxLoss*float64(v.Units) ||
 		float64(v.LostBytes) > o.MaxLoss*float64(v.Bytes) || len(v.Shrunk) > 0)
 	return v, nil
+}
+
+// idsOf are the ledger indices of us.
+func idsOf(us []goneUnit) []int {
+	ids := make([]int, len(us))
+	for k, g := range us {
+		ids[k] = g.id
+	}
+	return ids
 }
 
 // pending reports whether some unit that can survive is not found yet.
@@ -188,6 +248,9 @@ func compareFile(rel string, before []byte, inBefore bool, after []byte, inAfter
 	same := inBefore && inAfter && string(before) == string(after)
 	r.changed = inBefore != inAfter || inBefore && !same
 	if !inBefore {
+		if withNorm {
+			r.before = map[string]int{} // every unit of a new file is new
+		}
 		return r
 	}
 	r.shrunk = len(before) > minShrinkBytes && (!inAfter || len(after)*2 < len(before))
@@ -204,6 +267,12 @@ func compareFile(rel string, before []byte, inBefore bool, after []byte, inAfter
 	}
 	if same {
 		return r
+	}
+	if withNorm {
+		r.before = make(map[string]int, len(ls))
+		for _, l := range ls {
+			r.before[l.text]++
+		}
 	}
 	var have map[string]int
 	if inAfter {
@@ -230,16 +299,18 @@ func compareFile(rel string, before []byte, inBefore bool, after []byte, inAfter
 	if withNorm && len(r.gone) > 0 {
 		// ParseBlocks and ParseDoc find the same units, at the same bytes
 		// (memory.FuzzParseBlocksMatchesParseDoc).
-		norms := map[int]string{}
+		full := map[int]leaf{}
 		for _, l := range docLeaves(memory.ParseDoc(before), s) {
-			norms[l.start] = l.norm()
+			full[l.start] = l
 		}
 		for k, i := range goneAt {
-			if n, ok := norms[ls[i].start]; ok {
-				r.gone[k].norm = n
+			g := &r.gone[k]
+			if l, ok := full[ls[i].start]; ok {
+				g.norm, g.path = l.norm(), l.path
 			} else {
-				r.gone[k].norm = normalize(ls[i].text) // not reached (the parses agree); its raw lines
+				g.norm = normalize(ls[i].text) // not reached (the parses agree); its raw lines
 			}
+			g.fact = isFact(ls[i].kind, ls[i].text)
 		}
 	}
 	return r

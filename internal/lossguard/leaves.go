@@ -18,6 +18,8 @@ type leaf struct {
 	// the few units that left their file (a strict dream never needs it).
 	kind    memory.UnitKind
 	content string
+	// path is the headings the unit stands under (from a whole parse).
+	path []string
 }
 
 // leaves are the leaf units of src (its text, for substrings) in file order,
@@ -45,7 +47,7 @@ func docLeaves(d *memory.Doc, s string) []leaf {
 		if isBlank(text) {
 			continue
 		}
-		out = append(out, leaf{start: u.Start, end: u.End, line: d.LineOf(u.Start), text: text, kind: u.Kind, content: u.Content})
+		out = append(out, leaf{start: u.Start, end: u.End, line: d.LineOf(u.Start), text: text, kind: u.Kind, content: u.Content, path: u.Path})
 	}
 	return out
 }

@@ -77,6 +77,10 @@ type Verdict struct {
 	LostBytes int `json:"lost_bytes"`
 	// Hold is set when the dream must be staged for review, not applied.
 	Hold bool `json:"hold"`
+	// Ledger accounts, outside strict mode, for every unit that is not in
+	// its file as it was: moved, merged, rewritten or deleted (see Entry),
+	// in the order of Lost (by file, then line).
+	Ledger []Entry `json:"ledger,omitempty"`
 }
 
 // Err is the strict-mode failure, or nil.

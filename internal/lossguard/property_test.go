@@ -182,11 +182,18 @@ func TestParallelMatchesSerialAndReference(t *testing.T) {
 		after, recs := dreamLike(r, before)
 		o := Options{MaxLoss: []float64{0, 0.05, 0.5}[r.IntN(3)], Strict: r.IntN(3) == 0, Records: recs}
 		want := refCheck(before, after, o)
-		for _, workers := range []int{1, 2, 7} {
+		var ledger []Entry // the same whatever the number of workers
+		for k, workers := range []int{1, 2, 7} {
 			got, err := check(context.Background(), treeNames(before, after), TreeSides(before, after), nil, o, workers)
 			if err != nil {
 				t.Fatal(err)
 			}
+			if k == 0 {
+				ledger = got.Ledger
+			} else if !reflect.DeepEqual(got.Ledger, ledger) {
+				t.Fatalf("seed %d, %d workers: ledger\n got %+v\nwant %+v", seed, workers, got.Ledger, ledger)
+			}
+			got.Ledger = nil // the reference is the guard as it was, before the ledger
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d, %d workers: Check\n got %+v\nwant %+v", seed, workers, got, want)
 			}
@@ -201,6 +208,10 @@ func TestParallelMatchesSerialAndReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !reflect.DeepEqual(got.Ledger, ledger) {
+				t.Fatalf("seed %d, %d workers: CheckChanged's ledger\n got %+v\nwant %+v", seed, workers, got.Ledger, ledger)
+			}
+			got.Ledger = nil
 			if !reflect.DeepEqual(got, wantC) {
 				t.Fatalf("seed %d, %d workers: CheckChanged\n got %+v\nwant %+v", seed, workers, got, wantC)
 			}
@@ -242,7 +253,9 @@ func FuzzCheck(f *testing.F) {
 		if record {
 			o.Records = []Record{{File: "x.md", Start: i, End: j}}
 		}
-		if got, want := Check(before, after, o), refCheck(before, after, o); !reflect.DeepEqual(got, want) {
+		got, want := Check(before, after, o), refCheck(before, after, o)
+		got.Ledger = nil // the reference is the guard as it was, before the ledger
+		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("Check\n got %+v\nwant %+v", got, want)
 		}
 	})

@@ -17,7 +17,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/jobs"
@@ -55,6 +57,10 @@ type Server struct {
 	opts Options
 	mcp  *mcp.Server
 
+	// life is the context Run serves under: a dream a call starts ends
+	// with it, not with the call (see dreamContext).
+	life context.Context
+
 	mu        sync.Mutex
 	resources map[string]bool // URIs registered as resources
 }
@@ -74,11 +80,11 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, resources: map[string]bool{}}
+	logger := opts.Logger
+	s := &Server{opts: opts, life: context.Background(), resources: map[string]bool{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "dream", Title: "dream: memory consolidation", Version: opts.Version}, &mcp.ServerOptions{
 		Logger: logger,
 		Instructions: "dream consolidates this agent's long-term memory (MEMORY.md and topic files): it merges duplicates, " +
@@ -99,15 +105,83 @@ func New(opts Options) (*Server, error) {
 // MCP returns the underlying SDK server, to Run or Connect it.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Run serves over t (mcp.StdioTransport for `dream mcp`) until the client
-// goes away or ctx ends.
-func (s *Server) Run(ctx context.Context, t mcp.Transport) error { return s.mcp.Run(ctx, t) }
+// Run serves over t (StdioTransport for `dream mcp`) until the client goes
+// away or ctx ends. A dream running when the client goes away goes on and
+// lands, and Run returns once it has; when ctx ends it is stopped and
+// rolled back first.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	s.life = ctx
+	return s.mcp.Run(ctx, t)
+}
+
+// dreamContext is the context a dream started by a call runs under: the
+// server's life, not the call's. The SDK cancels a call when the client's
+// input ends (EOF) or its output breaks, which rolled back a dream asked
+// for with apply=true. A client that closes stdin after dream_run has
+// handed the dream over: it finishes and lands (or is staged) as if the
+// client had waited, and the server exits after it; nothing is lost, and
+// the result is in dream log. It stops when the server does (SIGINT,
+// SIGTERM), by dream_kill, or when the client cancels this very call
+// (notifications/cancelled).
+func (s *Server) dreamContext(call context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(call))
+	stopLife := context.AfterFunc(s.life, func() { cancel(context.Cause(s.life)) })
+	stopCall := context.AfterFunc(call, func() {
+		// The SDK cancels with no cause for notifications/cancelled, and
+		// with the read or write error when the connection ends.
+		if context.Cause(call) == context.Canceled {
+			cancel(errors.New("the client cancelled the call"))
+			return
+		}
+		s.opts.Logger.Warn("the client went away during dream_run; the dream goes on and lands before the server exits (dream kill stops it)",
+			"cause", context.Cause(call).Error())
+	})
+	return ctx, func() { stopLife(); stopCall(); cancel(nil) }
+}
+
+// maxIDLen bounds an id a tool accepts. Dream ids are short (a dream's is
+// 20 bytes, an undo's adds 24 to the id it undoes, and a unique prefix of
+// any id is enough), and every refusal of an id repeats it: a megabyte id
+// must not come back as a megabyte error.
+const maxIDLen = 256
+
+// checkInput refuses an id or a memory dir too long to be one, echoing
+// only its start.
+func checkInput(memoryDir, id string) error {
+	if len(id) > maxIDLen {
+		return fmt.Errorf("id %s is not a dream id: ids are at most %d bytes (such as 20261130-111932-3f9a), and a unique prefix is enough; dream_tasks and dream_log list them", clip(id), maxIDLen)
+	}
+	if len(memoryDir) > maxPathLen {
+		return fmt.Errorf("memory_dir %s is not a directory path: paths are at most %d bytes", clip(memoryDir), maxPathLen)
+	}
+	return nil
+}
+
+// maxPathLen is PATH_MAX on Linux, the longest memory_dir accepted.
+const maxPathLen = 4096
+
+// clip quotes an untrusted string for an error message: whole when short,
+// else its first 60 bytes and its length.
+func clip(s string) string {
+	const keep = 60
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	n := keep
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:n]), len(s))
+}
 
 // resolveMemoryDir picks the memory dir a call is about: the one the caller
 // named, the one dream id worked on, or the server's own. A named one must
 // be the server's or one the state dir has dreamt before: a model must not
 // point a dream at an arbitrary directory.
 func (s *Server) resolveMemoryDir(ctx context.Context, named, id string) (string, error) {
+	if err := checkInput(named, id); err != nil {
+		return "", err
+	}
 	base := s.opts.Base.MemoryDir
 	if named != "" {
 		if !filepath.IsAbs(named) {

@@ -287,7 +287,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	defer d.Close()
 	// The user's review setting wins over a model's apply: a policy set
 	// in config.toml is not the model's to lift.
-	rep, err := d.Run(ctx, dream.RunOptions{Review: review})
+	dctx, stop := s.dreamContext(ctx)
+	defer stop()
+	rep, err := d.Run(dctx, dream.RunOptions{Review: review})
 	defer s.refreshAfter(mem)
 	if err != nil {
 		if errors.Is(err, dream.ErrLockHeld) {
@@ -435,6 +437,9 @@ func (s *Server) kill(ctx context.Context, _ *mcp.CallToolRequest, in KillInput)
 		wait = 10 * time.Second
 	}
 	wait = min(wait, time.Minute)
+	if err := checkInput("", in.ID); err != nil {
+		return nil, KillOutput{}, err
+	}
 	e, err := dream.KillTask(ctx, s.opts.Base.StateDir, in.ID, wait)
 	if errors.Is(err, dream.ErrTaskFinished) {
 		return text("%s already %s; nothing to kill", e.ID, e.Status), KillOutput{Task: task(e)}, nil

@@ -24,10 +24,17 @@ type Listing struct {
 	Topics []string
 	// Other are the non-Markdown files, as in Dir.Other.
 	Other []string
+	// Links are the Markdown files that are symbolic links, sorted. A
+	// dream reads and writes nothing through one: it edits a file by
+	// writing a new one and renaming it into place, which would replace
+	// the link with a copy and leave its target stale, and a link may
+	// lead out of the memory. They are named to the user instead.
+	Links []string
 }
 
 // List walks a memory directory as Load does (hidden entries, links and
-// anything but regular files skipped) and returns the names only.
+// anything but regular files skipped) and returns the names only, the
+// linked Markdown files in Links.
 func List(dir string) (Listing, error) {
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -59,7 +66,7 @@ func List(dir string) (Listing, error) {
 			}
 			return nil
 		}
-		if e.IsDir() || !e.Type().IsRegular() {
+		if e.IsDir() || !e.Type().IsRegular() && e.Type()&fs.ModeSymlink == 0 {
 			return nil
 		}
 		rel, err := filepath.Rel(root, p)
@@ -68,6 +75,10 @@ func List(dir string) (Listing, error) {
 		}
 		rel = filepath.ToSlash(rel)
 		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			if strings.EqualFold(filepath.Ext(name), ".md") {
+				l.Links = append(l.Links, rel)
+			}
 		case !strings.EqualFold(filepath.Ext(name), ".md"):
 			l.Other = append(l.Other, rel)
 		case rel == IndexFile:
@@ -82,6 +93,7 @@ func List(dir string) (Listing, error) {
 	}
 	sort.Strings(l.Topics)
 	sort.Strings(l.Other)
+	sort.Strings(l.Links)
 	return l, nil
 }
 

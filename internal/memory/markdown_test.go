@@ -94,22 +94,6 @@ func TestParseDocPinsLinksAndProse(t *testing.T) {
 	}
 }
 
-func TestLoadedSize(t *testing.T) {
-	tests := []struct {
-		src          string
-		lines, bytes int
-	}{
-		{"", 0, 0},
-		{"a\n\n\nb\n\n", 2, 7},
-		{"\xef\xbb\xbfa\r\n \t\r\n", 1, 7},
-	}
-	for _, tt := range tests {
-		if l, b := LoadedSize([]byte(tt.src)); l != tt.lines || b != tt.bytes {
-			t.Errorf("LoadedSize(%q) = %d, %d; want %d, %d", tt.src, l, b, tt.lines, tt.bytes)
-		}
-	}
-}
-
 // FuzzParseDoc: any bytes parse, and every unit is a whole-line range of the
 // source, so that a splice of it never cuts a line.
 func FuzzParseDoc(f *testing.F) {

@@ -11,18 +11,13 @@ package memory
 
 import "github.com/dreamkit/dream/internal/lock"
 
-// Limits an agent applies when it loads MEMORY.md into every turn. Past them
-// the index is truncated by the host, so whatever lies beyond is forgotten.
+// Names and line lengths of the memory layout. What an agent loads of the
+// index, and where it cuts it, is the agent's own rule: host.IndexLimitOf.
 const (
 	// IndexFile is the name of the index at the root of a memory directory.
 	IndexFile = "MEMORY.md"
 	// LockFile is the consolidation lock; it is not memory and never parsed.
 	LockFile = lock.FileName
-	// MaxIndexLines is the number of index lines an agent loads.
-	MaxIndexLines = 200
-	// MaxIndexBytes is the size of index an agent loads. Hosts differ on
-	// whether "25 KB" means 25,000 or 25,600 bytes; the smaller is safe for both.
-	MaxIndexBytes = 25000
 	// MaxIndexLineChars is the length past which an index line is considered
 	// too long to be a pointer.
 	MaxIndexLineChars = 200
@@ -92,26 +87,4 @@ func (d *Dir) Topic(path string) *Topic {
 		}
 	}
 	return nil
-}
-
-// LoadedSize is the size of an index as it counts against the budget an
-// agent loads: lines that hold something (blank lines cost nothing) and
-// bytes without a byte-order mark.
-func LoadedSize(src []byte) (lines, bytes int) {
-	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
-		src = src[3:]
-	}
-	start := 0
-	for i := 0; i <= len(src); i++ {
-		if i == len(src) || src[i] == '\n' {
-			for _, c := range src[start:i] {
-				if c != ' ' && c != '\t' && c != '\r' {
-					lines++
-					break
-				}
-			}
-			start = i + 1
-		}
-	}
-	return lines, len(src)
 }

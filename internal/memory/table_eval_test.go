@@ -10,13 +10,12 @@ import (
 
 	"github.com/dreamkit/dream/internal/eval"
 	"github.com/dreamkit/dream/internal/memory"
-	"github.com/dreamkit/dream/llm"
 )
 
 // TestTableMatchesGoldmarkExtensionOnEvalWorkspaces compares gfmTable with
 // goldmark's extension.Table on the memories of every eval scenario as a
 // dream sees them: the workspace eval prepares, generated topic files
-// included (large-320-topics writes its 320 topics at run time, so they are
+// included (large-180-topics writes its 180 topics at run time, so they are
 // not in the test data TestTableMatchesGoldmarkExtension walks).
 func TestTableMatchesGoldmarkExtensionOnEvalWorkspaces(t *testing.T) {
 	scenarios, err := eval.LoadAll(filepath.Join("..", "..", "testdata", "eval"))
@@ -24,8 +23,8 @@ func TestTableMatchesGoldmarkExtensionOnEvalWorkspaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := 0
-	compare := func(_ context.Context, s eval.Scenario, ws eval.Workspace) (llm.Usage, error) {
-		return llm.Usage{}, filepath.WalkDir(ws.MemoryDir, func(path string, d fs.DirEntry, err error) error {
+	compare := func(_ context.Context, s eval.Scenario, ws eval.Workspace) (eval.Outcome, error) {
+		return eval.Outcome{}, filepath.WalkDir(ws.MemoryDir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".md") {
 				return err
 			}
@@ -39,7 +38,7 @@ func TestTableMatchesGoldmarkExtensionOnEvalWorkspaces(t *testing.T) {
 			return nil
 		})
 	}
-	scores, err := eval.Run(context.Background(), scenarios, compare)
+	scores, err := eval.Run(context.Background(), scenarios, eval.Engine{Offline: compare})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +49,7 @@ func TestTableMatchesGoldmarkExtensionOnEvalWorkspaces(t *testing.T) {
 			t.Errorf("%s: %s", sc.Scenario, sc.Err)
 		}
 	}
-	if len(scenarios) < 20 || files < 400 {
+	if len(scenarios) < 20 || files < 250 {
 		t.Fatalf("compared %d files of %d scenarios; the corpus went missing", files, len(scenarios))
 	}
 	t.Logf("%d scenarios, %d memory files: same units", len(scenarios), files)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dreamkit/dream/internal/memory"
@@ -164,6 +165,11 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 	if o.Layout.Index != "" {
 		s.index = s.byRel[o.Layout.Index]
 	}
+	for _, rel := range l.links {
+		target, _ := os.Readlink(filepath.Join(l.root, filepath.FromSlash(rel)))
+		s.leads = append(s.leads, Lead{Kind: KindLinkedFile, File: rel, Detail: fmt.Sprintf(
+			"a symbolic link to %s: a dream never reads or writes through a link, so it is left as it is; replace the link with the file itself for dreams to tidy it", target)})
+	}
 	// The index first: what it names decides which files need a pointer,
 	// and a file that needs one must be parsed for it.
 	if s.index != nil {
@@ -258,7 +264,13 @@ func (s *state) scanFile(f *file) error {
 	s.fixDuplicatesIn(f)
 	s.fixDatesIn(f)
 	f.sum.Dirty = f.dirty
-	if pointer {
+	if pointer && !utf8.ValidString(f.rel) {
+		// The agents hold a path as Unicode text: a name that is not
+		// UTF-8 is one they cannot open, so a pointer to it would only
+		// put invalid text into the file they load every turn.
+		f.leads = append(f.leads, Lead{Kind: KindUnnamableFile, File: f.rel, Detail: fmt.Sprintf(
+			"%q is not indexed: its name is not UTF-8, so no agent can open it by name; rename it (for example with convmv) and the next dream indexes it", f.rel)})
+	} else if pointer {
 		t := memory.ParseTopic(f.rel, data)
 		f.topic = &t
 		f.pointer = pointerFor(f)

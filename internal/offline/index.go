@@ -2,14 +2,18 @@ package offline
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -213,24 +217,7 @@ func (s *state) addPointer(ptr string) { s.addPointers([]string{ptr}) }
 func (s *state) addPointers(ptrs []string) {
 	ix := s.index
 	nl := ix.newline()
-	at, prefix := len(ix.src), ""
-	if s.pointerEnd == nil {
-		e := lastPointerEnd(ix.doc) // once: the parse never changes, and each call scans every item
-		s.pointerEnd = &e
-	}
-	if last := *s.pointerEnd; last >= 0 {
-		at = last
-	} else if len(ix.src) > 0 {
-		if !bytes.HasSuffix(ix.src, []byte("\n")) {
-			prefix = nl
-		}
-		if lastLineIsText(ix.src) {
-			prefix += nl
-		}
-	}
-	if at == len(ix.src) && len(ix.src) > 0 && !bytes.HasSuffix(ix.src, []byte("\n")) && prefix == "" {
-		prefix = nl
-	}
+	at, prefix := s.pointerSite()
 	var b strings.Builder
 	for _, p := range ptrs {
 		b.WriteString(p)
@@ -259,6 +246,38 @@ func (s *state) addPointers(ptrs []string) {
 	if ix.splice(at, at, prefix+b.String()) {
 		record()
 	}
+}
+
+// pointerSite is where addPointers puts a pointer in the index as read
+// (after its last pointer, else at its end) and what goes before it
+// (nothing when pointers were inserted there already).
+func (s *state) pointerSite() (at int, prefix string) {
+	ix := s.index
+	nl := ix.newline()
+	at = len(ix.src)
+	if s.pointerEnd == nil {
+		e := lastPointerEnd(ix.doc) // once: the parse never changes, and each call scans every item
+		s.pointerEnd = &e
+	}
+	if last := *s.pointerEnd; last >= 0 {
+		at = last
+	} else if len(ix.src) > 0 {
+		if !bytes.HasSuffix(ix.src, []byte("\n")) {
+			prefix = nl
+		}
+		if lastLineIsText(ix.src) {
+			prefix += nl
+		}
+	}
+	if at == len(ix.src) && len(ix.src) > 0 && !bytes.HasSuffix(ix.src, []byte("\n")) && prefix == "" {
+		prefix = nl
+	}
+	for _, e := range ix.edits {
+		if e.start == at && e.end == at {
+			return at, ""
+		}
+	}
+	return at, prefix
 }
 
 func lastLineIsText(b []byte) bool {
@@ -311,10 +330,11 @@ func pointerFor(f *file) string {
 
 // makePointer formats a pointer whose link reads back as rel: characters a
 // link destination would take for syntax, an escape, a fragment or a query
-// are percent-encoded (memory.LocalTarget decodes them).
+// are percent-encoded (memory.LocalTarget decodes them). Its text is valid
+// UTF-8 whatever the topic holds: the index is loaded as text every turn.
 func makePointer(title, rel, hook string) string {
-	title = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(collapseSpace(stripPin(title)))
-	hook = collapseSpace(stripPin(hook))
+	title = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`).Replace(collapseSpace(stripPin(strings.ToValidUTF8(title, "\uFFFD"))))
+	hook = collapseSpace(stripPin(strings.ToValidUTF8(hook, "\uFFFD")))
 	p := "- [" + title + "](" + escapeDest(rel) + ")"
 	if hook != "" {
 		p += " — " + clip(hook, 110)
@@ -331,11 +351,18 @@ func stripPin(s string) string {
 	return strings.ReplaceAll(s, "<!-- pin -->", "")
 }
 
-// escapeDest percent-encodes what CommonMark or a URL reader would not keep.
+// escapeDest percent-encodes what CommonMark or a URL reader would not keep
+// in a bare link destination: white space and control bytes, bytes that
+// are not UTF-8, parentheses, brackets, quotes, backslashes, backticks, a
+// fragment's or query's mark, "%" itself, and a "<" that would open an
+// angle-bracket destination. Elsewhere "<" and ">" are plain characters of
+// a bare destination: Map<K,V>.md is written as it is named, for the agent
+// that reads the index as text.
 func escapeDest(rel string) string {
 	var b strings.Builder
-	for _, c := range []byte(rel) {
-		if c <= ' ' || c == 0x7f || strings.IndexByte(`<>()[]\#?%"'`+"`", c) >= 0 {
+	valid := utf8.ValidString(rel)
+	for i, c := range []byte(rel) {
+		if c <= ' ' || c == 0x7f || c >= 0x80 && !valid || strings.IndexByte(`()[]\#?%"'`+"`", c) >= 0 || c == '<' && i == 0 {
 			fmt.Fprintf(&b, "%%%02X", c)
 			continue
 		}
@@ -344,14 +371,15 @@ func escapeDest(rel string) string {
 	return b.String()
 }
 
-// budget is the size of an index as an agent loads it.
-func budget(src []byte) (lines, size int) { return memory.LoadedSize(src) }
-
-// fixBudget keeps the index within what an agent loads by moving whole
-// units, verbatim, to the overflow file: first the detail nested under a
-// pointer, then the user's own text from the bottom up, never pointers,
-// headings, frontmatter, comments or pinned lines, and only as many as the
-// budget needs.
+// fixBudget keeps the index within what its agent loads (Layout.Limit,
+// counted as the agent counts), changing as little as the budget needs:
+// first blank lines no block needs (after a heading or the front matter,
+// or the second of two), then whole units moved verbatim to the overflow
+// file: the detail nested under a pointer, then the user's own text from
+// the bottom up; never pointers, headings, frontmatter, comments or pinned
+// lines. Nothing is changed unless the plan brings the index within the
+// limit: moving the user's words out of the index only to leave it over
+// budget would hide them for nothing.
 func (s *state) fixBudget() (err error) {
 	ix := s.index
 	if ix == nil {
@@ -382,31 +410,45 @@ func (s *state) fixBudget() (err error) {
 			}
 		}()
 	}
+	lim := s.opts.Layout.Limit
 	cur, _ := ix.render()
-	lines, size := budget(cur)
-	needLines, needBytes := lines-memory.MaxIndexLines, size-memory.MaxIndexBytes
-	if needLines <= 0 && needBytes <= 0 {
+	if lim.Unread(cur) {
+		s.notes = append(s.notes, fmt.Sprintf("%s is %d bytes on disk, over the %d bytes %s reads at all: it loads none of it; the offline engine does not shrink a file that far, a model dream or you must",
+			ix.rel, len(cur), lim.MaxFileBytes, lim.Agent))
 		return nil
 	}
-	if !s.mentions().names(OverflowFile) {
-		needLines++
-		needBytes += len(makePointer("Index overflow", OverflowFile, "lines moved out of the index to keep it within budget")) + 1
+	lines, size := lim.Count(cur)
+	if lim.Fits(lines, size) {
+		return nil
+	}
+	needLines, needSize := lines-lim.MaxLines, 0
+	if lim.MaxSize > 0 {
+		needSize = size - lim.MaxSize
 	}
 	d := ix.doc
 	type cand struct {
-		u     int
-		lines int
+		start, end int
+		lines      int
+		unit       int // -1: a blank line
 	}
 	var detail, text []cand
 	for i, u := range d.Units {
 		if d.PinnedRange(u.Start, u.End) || ix.touched(u.Start, u.End) {
 			continue
 		}
-		n, _ := budget(d.Src[u.Start:u.End])
+		c := cand{u.Start, u.End, lineCount(d.Src[u.Start:u.End]), i}
+		if u.Parent < 0 {
+			// A block moved from between two others takes the blank line
+			// after it along, so that one blank line, not two, is left
+			// between its neighbours.
+			if le := d.LineEnd(u.End); u.End < len(d.Src) && len(bytes.TrimSpace(d.Src[u.End:le])) == 0 && len(bytes.TrimSpace(d.Src[le:])) > 0 {
+				c.end, c.lines = le, c.lines+1
+			}
+		}
 		if u.Parent >= 0 {
 			p := d.Units[u.Parent]
 			if p.Kind == memory.UnitItem && p.Parent < 0 && isPointerItem(d, p) && u.Start > d.LineEnd(p.Start)-1 && directChild(d, i) {
-				detail = append(detail, cand{i, n})
+				detail = append(detail, c)
 			}
 			continue
 		}
@@ -419,51 +461,102 @@ func (s *state) fixBudget() (err error) {
 		default:
 			continue
 		}
-		text = append(text, cand{i, n})
+		text = append(text, c)
+	}
+	var blanks []cand
+	for _, r := range spareBlankLines(d) {
+		if !ix.touched(r[0], r[1]) && !ix.touched(r[0]-1, r[1]) {
+			blanks = append(blanks, cand{r[0], r[1], 1, -1})
+		}
 	}
 	// Bottom-up: the user's newest text moves first, the top of the index,
 	// which an agent reads first, stays.
-	sort.SliceStable(detail, func(a, b int) bool { return detail[a].u > detail[b].u })
-	sort.SliceStable(text, func(a, b int) bool { return text[a].u > text[b].u })
-	var moved []int
-	for _, c := range append(detail, text...) {
-		if needLines <= 0 && needBytes <= 0 {
+	sort.SliceStable(blanks, func(a, b int) bool { return blanks[a].start > blanks[b].start })
+	sort.SliceStable(detail, func(a, b int) bool { return detail[a].unit > detail[b].unit })
+	sort.SliceStable(text, func(a, b int) bool { return text[a].unit > text[b].unit })
+	overflowPointer := makePointer("Index overflow", OverflowFile, "lines moved out of the index to keep it within budget")
+	var plan []cand
+	moves := false
+	for _, c := range append(append(blanks, detail...), text...) {
+		if needLines <= 0 && needSize <= 0 {
 			break
 		}
-		u := d.Units[c.u]
-		if needLines <= 0 && needBytes > 0 && c.lines == 0 {
-			continue
+		if c.unit < 0 && needLines <= 0 {
+			continue // a blank line is worth a line, hardly any size
 		}
-		moved = append(moved, c.u)
+		if c.unit >= 0 && !moves {
+			moves = true
+			if !s.mentions().names(OverflowFile) {
+				// The pointer to the overflow file costs what it adds
+				// where it goes (a blank line before it, at the end of
+				// an index with no pointers).
+				at, prefix := s.pointerSite()
+				head := ix.src[:at:at]
+				l0, s0 := lim.Count(head)
+				l1, s1 := lim.Count(append(head, prefix+overflowPointer+ix.newline()...))
+				needLines += l1 - l0
+				needSize += s1 - s0
+			}
+		}
+		plan = append(plan, c)
 		needLines -= c.lines
-		needBytes -= u.End - u.Start
+		needSize -= lim.Size(d.Src[c.start:c.end])
 	}
-	if len(moved) == 0 || needLines > 0 || needBytes > 0 {
-		// Moving the user's text out of the index is worth it only if the
-		// index then fits; otherwise it only hides their words.
-		s.notes = append(s.notes, fmt.Sprintf("%s is over budget (%d lines, %d bytes; budget %d, %d) with pointers, headings and pinned lines alone: related topics need merging",
-			ix.rel, lines, size, memory.MaxIndexLines, memory.MaxIndexBytes))
+	// Units moved for their size may have freed the lines blank lines
+	// were taken for: those stay.
+	for i := len(plan) - 1; i >= 0; i-- {
+		if c := plan[i]; c.unit < 0 && needLines+1 <= 0 && needSize+lim.Size(d.Src[c.start:c.end]) <= 0 {
+			needLines, needSize = needLines+1, needSize+lim.Size(d.Src[c.start:c.end])
+			plan = append(plan[:i], plan[i+1:]...)
+		}
+	}
+	if len(plan) == 0 || needLines > 0 || needSize > 0 {
+		s.notes = append(s.notes, fmt.Sprintf("%s is over budget (%d lines, %d %s as %s counts it; it loads %s): what is left is pointers, headings, comments and pinned lines, which the offline engine never moves; related topics need merging",
+			ix.rel, lines, size, lim.Unit, lim.Agent, lim.Phrase()))
 		return nil
 	}
-	sort.Ints(moved)
+	sort.Slice(plan, func(a, b int) bool { return plan[a].start < plan[b].start })
 	var rs []removal
 	byStart := map[int]int{}
-	for _, i := range moved {
-		u := d.Units[i]
-		byStart[u.Start] = i
-		rs = append(rs, removal{u.Start, u.End, KindIndexBudget, fmt.Sprintf("moved %q to %s to keep the index within %d lines and %d bytes",
-			clip(string(d.Src[u.Start:u.End]), 100), OverflowFile, memory.MaxIndexLines, memory.MaxIndexBytes)})
+	for _, c := range plan {
+		if c.unit < 0 {
+			rs = append(rs, removal{c.start, c.end, KindIndexBudget, fmt.Sprintf("removed a blank line to keep the index within %s", lim.Phrase())})
+			continue
+		}
+		byStart[c.start] = c.unit
+		rs = append(rs, removal{c.start, c.end, KindIndexBudget, fmt.Sprintf("moved %q to %s to keep the index within %s",
+			clip(string(d.Src[c.start:c.end]), 100), OverflowFile, lim.Phrase())})
 	}
 	applied := s.applyRemovals(ix, rs)
 	if len(applied) < len(rs) {
-		s.notes = append(s.notes, fmt.Sprintf("%s: %d line(s) were not moved out of the index because their neighbours would have merged", ix.rel, len(rs)-len(applied)))
+		s.notes = append(s.notes, fmt.Sprintf("%s: %d line(s) were not removed from the index because their neighbours would have merged", ix.rel, len(rs)-len(applied)))
 	}
+	if moves {
+		s.moveToOverflow(ix, applied, byStart)
+	}
+	after, _ := ix.render()
+	if l, n := lim.Count(after); !lim.Fits(l, n) {
+		s.notes = append(s.notes, fmt.Sprintf("%s is still %d lines and %d %s as %s counts it (it loads %s): related topics need merging",
+			ix.rel, l, n, lim.Unit, lim.Agent, lim.Phrase()))
+	}
+	return nil
+}
+
+// moveToOverflow appends the units the budget fix took out of the index
+// (the applied removals that byStart names) to the overflow file, under
+// their heading path, and points the index at it.
+func (s *state) moveToOverflow(ix *file, applied []removal, byStart map[int]int) {
+	d := ix.doc
 	of := s.overflow()
 	var add strings.Builder
 	nl := of.newline()
 	lastSection := ""
 	for _, r := range applied {
-		u := d.Units[byStart[r.start]]
+		i, ok := byStart[r.start]
+		if !ok {
+			continue // a blank line: dropped, not moved
+		}
+		u := d.Units[i]
 		sec := "## From " + ix.rel
 		if len(u.Path) > 0 {
 			sec += ": " + strings.Join(u.Path, " › ")
@@ -478,6 +571,9 @@ func (s *state) fixBudget() (err error) {
 		}
 		add.WriteString(strings.TrimLeft(body, " \t"))
 	}
+	if add.Len() == 0 {
+		return
+	}
 	at := len(of.src)
 	prefix := ""
 	if at > 0 && !bytes.HasSuffix(of.src, []byte("\n")) {
@@ -486,23 +582,79 @@ func (s *state) fixBudget() (err error) {
 	if !of.exists {
 		at = 0
 	}
+	added := false
 	for i, e := range of.edits {
 		if e.start == at && e.end == at {
 			of.edits[i].text += add.String()
-			goto pointer
+			added = true
+			break
 		}
 	}
-	of.splice(at, at, prefix+add.String())
-pointer:
+	if !added {
+		of.splice(at, at, prefix+add.String())
+	}
 	if !s.mentions().names(OverflowFile) {
 		s.addPointer(makePointer("Index overflow", OverflowFile, "lines moved out of the index to keep it within budget"))
 	}
-	after, _ := ix.render()
-	if l, b := budget(after); l > memory.MaxIndexLines || b > memory.MaxIndexBytes {
-		s.notes = append(s.notes, fmt.Sprintf("%s is still %d lines and %d bytes with pointers alone (budget %d lines, %d bytes): related topics need merging",
-			ix.rel, l, b, memory.MaxIndexLines, memory.MaxIndexBytes))
+}
+
+// lineCount is how many lines b spans.
+func lineCount(b []byte) int {
+	n := bytes.Count(b, []byte("\n"))
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		n++
 	}
-	return nil
+	return n
+}
+
+// spareBlankLines are the blank lines of d no block needs, each as the
+// byte range of its whole line: outside every leaf unit, after the first
+// unit and before the last (a blank line at either end costs an agent
+// nothing), and either right after a top-level heading, front matter or
+// thematic break (a block its own line closes, so nothing after it can
+// join it) or the second of two. Removing one changes no block; the
+// structure check (applyRemovals) still verifies it.
+func spareBlankLines(d *memory.Doc) [][2]int {
+	if len(d.Units) == 0 {
+		return nil
+	}
+	first, last := len(d.Src), 0
+	var leaves []memory.Unit
+	closedAt := map[int]bool{} // line ends of blocks their own line closes
+	for _, u := range d.Units {
+		first, last = min(first, u.Start), max(last, u.End)
+		if u.Leaf {
+			leaves = append(leaves, u)
+		}
+		if u.Parent < 0 && (u.Kind == memory.UnitHeading || u.Kind == memory.UnitFrontmatter || u.Kind == memory.UnitBreak) {
+			closedAt[u.End] = true
+		}
+	}
+	// Leaves never overlap, so in document order their ends rise too: one
+	// pass over the lines and the leaves together.
+	sort.Slice(leaves, func(a, b int) bool { return leaves[a].Start < leaves[b].Start })
+	next := 0
+	inLeaf := func(start, end int) bool {
+		for next < len(leaves) && leaves[next].End <= start {
+			next++
+		}
+		return next < len(leaves) && leaves[next].Start < end
+	}
+	var out [][2]int
+	prevBlank := false
+	for at := first; at < last; {
+		end := d.LineEnd(at)
+		if end <= at {
+			break
+		}
+		blank := len(bytes.TrimSpace(d.Src[at:end])) == 0 && !inLeaf(at, end)
+		if blank && (prevBlank || closedAt[at]) {
+			out = append(out, [2]int{at, end})
+		}
+		prevBlank = blank
+		at = end
+	}
+	return out
 }
 
 // directChild reports a unit that is a block of its item (not the item's
@@ -528,4 +680,79 @@ func (s *state) overflow() *file {
 	f.edits = []edit{{0, 0, head}}
 	s.addFile(f)
 	return f
+}
+
+// IndexState is the index as its agent loads it: its lines and size
+// counted as the agent counts (Limit says whose rule, where it was read,
+// and the unit of Size), and whether the agent cuts part of it off.
+type IndexState struct {
+	File       string `json:"file"`
+	Lines      int    `json:"lines"`
+	Size       int    `json:"size"`
+	OverBudget bool   `json:"over_budget"`
+	// Message says, when the index is over budget, what the agent loses
+	// and what would bring it back within.
+	Message string          `json:"message,omitempty"`
+	Limit   host.IndexLimit `json:"limit"`
+}
+
+// measureIndex is the state of an index whose bytes are src.
+func measureIndex(l Layout, src []byte) *IndexState {
+	lim := l.Limit
+	st := &IndexState{File: l.Index, Limit: lim}
+	st.Lines, st.Size = lim.Count(src)
+	switch {
+	case lim.Unread(src):
+		st.OverBudget = true
+		st.Message = fmt.Sprintf("%s is %d bytes on disk, over the %d bytes %s reads at all: it loads none of it",
+			l.Index, len(src), lim.MaxFileBytes, lim.Agent)
+	case !lim.Fits(st.Lines, st.Size):
+		st.OverBudget = true
+		st.Message = fmt.Sprintf("%s is %d lines and %d %s as %s counts it, over the %s it loads: what lies past that is cut off and the agent never sees it",
+			l.Index, st.Lines, st.Size, lim.Unit, lim.Agent, lim.Phrase())
+	}
+	return st
+}
+
+// MeasureIndex is the state of the index of the memory in dir under l; nil
+// when the layout has no index or the memory has none yet.
+func MeasureIndex(dir string, l Layout) (*IndexState, error) {
+	if l.Index == "" {
+		return nil, nil
+	}
+	r, err := memory.OpenReader(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	data, _, err := r.ReadFile(l.Index)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return measureIndex(l, data), nil
+}
+
+// indexState is the index as the run leaves it.
+func (s *state) indexState() (*IndexState, error) {
+	ix := s.index
+	if ix == nil {
+		return nil, nil
+	}
+	data := ix.src
+	if len(ix.edits) > 0 {
+		data, _ = ix.render()
+	} else if data == nil {
+		var err error
+		if data, err = s.reread(ix); err != nil {
+			return nil, err
+		}
+	}
+	st := measureIndex(s.opts.Layout, data)
+	if st.OverBudget {
+		st.Message += "; the offline engine moves no pointers, headings, comments or pinned lines: merge related topics (a model dream does) or move pointers into a topic file"
+	}
+	return st, nil
 }

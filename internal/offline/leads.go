@@ -18,6 +18,12 @@ const (
 	KindNearDuplicate      = "near_duplicate"
 	KindDanglingPointer    = "dangling_pointer"
 	KindDrift              = "drift"
+	// KindLinkedFile is a memory file that is a symbolic link: read-only
+	// to a dream, which neither reads nor writes through a link.
+	KindLinkedFile = "linked_file"
+	// KindUnnamableFile is a memory file whose name is not UTF-8: no index
+	// pointer is written for it, since no agent could open it by name.
+	KindUnnamableFile = "unnamable_file"
 )
 
 // Lead is one thing the engine noticed and left for judgement.

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/memory"
 )
 
 // Fix kinds, as recorded in Fix.Kind.
@@ -88,6 +89,9 @@ type Report struct {
 	// Found are the leads of the memory as it was before the run, when
 	// Options.Leads asked for them: one reading of the memory serves both.
 	Found *Leads `json:"found,omitempty"`
+	// Index is the index as its agent loads it after the run; nil when the
+	// layout has none or the memory has no index.
+	Index *IndexState `json:"index,omitempty"`
 }
 
 // Layout says which files of the memory are an index (one-line pointers to
@@ -95,9 +99,16 @@ type Report struct {
 // comes from the host agent, never from the shape of one line: nanobot's
 // MEMORY.md is a document that may well start a bullet with a link.
 type Layout struct {
+	// Host is the agent the layout is of; "" when none was named and the
+	// memory's files named none (see LayoutIn). Recognized says, when the
+	// files named it, which file did.
+	Host, Recognized string
 	// Index is the index file relative to the memory dir, or "" when every
 	// file is a document.
 	Index string
+	// Limit is how the agent loads the index and where it cuts it; set
+	// whenever Index is.
+	Limit host.IndexLimit
 	// Files are the host's roles for its memory files (host.Layout.Files):
 	// only writable files are fixed, and a Codex MEMORY.md only inside its
 	// block bodies, each block on its own. Empty: every Markdown file is a
@@ -105,24 +116,39 @@ type Layout struct {
 	Files []host.File
 }
 
-// LayoutFor returns the layout of a host as named by --host. Claude Code
-// and codebot keep MEMORY.md as an index of topic files (Claude Code's
-// auto-memory: "MEMORY.md ... an index"; codebot's internal/dream mirrors
-// it); nanobot keeps MEMORY.md, SOUL.md and USER.md as documents, and a
-// plain notes folder ("dir") has no index. Codex keeps MEMORY.md as blocks
-// (one rollout's memories each) that it parses, with the roles of
-// host.Resolve. An empty host is the Claude Code layout, the one dream was
-// built around.
+// LayoutFor returns the layout of a host as named by --host. A file is an
+// index when its agent loads it into every prompt and cuts it at a limit
+// (host.IndexLimitOf): Claude Code's and codebot's MEMORY.md ("MEMORY.md
+// ... an index"; codebot's internal/dream mirrors it). nanobot keeps
+// MEMORY.md, SOUL.md and USER.md as documents, and a plain notes folder
+// ("dir") and Gemini have no index. Codex keeps MEMORY.md as blocks (one
+// rollout's memories each) that it parses, with the roles of host.Resolve.
+// An empty host is a MEMORY.md index that must fit every agent that keeps
+// one.
 func LayoutFor(name string) Layout {
-	switch name {
-	case "nanobot", "dir", "gemini":
-		return Layout{}
-	case "codex":
+	if name == "codex" {
 		// Codex's MEMORY.md is blocks of one rollout each, not an index.
 		return codexLayout()
-	default:
-		return Layout{Index: "MEMORY.md"}
 	}
+	if lim, ok := host.IndexLimitOf(name); ok {
+		return Layout{Host: name, Index: memory.IndexFile, Limit: lim}
+	}
+	return Layout{Host: name}
+}
+
+// LayoutIn is LayoutFor for the memory in dir: with no host named, the
+// agent whose own files the memory holds (host.Recognize: nanobot's log
+// beside its MEMORY.md, Codex's generated files), whose MEMORY.md is then
+// no index; otherwise LayoutFor.
+func LayoutIn(name, dir string) Layout {
+	if name == "" && dir != "" {
+		if hl, ok := host.Recognize(dir); ok {
+			l := LayoutFromHost(hl)
+			l.Recognized = hl.Notes
+			return l
+		}
+	}
+	return LayoutFor(name)
 }
 
 // Options configure Run.
@@ -203,6 +229,9 @@ func Run(ctx context.Context, o Options) (Report, error) {
 		if err := step(s); err != nil {
 			return rep, fmt.Errorf("offline: %w", err)
 		}
+	}
+	if rep.Index, err = s.indexState(); err != nil {
+		return rep, fmt.Errorf("offline: %w", err)
 	}
 	rep.Fixes = s.fixes
 	rep.Notes = s.notes

@@ -18,7 +18,9 @@ func (l Layout) roles() roles { return roles{files: l.Files} }
 // fingerprint names the layout in the cache: an analysis made under one
 // layout (which file is the index, which are Codex blocks) is not reused
 // under another.
-func (l Layout) fingerprint() string { return fmt.Sprintf("%q %v", l.Index, l.Files) }
+func (l Layout) fingerprint() string {
+	return fmt.Sprintf("%q %v %q %q %d %d", l.Index, l.Files, l.Limit.Agent, l.Limit.Rule, l.Limit.MaxLines, l.Limit.MaxSize)
+}
 
 // codexLayout is Codex CLI's file roles, from the host package (the one
 // place they are written down); the directories do not matter here.
@@ -31,12 +33,14 @@ var codexLayout = sync.OnceValue(func() Layout {
 })
 
 // LayoutFromHost is the engine's view of a host layout: its index (a file
-// with the index role), and every file's role.
+// with the index role, when the agent loads it with a limit), and every
+// file's role.
 func LayoutFromHost(hl host.Layout) Layout {
-	l := Layout{Files: hl.Files}
+	l := Layout{Host: hl.Host, Files: hl.Files}
+	lim, ok := host.IndexLimitOf(hl.Host)
 	for _, f := range hl.Files {
-		if f.Role == host.RoleIndex && !strings.ContainsAny(f.Path, "*?[") {
-			l.Index = f.Path
+		if f.Role == host.RoleIndex && !strings.ContainsAny(f.Path, "*?[") && ok {
+			l.Index, l.Limit = f.Path, lim
 		}
 	}
 	return l

@@ -19,8 +19,8 @@ import (
 // the directories that hold them, kept open so that each file's stat is
 // one fstatat on its directory (no path walked again per file).
 //
-// One walk does what memory.CheckSymlinks and memory.List do (the same
-// root, the same files, the same first linked Markdown file refused) with
+// One walk does what memory.List does (the same root, the same files, the
+// same linked Markdown files set aside) with
 // the directory read whole by getdents (no entry sorted or allocated but
 // the names kept) and every directory opened relative to its parent with
 // O_NOFOLLOW: no link inside the memory can send the walk, or a stat,
@@ -33,6 +33,9 @@ type memoryList struct {
 	rels []string
 	at   []fileAt
 	dirs []int
+	// links are the Markdown files that are symbolic links, sorted: a
+	// dream reads and writes nothing through a link (see memory.Listing).
+	links []string
 }
 
 // fileAt is a file's directory (an index into memoryList.dirs; -1 for one
@@ -66,16 +69,7 @@ func listMemory(dir string) (*memoryList, error) {
 	w := &walk{l: &memoryList{root: root}, buf: make([]byte, 32<<10)}
 	w.dir(fd, "")
 	l := w.l
-	if len(w.links) > 0 {
-		l.close()
-		// The first in the order filepath.WalkDir visits them, as
-		// memory.CheckSymlinks reports it.
-		first := slices.MinFunc(w.links, func(a, b link) int {
-			return slices.Compare(strings.Split(a.rel, "/"), strings.Split(b.rel, "/"))
-		})
-		target, _ := os.Readlink(filepath.Join(root, filepath.FromSlash(first.rel)))
-		return nil, &memory.SymlinkError{Path: first.rel, Target: target}
-	}
+	slices.Sort(l.links)
 	if w.err != nil {
 		l.close()
 		return nil, fmt.Errorf("load memory dir %s: %w", dir, w.err)
@@ -105,15 +99,9 @@ type walk struct {
 	l       *memoryList
 	buf     []byte
 	indexAt *fileAt
-	links   []link
-	// err is the first directory that could not be read; the walk goes
-	// on, so that a linked file elsewhere is still reported first, as
-	// memory.CheckSymlinks (which skips such a directory) finds it before
-	// memory.List fails on it.
+	// err is the first directory that could not be read.
 	err error
 }
-
-type link struct{ rel string }
 
 // dir lists the directory open at fd, whose path in the memory is prefix
 // (empty or ending in a slash), and the directories under it.
@@ -178,7 +166,7 @@ func (w *walk) dir(fd int, prefix string) {
 				w.l.at = append(w.l.at, at)
 			case unix.DT_LNK:
 				if md {
-					w.links = append(w.links, link{rel: prefix + string(name)})
+					w.l.links = append(w.l.links, prefix+string(name))
 				}
 			}
 		}

@@ -15,17 +15,15 @@ type memoryList struct {
 	root  string
 	index bool
 	rels  []string
+	links []string
 }
 
 func listMemory(dir string) (*memoryList, error) {
-	if err := memory.CheckSymlinks(dir); err != nil {
-		return nil, err
-	}
 	l, err := memory.List(dir)
 	if err != nil {
 		return nil, err
 	}
-	m := &memoryList{root: l.Root, index: l.Index}
+	m := &memoryList{root: l.Root, index: l.Index, links: l.Links}
 	if l.Index {
 		m.rels = append(m.rels, memory.IndexFile)
 	}

@@ -191,8 +191,11 @@ func (m *Memory) WriteFile(rel string, data []byte) error {
 // createTemp makes a new, exclusive temporary file next to base inside dir.
 // The name starts with the shared temporary prefix (so the journal never
 // stages or commits it and recovery may clean it up) and carries the
-// target's name so that a file left by a crash is recognisable.
+// target's name so that a file left by a crash is recognisable, cut to
+// 32 bytes so that the temporary name stays within tempNameMax however long
+// the target's name is.
 func (m *Memory) createTemp(dir, base string, perm fs.FileMode) (*os.File, string, error) {
+	base = cutUTF8(base, 32)
 	for range 10 {
 		var b [6]byte
 		if _, err := rand.Read(b[:]); err != nil {

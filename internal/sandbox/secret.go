@@ -140,11 +140,13 @@ type finding struct {
 // tokens (AWS, GitHub, GitLab, Slack, OpenAI, Anthropic, Google, Stripe,
 // Hugging Face, npm, SendGrid, DigitalOcean, Telegram, JWT), webhook URLs
 // (Slack, Discord, Teams, Google Chat), PEM private keys with or without
-// their header, passwords in connection strings, bearer tokens, and
+// their header, passwords in connection strings, bearer tokens,
 // assignments such as DB_PASS=... whose value looks random rather than a
-// placeholder. The same checks run on the content with line breaks joined
-// (a key wrapped over two lines) and on what base64 runs decode to (a key
-// wrapped in base64). The error names the kind and line and never the secret.
+// placeholder, and .env lines such as PASSWORD=... whose value is any
+// literal (a passphrase of plain words included). The same checks run on
+// the content with line breaks joined (a key wrapped over two lines) and on
+// what base64 runs decode to (a key wrapped in base64). The error names the
+// kind and line and never the secret.
 func CheckSecret(content string) error {
 	return CheckSecretAdded("", content)
 }
@@ -306,6 +308,9 @@ func scanText(rs *secretRules, content string, withLines bool) []finding {
 		if !ok && isPasswordWord(word) {
 			ok = looksLikePassword(v)
 		}
+		if !ok && envLine(content, m[2], m[3], m[6], m[7]) && isEnvSecretWord(word) {
+			ok = looksLikeEnvValue(v)
+		}
 		if !ok {
 			continue
 		}
@@ -338,6 +343,70 @@ func credentialName(name, word string) bool {
 func isPasswordWord(word string) bool {
 	w := strings.ToLower(word)
 	return strings.HasPrefix(w, "pass") || w == "pwd"
+}
+
+// envLine reports an assignment written as a line of a .env file: the
+// whole line is NAME=value (after an optional "export" or list marker),
+// NAME in the upper case of environment variables, no space around "=",
+// and the value, quoted or not, runs to the end of the line or to a " #"
+// comment. There a value is literal: "PASSWORD=correcthorsebatterystaple"
+// holds the password itself, where "password = default_password" in code
+// names a variable. The offsets are those of the name and the value in
+// content.
+func envLine(content string, nameStart, nameEnd, valueStart, valueEnd int) bool {
+	if content[nameEnd] != '=' {
+		return false
+	}
+	quote := content[nameEnd+1 : valueStart]
+	if quote != "" && quote != `"` && quote != "'" {
+		return false
+	}
+	for _, c := range content[nameStart:nameEnd] {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	head := strings.TrimSpace(content[strings.LastIndexByte(content[:nameStart], '\n')+1 : nameStart])
+	head = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(head, "-"), "*"), "export"))
+	if head != "" {
+		return false
+	}
+	rest, _, _ := strings.Cut(content[valueEnd:], "\n")
+	rest = strings.TrimSpace(strings.TrimPrefix(rest, quote))
+	return rest == "" || strings.HasPrefix(rest, "#")
+}
+
+// isEnvSecretWord reports the credential words whose .env value is a
+// secret even when it is a plain word: passwords, secrets and tokens. A
+// KEY may be a sort key or a key file's path, so it needs a random value.
+func isEnvSecretWord(word string) bool {
+	w := strings.ToLower(word)
+	return isPasswordWord(word) || strings.Contains(w, "secret") || w == "token"
+}
+
+// envNonSecrets are values a .env line sets a credential name to that say
+// something about it rather than being it.
+var envNonSecrets = []string{"true", "false", "none", "null", "required", "optional", "disabled", "enabled", "unset", "empty"}
+
+// looksLikeEnvValue tells a literal credential in a .env line from a
+// placeholder: six characters at least, not a placeholder word, not a
+// reference ($VAR), not a path, not a flag value.
+func looksLikeEnvValue(v string) bool {
+	if len(v) < 6 || strings.HasPrefix(v, "$") || strings.HasPrefix(v, "%") || strings.ContainsAny(v, "/\\") {
+		return false
+	}
+	low := strings.ToLower(v)
+	for _, w := range placeholderWords {
+		if strings.Contains(low, w) {
+			return false
+		}
+	}
+	for _, w := range append(envNonSecrets, urlPlaceholders...) {
+		if low == w {
+			return false
+		}
+	}
+	return true
 }
 
 // lineAt is the 1-based line number of byte offset i.

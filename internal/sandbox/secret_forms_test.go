@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -155,6 +156,68 @@ func TestCheckSecretIssue9NotSecrets(t *testing.T) {
 		"构建命令是 `make build`，密码在 1Password 里。",
 		"see docs/architecture.md and docs/runbooks/oncall-escalation-policy.md for details",
 		"commit 3f2a9c1b7e4d5a6f8b9c0d1e2f3a4b5c6d7e8f90 fixed it",
+	} {
+		if err := CheckSecret(ok); err != nil {
+			t.Errorf("CheckSecret(%q) = %v, want nil", ok, err)
+		}
+	}
+}
+
+// TestCheckSecretEnvLines: a .env line (NAME=value, the whole line) of a
+// password, secret or token name holds the credential itself whatever it
+// looks like, a passphrase of plain words included (issue 28,
+// r2_secret_variants); the same words in prose, a placeholder, a reference
+// or a flag value are not refused.
+func TestCheckSecretEnvLines(t *testing.T) {
+	for _, tt := range []struct {
+		name, content string
+		line          int
+	}{
+		{"passphrase", "# Staging env\n\nDB_HOST=staging.internal\nPASSWORD=correcthorsebatterystaple\n", 4},
+		{"passwd", "PASSWD=tulipmountainriver", 1},
+		{"export", "export DB_PASSWORD=bluewhalesong", 1},
+		{"secret", "APP_SECRET=sunflowerlamp", 1},
+		{"client secret", "OAUTH_CLIENT_SECRET=orangekettle", 1},
+		{"token", "TOKEN=purplelighthouse", 1},
+		{"list item", "- SMTP_PASSWORD=velvetharbor", 1},
+		{"in code block", "```\nREDIS_PASSWORD=quietmeadow\n```\n", 2},
+		{"comment after", "ADMIN_PASSWORD=silverlake # rotate in May", 1},
+		{"quoted", `PASSWORD="gardenparty"`, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckSecret(tt.content)
+			if !errors.Is(err, ErrSecret) || !strings.Contains(err.Error(), fmt.Sprintf("line %d", tt.line)) {
+				t.Fatalf("CheckSecret(%q) = %v, want ErrSecret on line %d", tt.content, err, tt.line)
+			}
+			for _, f := range findSecrets(tt.content) {
+				if strings.Contains(err.Error(), f.value) {
+					t.Errorf("error echoes the secret: %q", err)
+				}
+			}
+		})
+	}
+	for _, ok := range []string{
+		"Set PASSWORD= in .env before the first run.",
+		"The PASSWORD=... line of .env holds the database password.",
+		"the .env sets PASSWORD=hunterlake for local runs only", // prose around it: not a .env line
+		"PASSWORD=changeme",
+		"PASSWORD=password",
+		"PASSWORD=<your password>",
+		"PASSWORD=$DB_PASSWORD",
+		"TOKEN=${GITHUB_TOKEN}",
+		"PASSWORD=xxxxxxxx",
+		"PASSWORD_REQUIRED=true",
+		"AUTH_TOKEN=none",
+		"ADMIN_PASSWORD=required",
+		"PASSWORD_MIN_LENGTH=12",
+		"MAX_TOKENS=4096",
+		"SECRET_FILE=/run/secrets/db_password",
+		"DB_SECRET=/run/secrets/db",
+		"SORT_KEY=created_at",
+		"SSH_KEY=~/.ssh/id_ed25519",
+		"password=hunterlake", // lower case: a setting in code or prose, not an environment variable
+		"Password: ask Ana, never write it down.",
+		"Passwords rotate every 90 days; the token expires after an hour.",
 	} {
 		if err := CheckSecret(ok); err != nil {
 			t.Errorf("CheckSecret(%q) = %v, want nil", ok, err)

@@ -68,6 +68,23 @@ func lockBackendKey() spec {
 		errLockBackend, parse, func(s string) string { return s }, func(s *Settings) *string { return &s.Lock })
 }
 
+var errCodexOwner = errors.New(`must be "codex", "dream" or empty`)
+
+// codexOwnerKey is codex_memory_owner: who consolidates Codex's memories/
+// when Codex's memories feature would too. A typo must not hand the memory
+// to both, so only the two names (or nothing) are accepted.
+func codexOwnerKey() spec {
+	parse := func(t string) (string, error) {
+		switch v := strings.ToLower(strings.TrimSpace(t)); v {
+		case "", CodexOwner, DreamOwner:
+			return v, nil
+		}
+		return "", errCodexOwner
+	}
+	return scalarKey("codex_memory_owner", "", "who consolidates Codex's memories/ while Codex's memories feature is on: codex (dream leaves it alone) or dream; empty: dream leaves it alone and says so",
+		errCodexOwner, parse, func(s string) string { return s }, func(s *Settings) *string { return &s.CodexMemoryOwner })
+}
+
 // secretKey is a free-text key whose value `dream config` never prints.
 func secretKey(name, help string, field func(*Settings) *string) spec {
 	s := stringKey(name, "", help, false, field)

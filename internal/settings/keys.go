@@ -79,6 +79,7 @@ var specs = []spec{
 	stringKey("state_dir", "$XDG_STATE_HOME/dream or ~/.local/state/dream", "where tasks, telemetry, audit history and journals are kept", true, func(s *Settings) *string { return &s.StateDir }),
 	listKey("pinned", "", "facts that must still be in memory after every dream, or it is rolled back (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.Pinned }),
 	floatKey("max_loss", "0.2", "share of memory units or bytes a model dream may lose without a trace before it is held for review", func(s *Settings) *float64 { return &s.MaxLoss }),
+	intKey("max_untraced_deletions", "3", "facts a model dream may delete without a trace elsewhere before it is held for review", func(s *Settings) *int { return &s.MaxUntracedDeletions }),
 	boolKey("review", "false", "stage a dream's changes for review instead of committing them", func(s *Settings) *bool { return &s.Review }),
 	lockBackendKey(),
 	listKey("etcd_endpoints", "", "etcd client URLs for lock = etcd (TOML array; env: newline- or ';'-separated)", func(s *Settings) *[]string { return &s.EtcdEndpoints }),
@@ -91,6 +92,8 @@ var specs = []spec{
 	durationKey("lock_ttl", "60s", "etcd lease TTL: how long a crashed holder blocks other machines", func(s *Settings) *time.Duration { return &s.LockTTL }),
 	stringKey("sync_remote", "", "git URL the memory history is pulled from before a dream and pushed to after", false, func(s *Settings) *string { return &s.SyncRemote }),
 	stringKey("sync_branch", "", "this memory's branch on sync_remote; empty derives it from the memory dir's path under $HOME", false, func(s *Settings) *string { return &s.SyncBranch }),
+	boolKey("codex_exec_sessions", "false", "count `codex exec` runs as sessions (Codex's own memory pipeline does not)", func(s *Settings) *bool { return &s.CodexExecSessions }),
+	codexOwnerKey(),
 }
 
 // Keys returns every setting in display order.

@@ -350,13 +350,14 @@ func TestKeys(t *testing.T) {
 		}
 		seen[k.Name] = true
 	}
-	for _, want := range []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "pinned", "max_loss", "review",
-		"lock", "etcd_endpoints", "etcd_ca_cert", "etcd_cert", "etcd_key", "etcd_username", "etcd_password", "lock_prefix", "lock_ttl", "sync_remote", "sync_branch"} {
-		if !seen[want] {
-			t.Errorf("missing key %s", want)
+	want := []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "provider", "model", "base_url", "host", "memory_dir", "sessions_dir", "repo", "state_dir", "pinned", "max_loss", "max_untraced_deletions", "review",
+		"lock", "etcd_endpoints", "etcd_ca_cert", "etcd_cert", "etcd_key", "etcd_username", "etcd_password", "lock_prefix", "lock_ttl", "sync_remote", "sync_branch", "codex_exec_sessions", "codex_memory_owner"}
+	for _, k := range want {
+		if !seen[k] {
+			t.Errorf("missing key %s", k)
 		}
 	}
-	if len(seen) != 28 {
-		t.Errorf("got %d keys, want 28", len(seen))
+	if len(seen) != len(want) {
+		t.Errorf("got %d keys, want %d", len(seen), len(want))
 	}
 }

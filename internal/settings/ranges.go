@@ -16,6 +16,8 @@ const (
 	MaxMaxTurns    = 10_000
 	MaxMaxTokens   = 1_000_000_000
 	MaxTimeout     = 7 * 24 * time.Hour
+	// MaxMaxUntracedDeletions is past any single dream's deletions.
+	MaxMaxUntracedDeletions = 1_000_000
 )
 
 // rangeChecks holds the upper bound of each numeric key, applied after the
@@ -32,6 +34,9 @@ var rangeChecks = map[string]func(s *Settings) error{
 	},
 	"max_tokens": func(s *Settings) error {
 		return atMost(s.MaxTokens <= MaxMaxTokens, fmt.Sprint(MaxMaxTokens))
+	},
+	"max_untraced_deletions": func(s *Settings) error {
+		return atMost(s.MaxUntracedDeletions <= MaxMaxUntracedDeletions, fmt.Sprint(MaxMaxUntracedDeletions))
 	},
 	"timeout": func(s *Settings) error {
 		return atMost(s.Timeout <= MaxTimeout, "168h (seven days)")

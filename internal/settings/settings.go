@@ -57,9 +57,26 @@ type Settings struct {
 	// MaxLoss is the share of memory units or bytes a model dream may lose
 	// without a trace before the loss guard holds it for review.
 	MaxLoss float64
+	// MaxUntracedDeletions is how many facts a model dream may delete
+	// without a trace elsewhere in memory before it is held for review,
+	// whatever MaxLoss allows: a precise loss is one fact, not a share.
+	MaxUntracedDeletions int
+	// CodexExecSessions counts `codex exec` runs as sessions; Codex's own
+	// memory pipeline skips them, and so does the session gate by default.
+	CodexExecSessions bool
+	// CodexMemoryOwner says who consolidates Codex's memories/: CodexOwner,
+	// DreamOwner, or "" (not chosen: dream leaves it alone while Codex's
+	// memories feature consolidates it).
+	CodexMemoryOwner string
 	// Distributed holds the lock backend and the sync remote.
 	Distributed
 }
+
+// The values of codex_memory_owner.
+const (
+	CodexOwner = "codex"
+	DreamOwner = "dream"
+)
 
 // The default budgets of one dream. They live here alone: the agent falls
 // back to them for a zero budget, and the key table's text defaults are
@@ -75,15 +92,16 @@ const (
 // directory; both are parameters so that tests need no real environment.
 func Defaults(env func(string) (string, bool), home string) Settings {
 	return Settings{
-		Enabled:     true,
-		MinHours:    24,
-		MinSessions: 5,
-		MaxTurns:    DefaultMaxTurns,
-		MaxTokens:   DefaultMaxTokens,
-		Timeout:     DefaultTimeout,
-		MaxLoss:     0.2,
-		StateDir:    xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
-		Distributed: DefaultDistributed(),
+		Enabled:              true,
+		MinHours:             24,
+		MinSessions:          5,
+		MaxTurns:             DefaultMaxTurns,
+		MaxTokens:            DefaultMaxTokens,
+		Timeout:              DefaultTimeout,
+		MaxLoss:              0.2,
+		MaxUntracedDeletions: 3,
+		StateDir:             xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
+		Distributed:          DefaultDistributed(),
 	}
 }
 

@@ -18,10 +18,11 @@ type editTool struct{ s *Set }
 
 // editInput is edit's input; its tags are also its schema (see inputSpec).
 type editInput struct {
-	FilePath   string  `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
-	OldString  *string `json:"old_string" desc:"Exact text to replace"`
-	NewString  *string `json:"new_string" desc:"Text to put in its place"`
-	ReplaceAll bool    `json:"replace_all,omitempty" default:"false" desc:"Replace every occurrence instead of exactly one"`
+	FilePath   string     `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
+	OldString  *string    `json:"old_string" desc:"Exact text to replace"`
+	NewString  *string    `json:"new_string" desc:"Text to put in its place"`
+	ReplaceAll bool       `json:"replace_all,omitempty" default:"false" desc:"Replace every occurrence instead of exactly one"`
+	Evidence   *citeInput `json:"evidence,omitempty" desc:"When the edit changes a specific value (a number, date, version, port, path, name, URL, or do/don't): the transcript or repository file you were shown that states the new value, and its words"`
 }
 
 var editSpec = mustSpec[editInput]()
@@ -33,8 +34,9 @@ func (t *editTool) Description() string {
 		"Read the file with read first; the edit is refused if the file changed since. "+
 		"old_string must match the file exactly (whitespace included) and occur once, unless replace_all is true; "+
 		"new_string must differ from it. The result may be at most %d KiB and must not add a credential. "+
-		"file_path is absolute, or relative to the memory directory.",
-		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10)
+		"file_path is absolute, or relative to the memory directory. "+
+		"%s",
+		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, evidenceRule)
 }
 
 func (t *editTool) Schema() json.RawMessage { return editSpec().schema }
@@ -82,11 +84,14 @@ func (t *editTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if err := t.s.checkSpelling("edit", c.rel); err != nil {
+		return Result{}, err
+	}
 	shown := t.s.mem.Display(c.rel)
 	fi, err := t.s.mem.Stat(c.rel)
 	if err != nil {
 		if isNotExist(err) {
-			return Result{}, fmt.Errorf("edit: %s does not exist; use write to create it", shown)
+			return Result{}, fmt.Errorf("edit: %s does not exist%s; use write to create it", shown, t.s.probablyMeant(c.rel))
 		}
 		return Result{}, fmt.Errorf("edit: %w", err)
 	}
@@ -122,6 +127,9 @@ func (t *editTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	}
 	if err := sandbox.CheckSecretAdded(before, after); err != nil {
 		return Result{}, fmt.Errorf("edit refused: %w", err)
+	}
+	if err := t.s.cite("edit", c.rel, input); err != nil {
+		return Result{}, err
 	}
 	if err := t.s.mem.WriteFile(c.rel, []byte(after)); err != nil {
 		return Result{}, fmt.Errorf("edit: %w", err)

@@ -147,5 +147,10 @@ func (t *globTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if skipped > 0 {
 		b.WriteString("[" + credentialNote(skipped) + "]\n")
 	}
+	var ev strings.Builder // the paths alone, as evidence (no counts)
+	for i := 0; i < len(hits) && i < max; i++ {
+		ev.WriteString(hits[i].shown + "\n")
+	}
+	t.s.show("glob", c.root, c.root.Display(c.rel), ev.String())
 	return Result{Content: b.String()}, nil
 }

@@ -127,6 +127,7 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	sc := newScanner(c.m, scanBufSize, scanMaxLine, maxChars*4)
 	var (
 		b           strings.Builder
+		ev          strings.Builder // what was shown, as evidence: path:text, no line numbers
 		files       []grepFile
 		total       int64
 		shownLines  int
@@ -158,12 +159,14 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 			}
 			if c.in.OutputMode == grepContent && shownLines < c.limit {
 				shownLines++
+				w := window(line, at, maxChars, cut)
 				b.WriteString(shown)
 				b.WriteByte(':')
 				b.WriteString(strconv.FormatInt(lineNo, 10))
 				b.WriteByte(':')
-				b.WriteString(window(line, at, maxChars, cut))
+				b.WriteString(w)
 				b.WriteByte('\n')
+				ev.WriteString(shown + ":" + w + "\n")
 			}
 			return true
 		})
@@ -197,7 +200,17 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
 	}
-	return Result{Content: t.format(c, &b, files, total, searched, binaries, refused+sandbox.CredentialsSkipped(fsys))}, nil
+	out := t.format(c, &b, files, total, searched, binaries, refused+sandbox.CredentialsSkipped(fsys))
+	if c.in.OutputMode == grepFiles {
+		for i, f := range files {
+			if i == c.limit {
+				break
+			}
+			ev.WriteString(f.shown + "\n")
+		}
+	}
+	t.s.show("grep", c.root, c.root.Display(c.rel), ev.String())
+	return Result{Content: out}, nil
 }
 
 // format renders the result for the output mode, with the trailer that says

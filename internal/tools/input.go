@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strings"
 )
 
 // decode parses a tool's JSON input strictly: unknown fields and trailing
@@ -21,6 +22,13 @@ func decode(tool string, input json.RawMessage, v any, spec *inputSpec) error {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var raw map[string]json.RawMessage
+		if strings.HasPrefix(err.Error(), "json: unknown field ") && json.Unmarshal(input, &raw) == nil {
+			// The spec names the object the field is in and what it takes.
+			if serr := spec.check(tool, raw, v); serr != nil {
+				return serr
+			}
+		}
 		return fmt.Errorf("%s: invalid input: %w", tool, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {

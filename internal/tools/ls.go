@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/dreamkit/dream/internal/sandbox"
@@ -74,7 +75,7 @@ func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, er
 		}
 		return Result{}, fmt.Errorf("ls: %s: %w", shown, err)
 	}
-	var b strings.Builder
+	var b, ev strings.Builder // ev: the entries' paths, as evidence (no sizes)
 	b.WriteString(sandbox.SafeName(shown) + "/\n")
 	if n := sandbox.CredentialsSkipped(fsys); n > 0 {
 		b.WriteString("[" + credentialNote(n) + "]\n")
@@ -91,6 +92,7 @@ func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, er
 		// A name with a newline or invalid UTF-8 is quoted, so that one
 		// entry stays one line and the model sees exactly what is there.
 		name := sandbox.SafeName(e.Name())
+		ev.WriteString(sandbox.SafeName(root.Display(path.Join(rel, e.Name()))) + "\n")
 		switch {
 		case e.IsDir():
 			b.WriteString("  " + name + "/\n")
@@ -106,6 +108,7 @@ func (t *lsTool) Execute(ctx context.Context, input json.RawMessage) (Result, er
 			fmt.Fprintf(&b, "  %s (%d bytes)\n", name, size)
 		}
 	}
+	t.s.show("ls", root, shown, ev.String())
 	return Result{Content: b.String()}, nil
 }
 

@@ -25,7 +25,7 @@ type readTool struct{ s *Set }
 // reference for the Read tool's input) and models do send offset 0 to mean
 // the top of the file. Refusing it would only cost a turn.
 type readInput struct {
-	FilePath string `json:"file_path" desc:"Absolute path, or a path relative to the repository"`
+	FilePath string `json:"file_path" desc:"Absolute path, or a relative path: a memory file of that path, else a repository file"`
 	Offset   *int   `json:"offset,omitempty" minimum:"0" desc:"1-based line number to start reading at (0 also means the first line)"`
 	Limit    *int   `json:"limit,omitempty" minimum:"1" desc:"Number of lines to read"`
 }
@@ -36,8 +36,9 @@ func (t *readTool) Name() string { return "read" }
 
 func (t *readTool) Description() string {
 	l := t.s.limits
-	return fmt.Sprintf("Read a text file from the repository, the memory directory or the sessions directory. "+
-		"file_path is absolute, or relative to the repository. Lines come numbered like cat -n; "+
+	return fmt.Sprintf("Read a text file from the memory directory, the repository or the sessions directory. "+
+		"file_path is absolute, or relative: a relative path names a memory file when the memory has one of that path, else a repository file "+
+		"(read a repository file that shares a memory file's name by its absolute path). Lines come numbered like cat -n; "+
 		"offset is the 1-based line to start at (0 also means the first) and limit the number of lines (at most %d lines, "+
 		"%d characters per line and %d KiB per call; anything cut is said at the end). "+
 		"Binary files are refused. Transcripts are large JSONL files: find what you need with grep first, "+
@@ -52,7 +53,7 @@ func (t *readTool) parse(input json.RawMessage) (in readInput, root sandbox.Name
 	if err = decode("read", input, &in, readSpec()); err != nil {
 		return in, root, "", err
 	}
-	root, rel, err = t.s.ro.Resolve(in.FilePath)
+	root, rel, err = t.s.resolveRead(in.FilePath)
 	if err != nil {
 		return in, root, "", fmt.Errorf("read: %w", err)
 	}
@@ -123,6 +124,7 @@ func (t *readTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, fmt.Errorf("read %s: %w", shown, err)
 	}
+	t.s.show("read", root, shown, withoutLineNumbers(out))
 	return Result{Content: out}, nil
 }
 
@@ -207,4 +209,19 @@ func (t *readTool) render(ctx context.Context, src io.Reader, offset, limit int)
 		b.WriteString("[" + strings.Join(notes, "; ") + "]\n")
 	}
 	return b.String(), nil
+}
+
+// withoutLineNumbers is a read's output as the file says it: the numbers
+// render puts before each line are not the file's values.
+func withoutLineNumbers(out string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(out, "\n") {
+		if num, text, ok := strings.Cut(line, "\t"); ok && strings.TrimSpace(num) != "" && strings.Trim(num, " 0123456789") == "" {
+			line = text
+		} else if strings.HasPrefix(line, "[") {
+			continue // a note on what was cut, with its counts
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }

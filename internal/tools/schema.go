@@ -39,12 +39,13 @@ type fieldSpec struct {
 	name     string
 	index    int
 	ptr      bool   // a pointer field: absent and present are told apart
-	typ      string // JSON Schema type: string, integer or boolean
+	typ      string // JSON Schema type: string, integer, boolean or object
 	required bool
 	desc     string
 	minimum  *int64
 	enum     []string
 	dflt     json.RawMessage
+	obj      *inputSpec // an object field's own spec
 }
 
 // mustSpec reads the spec of input struct T on first use (package init runs
@@ -89,6 +90,12 @@ func specOf(t reflect.Type) (*inputSpec, error) {
 			fs.typ = "integer"
 		case reflect.Bool:
 			fs.typ = "boolean"
+		case reflect.Struct:
+			obj, err := specOf(ft)
+			if err != nil {
+				return nil, err
+			}
+			fs.typ, fs.obj = "object", obj
 		default:
 			return nil, fmt.Errorf("tools: %s.%s: unsupported type %s", t, f.Name, f.Type)
 		}
@@ -138,7 +145,19 @@ func (s *inputSpec) build() json.RawMessage {
 			b.WriteByte(',')
 		}
 		b.Write(jsonString(f.name))
-		b.WriteString(`:{"type":`)
+		b.WriteByte(':')
+		if f.obj != nil {
+			// The object's own schema, with the field's description.
+			b.Write(f.obj.schema[:len(f.obj.schema)-1])
+			b.WriteString(`,"description":`)
+			b.Write(jsonString(f.desc))
+			b.WriteByte('}')
+			if f.required {
+				required = append(required, f.name)
+			}
+			continue
+		}
+		b.WriteString(`{"type":`)
 		b.Write(jsonString(f.typ))
 		if f.enum != nil {
 			e, _ := json.Marshal(f.enum)
@@ -203,6 +222,20 @@ func (s *inputSpec) check(tool string, raw map[string]json.RawMessage, v any) er
 			}
 			continue
 		}
+		if f.obj != nil {
+			// Checked on its own decoding: the field may not be filled
+			// when the decoder stopped at an unknown field inside it.
+			var sub map[string]json.RawMessage
+			if err := json.Unmarshal(r, &sub); err != nil {
+				return fmt.Errorf("%s: invalid input: %s: %w", tool, f.name, err)
+			}
+			obj := reflect.New(f.obj.typ).Interface()
+			_ = json.Unmarshal(r, obj)
+			if err := f.obj.check(tool+": "+f.name, sub, obj); err != nil {
+				return err
+			}
+			continue
+		}
 		fv := rv.Field(f.index)
 		if f.ptr {
 			fv = fv.Elem()
@@ -213,6 +246,7 @@ func (s *inputSpec) check(tool string, raw map[string]json.RawMessage, v any) er
 		if f.enum != nil && !slices.Contains(f.enum, fv.String()) {
 			return fmt.Errorf("%s: %s must be one of %s; got %q", tool, f.name, quoteList(f.enum), fv.String())
 		}
+
 	}
 	switch len(missing) {
 	case 0:

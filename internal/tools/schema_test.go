@@ -29,6 +29,10 @@ type propertyDoc struct {
 	Minimum     *float64        `json:"minimum"`
 	Enum        []string        `json:"enum"`
 	Default     json.RawMessage `json:"default"`
+	// An object property's own schema.
+	Properties           map[string]propertyDoc `json:"properties"`
+	Required             []string               `json:"required"`
+	AdditionalProperties *bool                  `json:"additionalProperties"`
 }
 
 func parseSchema(t testing.TB, tl Tool) jsonSchema {
@@ -106,6 +110,14 @@ func (s jsonSchema) allows(input []byte) (bool, string) {
 			if p.Minimum != nil && f < *p.Minimum {
 				return false, k + " is below the minimum"
 			}
+		case "object":
+			if _, ok := val.(map[string]any); !ok {
+				return false, k + " is not an object"
+			}
+			sub := jsonSchema{Type: p.Type, Properties: p.Properties, Required: p.Required, AdditionalProperties: p.AdditionalProperties}
+			if ok, why := sub.allows(v); !ok {
+				return false, k + ": " + why
+			}
 		default:
 			return false, k + " has an unknown type " + p.Type
 		}
@@ -128,8 +140,8 @@ func goodValues() map[string]map[string]any {
 		"glob":  {"pattern": "*.md", "path": "."},
 		"grep":  {"pattern": "needle", "path": ".", "glob": "*.go", "output_mode": "count", "head_limit": 3},
 		"ls":    {"path": "."},
-		"write": {"file_path": "notes.md", "content": "# Notes\n- run `make`\n"},
-		"edit":  {"file_path": "notes.md", "old_string": "make", "new_string": "make check", "replace_all": true},
+		"write": {"file_path": "notes.md", "content": "# Notes\n- run `make`\n", "evidence": map[string]any{"file_path": "twelve.txt", "quote": "line"}},
+		"edit":  {"file_path": "notes.md", "old_string": "make", "new_string": "make check", "replace_all": true, "evidence": map[string]any{"file_path": "twelve.txt", "quote": "line"}},
 	}
 }
 
@@ -200,6 +212,12 @@ func probes(s jsonSchema, good map[string]any) []probe {
 					probe{k + " far below the minimum", with(k, math.MinInt64), false},
 				)
 			}
+		case "object":
+			sub, _ := good[k].(map[string]any)
+			for _, r := range p.Required {
+				ps = append(ps, probe{k + " without its " + r, with(k, func() map[string]any { m := maps.Clone(sub); delete(m, r); return m }()), false})
+			}
+			ps = append(ps, probe{k + " with an unknown field", with(k, func() map[string]any { m := maps.Clone(sub); m["extra"] = "x"; return m }()), false})
 		case "boolean":
 			ps = append(ps,
 				probe{k + " false", with(k, false), true},

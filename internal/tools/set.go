@@ -8,8 +8,9 @@ import (
 	"github.com/dreamkit/dream/internal/sandbox"
 )
 
-// Names of the read-only roots. Relative paths in read, glob, grep and ls are
-// taken from the repository; write and edit resolve against the memory dir.
+// Names of the read-only roots. A relative path in write and edit is in the
+// memory dir; in read, a memory file of that path, else a repository file
+// (see resolveRead); in glob, grep and ls, the repository.
 const (
 	RootRepo     = "repo"
 	RootMemory   = "memory"
@@ -99,6 +100,7 @@ type Set struct {
 	ro     *sandbox.ReadOnly
 	mem    *sandbox.Memory
 	state  *readState
+	log    shownLog
 	tools  []Tool
 }
 

@@ -16,8 +16,9 @@ type writeTool struct{ s *Set }
 
 // writeInput is write's input; its tags are also its schema (see inputSpec).
 type writeInput struct {
-	FilePath string  `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
-	Content  *string `json:"content" desc:"The complete new content of the file"`
+	FilePath string     `json:"file_path" desc:"Path of the memory file: absolute, or relative to the memory directory"`
+	Content  *string    `json:"content" desc:"The complete new content of the file"`
+	Evidence *citeInput `json:"evidence,omitempty" desc:"When the write changes a specific value of the file (a number, date, version, port, path, name, URL, or do/don't): the transcript or repository file you were shown that states the new value, and its words"`
 }
 
 var writeSpec = mustSpec[writeInput]()
@@ -31,8 +32,8 @@ func (t *writeTool) Description() string {
 		"Content that contains a credential (API key, token, password, private key) is refused: record where a secret lives, never its value. "+
 		"The lock file %s, .git and names starting with %s are off-limits; a name must be plain text "+
 		"(valid UTF-8, no newlines or other control characters, no directory ending in .md) and never a credential. "+
-		"Prefer edit for changes to an existing file.",
-		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix)
+		"Prefer edit for changes to an existing file. %s",
+		t.s.mem.DisplayDir(), t.s.limits.WriteMaxBytes>>10, sandbox.LockFileName, fsutil.TempPrefix, evidenceRule)
 }
 
 func (t *writeTool) Schema() json.RawMessage { return writeSpec().schema }
@@ -74,6 +75,9 @@ func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result,
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	if err := t.s.checkNewPath("write", rel); err != nil {
+		return Result{}, err
+	}
 	old, existed, err := readExisting(t.s.mem, rel)
 	if err != nil {
 		return Result{}, fmt.Errorf("write: %w", err)
@@ -83,6 +87,9 @@ func (t *writeTool) Execute(ctx context.Context, input json.RawMessage) (Result,
 	}
 	if err := sandbox.CheckSecretAdded(string(old), string(content)); err != nil {
 		return Result{}, fmt.Errorf("write refused: %w", err)
+	}
+	if err := t.s.cite("write", rel, input); err != nil {
+		return Result{}, err
 	}
 	if err := t.s.mem.WriteFile(rel, content); err != nil {
 		return Result{}, fmt.Errorf("write: %w", err)

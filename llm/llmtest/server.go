@@ -106,11 +106,16 @@ func (s *Server) Append(turns ...Turn) {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	var p protocol
+	geminiModel, geminiCall, isGemini := geminiMethod(path)
 	switch {
 	case strings.HasSuffix(path, "/messages"):
 		p = anthropicProtocol{}
 	case strings.HasSuffix(path, "/chat/completions"):
 		p = openaiProtocol{}
+	case strings.HasSuffix(path, "/responses"):
+		p = responsesProtocol{}
+	case isGemini:
+		p = geminiProtocol{}
 	default:
 		http.Error(w, "llmtest: no such endpoint: "+r.URL.Path, http.StatusNotFound)
 		return
@@ -126,7 +131,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := Recorded{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Protocol: p.name()}
-	req, perr := parseRequest(body)
+	req, perr := parseRequest(body, geminiModel)
+	if isGemini {
+		req.Stream = geminiCall == "streamGenerateContent"
+	}
 	rec.Stream = req.Stream
 	if perr == nil && len(body) > maxRequestBody {
 		perr = fmt.Errorf("body larger than %d bytes", maxRequestBody)
@@ -214,7 +222,7 @@ func (s *Server) nextID() string {
 	return fmt.Sprintf("llmtest_%d", s.seq)
 }
 
-// wireRequest is the part of either protocol's request body the server reads.
+// wireRequest is the part of any protocol's request body the server reads.
 type wireRequest struct {
 	Model         string            `json:"model"`
 	Stream        bool              `json:"stream"`
@@ -224,14 +232,26 @@ type wireRequest struct {
 	StreamOptions struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+	// Instructions and Input are the Responses API's system prompt and
+	// conversation.
+	Instructions json.RawMessage `json:"instructions"`
+	Input        json.RawMessage `json:"input"`
+	// SystemInstruction and Contents are Gemini's.
+	SystemInstruction json.RawMessage   `json:"systemInstruction"`
+	Contents          []json.RawMessage `json:"contents"`
 
 	hasCacheControl bool
 }
 
-func parseRequest(body []byte) (wireRequest, error) {
+// parseRequest reads a request body; pathModel is the model a protocol
+// names in the path (Gemini), which stands in for the body's.
+func parseRequest(body []byte, pathModel string) (wireRequest, error) {
 	var req wireRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return wireRequest{}, err
+	}
+	if pathModel != "" {
+		req.Model = pathModel
 	}
 	if req.Model == "" {
 		return req, fmt.Errorf("missing model")

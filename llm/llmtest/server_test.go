@@ -45,9 +45,12 @@ const (
 	anthropicStreamReq = `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}`
 	openaiReq          = `{"model":"m","messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"}]}`
 	openaiStreamReq    = `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
+	responsesReq       = `{"model":"m","instructions":"sys","input":[{"role":"user","content":"hi"}]}`
+	responsesStreamReq = `{"model":"m","stream":true,"input":"hi"}`
+	geminiReq          = `{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"systemInstruction":{"parts":[{"text":"sys"}]}}`
 )
 
-var createdRE = regexp.MustCompile(`"created":\d+`)
+var createdRE = regexp.MustCompile(`"created(_at)?":\d+`)
 
 // TestWireGolden pins the exact bytes of every answer shape, JSON and
 // streamed, for both protocols: these are what the SDKs parse.
@@ -71,13 +74,24 @@ func TestWireGolden(t *testing.T) {
 		{"openai_text_stream", "/v1/chat/completions", openaiStreamReq, textTurn},
 		{"openai_tools_stream", "/v1/chat/completions", openaiStreamReq, toolTurn},
 		{"openai_error", "/v1/chat/completions", openaiReq, Turn{Status: 429, RetryAfter: "7"}},
+		{"responses_text", "/v1/responses", responsesReq, textTurn},
+		{"responses_tools", "/responses", responsesReq, toolTurn},
+		{"responses_text_stream", "/v1/responses", responsesStreamReq, textTurn},
+		{"responses_tools_stream", "/v1/responses", responsesStreamReq, toolTurn},
+		{"responses_max_tokens_stream", "/v1/responses", responsesStreamReq, Turn{Text: "cut short", StopReason: llm.StopMaxTokens, Usage: llm.Usage{InputTokens: 3, OutputTokens: 2}}},
+		{"responses_error", "/v1/responses", responsesReq, Turn{Status: 500}},
+		{"gemini_text", "/v1beta/models/m:generateContent", geminiReq, textTurn},
+		{"gemini_tools", "/v1beta/models/m:generateContent", geminiReq, toolTurn},
+		{"gemini_text_stream", "/v1beta/models/m:streamGenerateContent?alt=sse", geminiReq, textTurn},
+		{"gemini_tools_stream", "/v1beta/models/m:streamGenerateContent?alt=sse", geminiReq, toolTurn},
+		{"gemini_error", "/v1beta/models/m:generateContent", geminiReq, Turn{Status: 503}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := NewServer(tt.turn)
 			defer s.Close()
 			status, h, body := post(t, context.Background(), s.URL+tt.path, tt.body)
-			got := fmt.Sprintf("status: %d\ncontent-type: %s\nretry-after: %s\n\n%s", status, h.Get("Content-Type"), h.Get("Retry-After"), createdRE.ReplaceAllString(body, `"created":0`))
+			got := fmt.Sprintf("status: %d\ncontent-type: %s\nretry-after: %s\n\n%s", status, h.Get("Content-Type"), h.Get("Retry-After"), createdRE.ReplaceAllString(body, `"created$1":0`))
 			golden := filepath.Join("testdata", tt.name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -98,6 +112,7 @@ func TestWireGolden(t *testing.T) {
 func TestScriptExhausted(t *testing.T) {
 	for _, tt := range []struct{ path, body string }{
 		{"/v1/messages", anthropicReq}, {"/v1/chat/completions", openaiReq},
+		{"/v1/responses", responsesReq}, {"/v1beta/models/m:generateContent", geminiReq},
 	} {
 		s := NewServer()
 		status, _, body := post(t, context.Background(), s.URL+tt.path, tt.body)
@@ -180,6 +195,8 @@ func TestBadRequests(t *testing.T) {
 		{"unknown path", "/v1/embeddings", openaiReq, 404},
 		{"not json", "/v1/messages", "{", 400},
 		{"no model", "/v1/chat/completions", `{"messages":[]}`, 400},
+		{"responses without a model", "/v1/responses", `{"input":"hi"}`, 400},
+		{"gemini not json", "/v1beta/models/m:streamGenerateContent", "[", 400},
 	}
 	for _, tt := range tests {
 		status, _, body := post(t, context.Background(), s.URL+tt.path, tt.body)

@@ -1,8 +1,9 @@
 // Package llmtest is a scripted fake model server for dream's tests. It
-// speaks the Anthropic Messages API and OpenAI Chat Completions, plain JSON
-// and streamed (server-sent events in each API's exact event sequence), so the
-// real provider adapters and SDKs run end to end against it with no network
-// and no API key. A script is a list of turns served in order; when it runs
+// speaks the Anthropic Messages API, OpenAI Chat Completions, the OpenAI
+// Responses API (Codex CLI's wire) and Gemini's generateContent (Gemini
+// CLI's), plain JSON and streamed (server-sent events in each API's exact
+// event sequence), so the real provider adapters, SDKs and agents run end
+// to end against it with no network and no API key. A script is a list of turns served in order; when it runs
 // out the server answers 500 "llmtest: script exhausted" so that a test that
 // makes more calls than it planned fails loudly.
 package llmtest
@@ -68,16 +69,19 @@ type Recorded struct {
 	Path   string
 	Header http.Header
 	Body   []byte
-	// Stream is the request's "stream" field.
+	// Stream is the request's "stream" field; for Gemini, whether the
+	// method was streamGenerateContent.
 	Stream bool
-	// Protocol is "anthropic" or "openai", or "" for an unknown path.
+	// Protocol is one of the Protocol names, or "" for an unknown path.
 	Protocol string
 }
 
 // Protocol names.
 const (
 	ProtocolAnthropic = "anthropic"
-	ProtocolOpenAI    = "openai"
+	ProtocolOpenAI    = "openai"           // Chat Completions
+	ProtocolResponses = "openai-responses" // POST .../responses
+	ProtocolGemini    = "gemini"           // .../models/{model}:generateContent, :streamGenerateContent
 )
 
 // stopReason resolves the default stop reason.

@@ -164,6 +164,13 @@ func Plan(s settings.Settings, session string, p Payload, env func(string) (stri
 	if info, err := os.Stat(j.Memory); err != nil || !info.IsDir() {
 		return nil, "memory directory " + j.Memory + " does not exist yet"
 	}
+	// Codex's Stop hook runs after every turn: a memory left to Codex
+	// must not start a `dream maybe` that only says so, each time.
+	if l != nil && j.Memory == l.MemoryDir {
+		if why := host.AgentOwns(*l, s.CodexMemoryOwner); why != "" {
+			return nil, why
+		}
+	}
 	// The time gate, as the funnel decides it (quickgate): closed only
 	// when `dream maybe` would say so, with no dead dream to recover (and
 	// never with the etcd lock: the detached maybe asks the cluster).

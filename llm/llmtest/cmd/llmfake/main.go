@@ -1,8 +1,10 @@
 // Command llmfake serves a scripted fake model on a loopback port, speaking
-// the Anthropic Messages API and OpenAI Chat Completions exactly as the
-// llmtest package does in tests. It prints the base URL on stdout and serves
-// until interrupted, so that benchmark scripts and humans can point dream at
-// it (ANTHROPIC_BASE_URL or OPENAI_BASE_URL) with no network and no key.
+// the Anthropic Messages API, OpenAI Chat Completions, the OpenAI Responses
+// API and Gemini's generateContent exactly as the llmtest package does in
+// tests. It prints the base URL on stdout and serves until interrupted, so
+// that benchmark scripts and humans can point dream (ANTHROPIC_BASE_URL or
+// OPENAI_BASE_URL) or an agent (a Codex model provider's base_url,
+// GOOGLE_GEMINI_BASE_URL) at it with no network and no key.
 //
 // Usage:
 //

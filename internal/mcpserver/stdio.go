@@ -1,0 +1,159 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxLine is the longest line a client may send, the SDK's own bound on a
+// frame.
+const maxLine = mcp.DefaultMaxLineLength
+
+// StdioTransport is MCP's stdio transport (newline-delimited JSON-RPC 2.0)
+// over in and out, made to survive a client's bad bytes. The SDK's
+// transport ends the session at the first line it cannot decode, and with
+// it cancels every call in flight (a dream_run with apply=true rolled
+// back). Here every line is checked before the SDK sees it: a line that is
+// not JSON is answered with a parse error (-32700), one that is JSON but
+// not a JSON-RPC message (or is a batch, which MCP dropped in 2025-06-18)
+// with an invalid-request error (-32600), a line over maxLine likewise;
+// each is then skipped and the session goes on. Blank lines are skipped.
+func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
+	w := &lockedWriter{w: out}
+	r := &lineFilter{in: bufio.NewReaderSize(in, 64<<10), reply: w}
+	// The filter bounds lines itself; the SDK's own bound would count
+	// bytes it read ahead into the next line.
+	return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: w, MaxLineLength: -1}
+}
+
+// lockedWriter makes the filter's replies and the SDK's messages (each
+// written whole by one Write) alternate line by line on out.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedWriter) Close() error { return nil }
+
+// lineFilter is the io.Reader the SDK decodes: the client's lines that are
+// JSON-RPC messages, each trimmed and ended by one newline.
+type lineFilter struct {
+	in      *bufio.Reader
+	reply   io.Writer
+	line    []byte // the line being read
+	pending []byte // what Read hands out next
+	err     error  // the input's error, returned once pending is out
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		if f.err != nil {
+			return 0, f.err
+		}
+		line, tooLong, err := f.next()
+		f.err = err
+		if tooLong {
+			if err := f.refuse(nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: a line of more than %d bytes was skipped; send one JSON-RPC message per line", maxLine)); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		msg, id, code, why := check(line)
+		switch {
+		case code != 0:
+			if err := f.refuse(id, code, why); err != nil {
+				return 0, err
+			}
+		case len(msg) > 0:
+			f.pending = append(msg, '\n')
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// next reads one line, without its newline; tooLong reports one over
+// maxLine, whose bytes are dropped as they come.
+func (f *lineFilter) next() (line []byte, tooLong bool, err error) {
+	f.line = f.line[:0]
+	for {
+		frag, err := f.in.ReadSlice('\n')
+		if !tooLong && len(f.line)+len(frag) > maxLine+1 {
+			tooLong, f.line = true, nil
+		}
+		if !tooLong {
+			f.line = append(f.line, frag...)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil && !tooLong {
+			f.line = f.line[:len(f.line)-1]
+		}
+		return f.line, tooLong, err
+	}
+}
+
+// check decides what becomes of one line: msg, the line trimmed, to pass
+// on; or an error code and message for the reply, with the id to answer
+// (nil when the line has none the client could match).
+func check(line []byte) (msg []byte, id *jsonrpc.ID, code int, why string) {
+	msg = bytes.TrimSpace(line)
+	switch {
+	case len(msg) == 0:
+		return nil, nil, 0, "" // a blank line: nothing to pass on or answer
+	case !json.Valid(msg):
+		var raw json.RawMessage
+		err := json.Unmarshal(msg, &raw)
+		return nil, nil, jsonrpc.CodeParseError, fmt.Sprintf("parse error: the line is not JSON (%v); send one JSON-RPC message per line", err)
+	case msg[0] == '[':
+		return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batches are not accepted (MCP dropped them in 2025-06-18); send one message per line"
+	}
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		var m struct {
+			ID any `json:"id"`
+		}
+		if json.Unmarshal(msg, &m) == nil && m.ID != nil {
+			if v, err := jsonrpc.MakeID(m.ID); err == nil {
+				id = &v
+			}
+		}
+		return nil, id, jsonrpc.CodeInvalidRequest, `invalid request: not a JSON-RPC 2.0 message (a request has "jsonrpc": "2.0", a string "method" and a string or number "id")`
+	}
+	return msg, nil, 0, ""
+}
+
+// refuse answers a skipped line. Its id is the request's when the line
+// had a valid one, else null (JSON-RPC's answer to a line with no usable
+// id).
+func (f *lineFilter) refuse(id *jsonrpc.ID, code int, why string) error {
+	var rawID any
+	if id != nil {
+		rawID = id.Raw()
+	}
+	b, err := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", rawID, &jsonrpc.Error{Code: int64(code), Message: why}})
+	if err != nil {
+		return err
+	}
+	_, err = f.reply.Write(append(b, '\n'))
+	return err
+}
