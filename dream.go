@@ -331,6 +331,11 @@ func resolveConfig(cfg Config) (Config, error) {
 // (once: a Config a Dreamer returns resolves to itself) and keeps it to the
 // scope it may write.
 func resolveJob(cfg *Config) error {
+	if !cfg.Job.IsMemory() {
+		if err := jobs.CheckName(cfg.Job.Name); err != nil {
+			return fmt.Errorf("dream: job %w", err)
+		}
+	}
 	if cfg.sharedState == "" {
 		cfg.sharedState = cfg.StateDir
 		cfg.StateDir = jobs.StateDir(cfg.StateDir, cfg.Job.Name)

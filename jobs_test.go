@@ -234,6 +234,10 @@ func TestJobScopeRefused(t *testing.T) {
 			t.Errorf("dir %s files %v: accepted", tc.dir, tc.files)
 		}
 	}
+	dir := filepath.Join(t.TempDir(), "notes")
+	if _, err := New(Config{MemoryDir: dir, StateDir: w.state, Runner: &reportRunner{}, Job: JobSpec{Name: "../../escape", Dir: dir}}); err == nil {
+		t.Error("a job name that leaves the state dir is accepted")
+	}
 }
 
 // memRunner writes one memory file per dream, named by the test.

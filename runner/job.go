@@ -61,7 +61,7 @@ func (r *JobRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, erro
 		if err != nil {
 			return out, err
 		}
-		// The report is replaced whole; the job's history keeps the last one.
+		// The report is replaced whole; the job's history keeps every version.
 		path := filepath.Join(job.MemoryDir, filepath.FromSlash(report))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return out, err

@@ -101,6 +101,15 @@ var templateFuncs = template.FuncMap{"join": strings.Join, "pinned": strings.Tri
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
+// CheckName refuses a job name that is not a safe single path element
+// (it names the job's part of the state dir) or is too long to read.
+func CheckName(name string) error {
+	if len(name) > maxNameLen || !validName.MatchString(name) {
+		return fmt.Errorf("name %q: lower-case letters, digits, - and _, at most %d, starting with a letter or digit", name, maxNameLen)
+	}
+	return nil
+}
+
 // apply sets each key of t on a copy of j; the errors name each bad key.
 func apply(j Job, t settings.JobTable, in Inputs) (Job, []error) {
 	var errs []error
@@ -114,8 +123,8 @@ func apply(j Job, t settings.JobTable, in Inputs) (Job, []error) {
 		return j, []error{errors.New("name: every [[job]] needs a name (a string)")}
 	case name == Memory:
 		return j, []error{errors.New("name: the memory dream is set with the top-level keys (min_hours, max_turns ...), not a [[job]]")}
-	case len(name) > maxNameLen || !validName.MatchString(name):
-		return j, []error{fmt.Errorf("name %q: lower-case letters, digits, - and _, at most %d, starting with a letter or digit", name, maxNameLen)}
+	case CheckName(name) != nil:
+		return j, []error{CheckName(name)}
 	}
 	builtin := j.Name == Health || j.Name == Review
 	var prompt, promptFile string
