@@ -309,8 +309,8 @@ func (r *dreamRun) execute() error {
 	})
 	r.out = out
 	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Found = out.Turns, out.ToolCalls, out.Usage, out.Found
-	if out.Strict {
-		r.rep.Summary = out.Summary // the engine's account of its own fix records
+	if out.Strict || !spec.IsMemory() {
+		r.rep.Summary = out.Summary // the engine's account of its own fix records, or a job's of its report
 	} else {
 		r.rep.ModelSummary = out.Summary // the runner's words, never the report's
 	}
@@ -381,8 +381,6 @@ func (r *dreamRun) verify() error {
 		if v, err = d.guardLoss(r.out, r.before, r.txn.Dir()); err != nil {
 			return err
 		}
-	} else {
-		r.rep.Summary = r.out.Summary
 	}
 	if r.changes, err = r.txn.Changes(); err != nil {
 		return err
