@@ -72,7 +72,7 @@ type CostOutlook struct {
 // ledger and changes nothing.
 func (d *Dreamer) Estimate(ctx context.Context) (CostOutlook, error) {
 	var o CostOutlook
-	led := spend.Open(d.cfg.StateDir)
+	led := spend.Open(d.cfg.sharedState)
 	t, err := led.Totals()
 	if err != nil {
 		return o, err
@@ -143,11 +143,11 @@ func (r *dreamRun) reserve() error {
 	e, req, err := d.estimate(r.ctx, r.rep.TaskID, r.o.sessions)
 	r.rep.Estimate = e
 	if err == nil && e != nil {
-		r.reservation, err = spend.Open(d.cfg.StateDir).Reserve(req)
+		r.reservation, err = spend.Open(d.cfg.sharedState).Reserve(req)
 	}
 	if errors.Is(err, ErrOverBudget) {
 		r.notStarted = true
-		if terr := telemetry.Open(d.cfg.StateDir).Refused(r.rep.TaskID, d.cfg.MemoryDir, err.Error(), r.who()); terr != nil {
+		if terr := telemetry.Open(d.cfg.sharedState).Refused(r.rep.TaskID, d.cfg.MemoryDir, err.Error(), r.who()); terr != nil {
 			d.cfg.Logf("dream: telemetry: %v", terr)
 		}
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lockbackend"
@@ -23,8 +25,21 @@ const syncTimeout = 5 * time.Second
 
 // openLock builds the backend the settings ask for. The file lock is always
 // there: with etcd it is taken too, for agents that know only the file.
+//
+// The memory dream's lock is the memory dir's .consolidate-lock, which
+// Claude Code and codebot share. A job's is its own, one per job and write
+// dir in the job's part of the state dir (<StateDir>/lock/<memKey>/),
+// with the same three meanings: its mtime is the job's last run, its body
+// the holder's PID, and a dead or stale holder may be reclaimed.
 func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
-	file := lockbackend.NewFile(lock.New(cfg.MemoryDir, filepath.Join(cfg.StateDir, "locks", memKey+".flock")))
+	dir := cfg.MemoryDir
+	if !cfg.Job.IsMemory() {
+		dir = jobs.LockDir(cfg.StateDir, memKey)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	file := lockbackend.NewFile(lock.New(dir, filepath.Join(cfg.StateDir, "locks", memKey+".flock")))
 	switch cfg.Settings.Lock {
 	case "", settings.LockFile:
 		return file, nil

@@ -19,10 +19,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
@@ -61,6 +63,29 @@ const ScanInterval = 10 * time.Minute
 //	the command line's inputs for Config, which is their one home in a
 //	Dreamer (New overwrites these copies with Config's values)
 type Settings = settings.Settings
+
+// JobSpec makes a Dreamer run one background job among several (the
+// Dreamer pattern, seed 002 §21.7): the zero JobSpec is the memory dream.
+// A job's dreams write MemoryDir (its write dir) and nothing else, and keep
+// their journal, audit history, scan throttle and lock under
+// <StateDir>/jobs/<Name>, so that two jobs never recover or record each
+// other's work; tasks and telemetry stay shared. Its gates and budgets are
+// its Config's Settings (MinSessions 0 leaves the session gate open); a
+// job never syncs and always takes the file lock. It stays an alias of the
+// job machinery's own type, which the config files' [[job]] tables fill;
+// its fields:
+//
+//	Name        string    the job's name ("" or "memory": the memory dream)
+//	Uses        string    the built-in engine it runs ("health", "review")
+//	Doing       string    what its task shows ("doing a code checkup")
+//	Prompt      string    its prompt template, for its runner
+//	Dir         string    its write dir as configured (Config.MemoryDir)
+//	Files       []string  globs narrowing the write dir; the first is its report
+//	Read        []string  what its tools may read: "repo", "memory", "transcripts"
+//	MinCommits  int       the commit gate: commits since its last run
+//	Watch       []string  the file gate: repository globs changed since its last run
+//	MemoryDir   string    the agent's memory dir, read-only when Read names memory
+type JobSpec = jobs.Spec
 
 // Errors a caller may test with errors.Is.
 var (
@@ -125,6 +150,13 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now. Tests set it.
 	Now func() time.Time
+	// Job is the job this Dreamer runs; the zero value is the memory dream.
+	Job JobSpec
+
+	// sharedState is the state dir the task registry and the telemetry
+	// are in, shared by every job: StateDir itself for the memory dream,
+	// and the StateDir a job's was resolved from (see JobSpec).
+	sharedState string
 
 	// nanobot, set by ConfigForProject for nanobot's flow, finishes every
 	// landed dream as nanobot does (FinishNanobotDream).
@@ -267,6 +299,9 @@ func resolveConfig(cfg Config) (Config, error) {
 	if err := checkWritableDirs(cfg); err != nil {
 		return cfg, err
 	}
+	if err := resolveJob(&cfg); err != nil {
+		return cfg, err
+	}
 	s := &cfg.Settings
 	if cfg.Provider == "" && cfg.Model == "" {
 		cfg.Provider, cfg.Model = s.Provider, s.Model // as for the state dir
@@ -278,7 +313,7 @@ func resolveConfig(cfg Config) (Config, error) {
 	if !(s.MinHours > 0) { // NaN included
 		s.MinHours = def.MinHours
 	}
-	if s.MinSessions <= 0 {
+	if s.MinSessions <= 0 && cfg.Job.IsMemory() { // a job's 0 leaves its session gate open
 		s.MinSessions = def.MinSessions
 	}
 	if s.Timeout <= 0 {
@@ -301,6 +336,41 @@ func resolveConfig(cfg Config) (Config, error) {
 	}
 	s.SyncBranch = syncBranch(cfg) // fixed once: the memory's name on the remote and in etcd
 	return cfg, nil
+}
+
+// resolveJob moves a job's records into its own part of the state dir
+// (once: a Config a Dreamer returns resolves to itself) and keeps it to the
+// scope it may write.
+func resolveJob(cfg *Config) error {
+	if !cfg.Job.IsMemory() {
+		if err := jobs.CheckName(cfg.Job.Name); err != nil {
+			return fmt.Errorf("dream: job %w", err)
+		}
+	}
+	if cfg.sharedState == "" {
+		cfg.sharedState = cfg.StateDir
+		cfg.StateDir = jobs.StateDir(cfg.StateDir, cfg.Job.Name)
+	}
+	if cfg.Job.IsMemory() {
+		return nil
+	}
+	if err := jobs.CheckScope(cfg.Job, cfg.MemoryDir, cfg.RepoDir); err != nil {
+		return fmt.Errorf("dream: job %s: %w", cfg.Job.Name, err)
+	}
+	// A job's history is its own: no sync remote, no etcd keys.
+	cfg.Settings.SyncRemote, cfg.Settings.Lock = "", settings.LockFile
+	inScope := jobs.WriteScope(cfg.Job.Files)
+	inner := cfg.CheckEdit
+	cfg.CheckEdit = func(rel string, before, after []byte) error {
+		if !inScope(rel) {
+			return fmt.Errorf("%s is outside job %s's write scope (%s)", rel, cfg.Job.Name, strings.Join(cfg.Job.Files, ", "))
+		}
+		if inner != nil {
+			return inner(rel, before, after)
+		}
+		return nil
+	}
+	return nil
 }
 
 // MemoryKey is the short stable name of a memory dir inside the state dir:
@@ -380,7 +450,7 @@ func (d *Dreamer) background(p probe) {
 	if d.walk(&p, 0, len(funnel), false) >= 0 {
 		return
 	}
-	_, _ = d.run(d.baseCtx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, last)})
+	_, _ = d.run(d.baseCtx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, last), last: last})
 }
 
 // hoursSince is the telemetry's "hours since the last consolidation": 0
@@ -437,7 +507,7 @@ func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
 		return Report{Status: StatusFailed, Error: err.Error()}, err
 	}
 	n, _ := d.countSessions(ctx, last)
-	return d.run(ctx, runOptions{sessions: n, review: o.Review, dryRun: o.DryRun, hoursSince: hoursSince(d.cfg.Now(), last)})
+	return d.run(ctx, runOptions{sessions: n, review: o.Review, dryRun: o.DryRun, hoursSince: hoursSince(d.cfg.Now(), last), last: last})
 }
 
 // claim sets the in-process running flag for a foreground dream; release

@@ -3,8 +3,10 @@ package dream
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/lock"
 )
 
@@ -15,8 +17,12 @@ const (
 	GateTime     = "time"
 	GateThrottle = "throttle"
 	GateSessions = "sessions"
-	GateLock     = "lock"
-	GateReady    = "ready"
+	// GateFiles and GateCommits are a job's (JobSpec.Watch, MinCommits):
+	// open, and not shown, when the job does not set them.
+	GateFiles   = "files"
+	GateCommits = "commits"
+	GateLock    = "lock"
+	GateReady   = "ready"
 )
 
 // GateState is one gate of the funnel: whether it is open, and why.
@@ -34,6 +40,9 @@ type funnelGate struct {
 	// costly gates do I/O: MaybeStart asks them off the caller's goroutine,
 	// after the cheap ones passed and the scan throttle was consumed.
 	costly bool
+	// set says whether the Dreamer has the gate at all (nil: always): a
+	// gate it does not have is open, asks nothing and is not shown.
+	set    func(d *Dreamer) bool
 	open   func(d *Dreamer, p *probe) bool
 	detail func(d *Dreamer, p *probe, open bool) string
 }
@@ -48,7 +57,9 @@ var funnel = [...]funnelGate{
 	{name: GateRunning, open: (*Dreamer).runningOpen, detail: (*Dreamer).runningDetail},
 	{name: GateTime, open: (*Dreamer).timeOpen, detail: (*Dreamer).timeDetail},
 	{name: GateThrottle, open: (*Dreamer).throttleOpen, detail: (*Dreamer).throttleDetail},
-	{name: GateSessions, costly: true, open: (*Dreamer).sessionsOpen, detail: (*Dreamer).sessionsDetail},
+	{name: GateFiles, costly: true, set: func(d *Dreamer) bool { return len(d.cfg.Job.Watch) > 0 }, open: (*Dreamer).filesOpen, detail: (*Dreamer).filesDetail},
+	{name: GateSessions, costly: true, set: func(d *Dreamer) bool { return d.cfg.Settings.MinSessions > 0 }, open: (*Dreamer).sessionsOpen, detail: (*Dreamer).sessionsDetail},
+	{name: GateCommits, costly: true, set: func(d *Dreamer) bool { return d.cfg.Job.MinCommits > 0 }, open: (*Dreamer).commitsOpen, detail: (*Dreamer).commitsDetail},
 	{name: GateLock, costly: true, open: (*Dreamer).lockOpen, detail: (*Dreamer).lockDetail},
 }
 
@@ -74,6 +85,11 @@ type probe struct {
 	holder      lock.Holder // the lock gate's look at the lock
 	lockProblem string
 
+	changed  string // the file gate's first changed file
+	filesErr error
+	commits  int // the commit gate's count
+	gitErr   error
+
 	open   uint32 // bit i: funnel[i] is open
 	walked int    // funnel[:walked] were evaluated
 }
@@ -84,7 +100,8 @@ type probe struct {
 func (d *Dreamer) walk(p *probe, from, to int, all bool) int {
 	closed := -1
 	for i := from; i < to; i++ {
-		open := funnel[i].open(d, p)
+		g := &funnel[i]
+		open := g.set != nil && !g.set(d) || g.open(d, p)
 		if open {
 			p.open |= 1 << i
 		} else {
@@ -115,6 +132,9 @@ var firstCostly = func() int {
 func (d *Dreamer) states(p *probe) []GateState {
 	out := make([]GateState, 0, p.walked)
 	for i := 0; i < p.walked; i++ {
+		if g := funnel[i]; g.set != nil && !g.set(d) {
+			continue
+		}
 		open := p.open&(1<<i) != 0
 		out = append(out, GateState{Name: funnel[i].name, Open: open, Detail: funnel[i].detail(d, p, open)})
 	}
@@ -127,6 +147,8 @@ func (d *Dreamer) enabledDetail(_ *probe, open bool) string {
 	switch {
 	case open:
 		return "enabled"
+	case !d.cfg.Job.IsMemory():
+		return "the job is off: enabled = true in its [[job]] turns it on (`dream run --job " + d.cfg.Job.Name + "` runs it by hand)"
 	case d.cfg.agentOwns != "":
 		return d.cfg.agentOwns
 	}
@@ -215,6 +237,33 @@ func (d *Dreamer) sessionsDetail(p *probe, _ bool) string {
 		detail += " (" + p.scanErr.Error() + ")"
 	}
 	return detail
+}
+
+func (d *Dreamer) filesOpen(p *probe) bool {
+	p.changed, p.filesErr = gate.ChangedSince(p.ctx, d.cfg.RepoDir, d.cfg.Job.Watch, p.last)
+	return p.changed != ""
+}
+
+func (d *Dreamer) filesDetail(p *probe, open bool) string {
+	switch {
+	case p.filesErr != nil:
+		return p.filesErr.Error()
+	case open:
+		return p.changed + " changed since the last run"
+	}
+	return "none of " + strings.Join(d.cfg.Job.Watch, ", ") + " changed since the last run"
+}
+
+func (d *Dreamer) commitsOpen(p *probe) bool {
+	p.commits, p.gitErr = gate.CommitsSince(p.ctx, d.cfg.RepoDir, p.last)
+	return p.gitErr == nil && p.commits >= d.cfg.Job.MinCommits
+}
+
+func (d *Dreamer) commitsDetail(p *probe, _ bool) string {
+	if p.gitErr != nil {
+		return p.gitErr.Error()
+	}
+	return fmt.Sprintf("%d commit(s) since the last run, need %d", p.commits, d.cfg.Job.MinCommits)
 }
 
 // lockOpen looks at the lock without taking it; acquiring it is still the

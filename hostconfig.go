@@ -11,6 +11,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/nanobotws"
 )
 
@@ -61,7 +62,13 @@ type Backend interface {
 // base does; backend may be nil when base has a Runner. home and env locate the agent's layout (env:
 // os.LookupEnv). A project with no Host gets no layout: only the sandbox
 // confines its dreams.
+//
+// A job (base.Job not the memory dream) gets its own Config instead: see
+// jobConfig.
 func ConfigForProject(p Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
+	if !base.Job.IsMemory() {
+		return jobConfig(p, backend, base, home, env)
+	}
 	cfg := base
 	nanobot := p.Host == HostNanobot
 	mem := p.MemoryDir
@@ -120,6 +127,44 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 		// Another agent's layout names this dir: its history records every
 		// memory file again, whatever an earlier nanobot run narrowed.
 		return Config{}, fmt.Errorf("dream: the audit scope: %w", err)
+	}
+	return cfg, nil
+}
+
+// jobBackend is a Backend that also makes a job's runner (provider.Choice
+// does: runner.ForJob); a host with its own Runner needs none.
+type jobBackend interface {
+	JobRunner(s Settings) Runner
+}
+
+// jobConfig is ConfigForProject for a job on p: the job's write dir is the
+// Dreamer's memory dir; p's memory dir is the job's to read when its read
+// scope says so; the host's session rule counts its session gate. Nothing
+// about the host's memory (its edit guard, nanobot's flow, the audit
+// scope of its files) applies to a job's own dir.
+func jobConfig(p Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
+	cfg := base
+	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = base.Job.Dir, p.SessionsDir, p.RepoDir
+	if cfg.Job.Reads(jobs.ReadMemory) && cfg.Job.MemoryDir == "" {
+		cfg.Job.MemoryDir = p.MemoryDir
+	}
+	if cfg.Provider == "" && backend != nil {
+		cfg.Provider, cfg.Model = backend.Names()
+	}
+	if jb, ok := backend.(jobBackend); ok && cfg.Runner == nil {
+		cfg.Runner = jb.JobRunner(cfg.Settings)
+	}
+	if cfg.Runner == nil {
+		return Config{}, fmt.Errorf("dream: job %s: no runner (its backend makes none)", cfg.Job.Name)
+	}
+	if p.Host != "" && cfg.SessionRule == nil && cfg.Settings.MinSessions > 0 {
+		l, err := host.Resolve(p.Host, p.RepoDir, home, env)
+		if err != nil {
+			return Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
+		}
+		if p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir) {
+			cfg.SessionRule = sessionRuleOf(l.Sessions)
+		}
 	}
 	return cfg, nil
 }

@@ -49,7 +49,7 @@ func (d *Dreamer) MaybeRun(ctx context.Context) (MaybeResult, error) {
 		return MaybeResult{Gate: GateRunning, Detail: err.Error()}, nil
 	}
 	defer release()
-	rep, err := d.run(ctx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, p.last)})
+	rep, err := d.run(ctx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, p.last), last: p.last})
 	if errors.Is(err, ErrLockHeld) {
 		return MaybeResult{Gate: GateLock, Detail: err.Error()}, err
 	}

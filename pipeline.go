@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
@@ -47,7 +50,11 @@ type Report struct {
 	Changes          []Change  `json:"changes"`
 	SessionsReviewed int       `json:"sessions_reviewed"`
 	AuditCommit      string    `json:"audit_commit,omitempty"`
-	Review           bool      `json:"review,omitempty"`
+	// Job names the job the dream ran; empty for the memory dream.
+	Job string `json:"job,omitempty"`
+	// Found counts what the job found, by kind (Outcome.Found).
+	Found  map[string]int `json:"found,omitempty"`
+	Review bool           `json:"review,omitempty"`
 	// Sync is what the dream did with sync_remote; nil without one.
 	Sync *DreamSync `json:"sync,omitempty"`
 	// ParkReason says why a staged dream waits for review:
@@ -95,6 +102,7 @@ type runOptions struct {
 	review     bool
 	dryRun     bool
 	hoursSince float64
+	last       time.Time // the last completed run, for the runner
 }
 
 // dreamRun is one dream in flight: what its stages hand each other.
@@ -111,10 +119,11 @@ type dreamRun struct {
 	task *task.Handle // nil until the task is registered
 	tel  *telemetry.Log
 
-	txn     *journal.Txn
-	keepTxn bool // the staging is parked for review, not discarded
-	before  *memoryStart
-	pinned  []string
+	txn      *journal.Txn
+	keepTxn  bool // the staging is parked for review, not discarded
+	before   *memoryStart
+	pinned   []string
+	previous string // the previous dream's record (Job.Previous)
 
 	updating   atomic.Bool // set from the runner's goroutines on its first write
 	out        Outcome
@@ -140,9 +149,14 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (Report, error) {
 	// started it (run, maybe, the hook's child, the daemon, MaybeStart).
 	o.review = o.review || d.cfg.Settings.Review
 	r := &dreamRun{d: d, ctx: ctx, o: o, start: d.cfg.Now(), status: task.StatusFailed}
-	r.rep = Report{Status: StatusFailed, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, StartedAt: r.start, Review: o.review, FilesTouched: []string{}, Changes: []Change{}}
+	r.rep = Report{Status: StatusFailed, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, StartedAt: r.start, Review: o.review, FilesTouched: []string{}, Changes: []Change{}, Job: d.jobName()}
 	if d.cfg.Runner == nil {
 		return r.rep, r.fail(ErrNoRunner)
+	}
+	if !d.cfg.Job.IsMemory() { // a job's write dir is made by its first run
+		if err := os.MkdirAll(d.cfg.MemoryDir, 0o755); err != nil {
+			return r.rep, r.fail(fmt.Errorf("dream: job %s's dir: %w", d.cfg.Job.Name, err))
+		}
 	}
 	err := d.locked(ctx, stepOptions{afterRelease: r.released}, func(held *lockbackend.Held, _ journal.Recovery) (bool, error) {
 		r.held = held
@@ -212,6 +226,9 @@ func (r *dreamRun) prepare() error {
 	if _, err := hist.RecordHandEdits(ctx); err != nil {
 		return fmt.Errorf("recording hand edits: %w", err)
 	}
+	if d.cfg.Job.IsMemory() {
+		r.previous = d.previousRecord(ctx, hist)
+	}
 	if !r.o.dryRun { // a dry run changes nothing, the remote's history included
 		if r.rep.Sync, err = d.syncPull(ctx, hist); err != nil {
 			return err
@@ -228,7 +245,7 @@ func (r *dreamRun) prepare() error {
 	if err := r.reserve(); err != nil {
 		return err
 	}
-	if r.reg, err = task.Open(d.cfg.StateDir); err != nil {
+	if r.reg, err = task.Open(d.cfg.sharedState); err != nil {
 		return err
 	}
 	if err := d.lock.SetTask(ctx, id); err != nil {
@@ -236,12 +253,13 @@ func (r *dreamRun) prepare() error {
 	}
 	who := r.who()
 	th, err := r.reg.Start(task.Entry{ID: id, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: r.o.sessions, Provider: d.cfg.Provider, Model: d.cfg.Model,
-		ProviderWhy: who.Why, Estimate: who.Estimate, StartedAt: r.start, Review: r.o.review})
+		ProviderWhy: who.Why, Estimate: who.Estimate, StartedAt: r.start, Review: r.o.review, Job: d.jobName(), Doing: d.cfg.Job.Doing})
 	if err != nil {
 		return err
 	}
 	r.task = th
-	r.tel = telemetry.Open(d.cfg.StateDir)
+	r.tel = telemetry.Open(d.cfg.sharedState)
+	r.tel.Job = d.jobName()
 	if err := r.tel.Fired(id, d.cfg.MemoryDir, r.o.hoursSince, r.o.sessions, who); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
@@ -295,21 +313,26 @@ func (r *dreamRun) execute() error {
 		}
 	}()
 	d.watchLock(runCtx, cancel)
+	s, spec := d.cfg.Settings, d.cfg.Job
 	out, err := d.cfg.Runner.Run(runCtx, Job{
 		TaskID:           r.rep.TaskID,
 		MemoryDir:        r.txn.Dir(),
 		BaseDir:          d.baseDirOf(r.txn),
 		MemoryDisplayDir: d.cfg.MemoryDir,
-		RepoDir:          d.cfg.RepoDir,
-		SessionsDir:      d.cfg.SessionsDir,
+		RepoDir:          readable(spec, jobs.ReadRepo, d.cfg.RepoDir),
+		SessionsDir:      readable(spec, jobs.ReadTranscripts, d.cfg.SessionsDir),
 		SessionsReviewed: r.o.sessions,
 		Pinned:           r.pinned,
 		Progress:         r.progress,
 		Budget:           r.budget(),
+		Spec:             spec,
+		Budgets:          Budgets{MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Timeout: s.Timeout},
+		LastRun:          r.o.last,
+		Previous:         r.previous,
 	})
-	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage = out.Turns, out.ToolCalls, out.Usage
-	if out.Strict {
-		r.rep.Summary = out.Summary // the engine's account of its own fix records
+	r.rep.Turns, r.rep.ToolCalls, r.rep.Usage, r.rep.Found = out.Turns, out.ToolCalls, out.Usage, out.Found
+	if out.Strict || !spec.IsMemory() {
+		r.rep.Summary = out.Summary // the engine's account of its own fix records, or a job's of its report
 	} else {
 		r.rep.ModelSummary = out.Summary // the runner's words, never the report's
 	}
@@ -378,9 +401,14 @@ func (r *dreamRun) verify() error {
 	if err != nil {
 		return err
 	}
-	v, err := d.guardLoss(r.out, r.before, r.txn.Dir())
-	if err != nil {
-		return err
+	// The loss and evidence guards judge memory. A job's files are its
+	// reports, rewritten whole on each run by design, and its history
+	// keeps every version for undo.
+	v := lossguard.Verdict{Changed: true}
+	if d.cfg.Job.IsMemory() {
+		if v, err = d.guardLoss(r.out, r.before, r.txn.Dir()); err != nil {
+			return err
+		}
 	}
 	if r.changes, err = r.txn.Changes(); err != nil {
 		return err
@@ -392,7 +420,7 @@ func (r *dreamRun) verify() error {
 	case v.Hold:
 		hold = v.Summary()
 	}
-	if !r.out.Strict && v.Changed {
+	if !r.out.Strict && v.Changed && d.cfg.Job.IsMemory() {
 		// What a model dream did is told from its ledger.
 		ev := d.guardEvidence(r.out, v.Ledger, r.changes, r.txn.Dir())
 		r.rep.Units = v.Ledger
@@ -463,6 +491,7 @@ func (r *dreamRun) land() error {
 	r.finish(task.StatusCompleted, nil)
 	r.rep.Status = StatusCompleted
 	r.settle()
+	r.tel.Found = r.out.Found
 	if err := r.tel.Completed(r.rep.TaskID, d.cfg.MemoryDir, r.rep.Usage, r.o.sessions, r.rep.FilesTouched, d.cfg.Now().Sub(r.start), r.rep.Cost); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
@@ -560,6 +589,23 @@ func (r *dreamRun) finish(status task.Status, cause error) {
 	if err := r.tel.Failed(id, d.cfg.MemoryDir, msg, string(phase)); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
+}
+
+// readable is dir when the job may read scope, else "".
+func readable(spec JobSpec, scope, dir string) string {
+	if spec.Reads(scope) {
+		return dir
+	}
+	return ""
+}
+
+// jobName is the job's name for its task, telemetry and report: "" for the
+// memory dream, whose records stay as they always were.
+func (d *Dreamer) jobName() string {
+	if d.cfg.Job.IsMemory() {
+		return ""
+	}
+	return d.cfg.Job.Name
 }
 
 func (d *Dreamer) lastFromDisk() time.Time {

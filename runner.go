@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"time"
 
 	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/lossguard"
@@ -60,6 +61,31 @@ type Job struct {
 	// stops the dream before it sends the request. nil: no ceiling but
 	// the runner's own.
 	Budget func(used, next llm.Usage) (maxOutput int, err error)
+
+	// Spec is the job this dream runs (Config.Job): its name, its scopes
+	// (RepoDir and SessionsDir above are empty when it may not read them)
+	// and what it does. The zero Spec is the memory dream.
+	Spec JobSpec
+	// Budgets are the dream's limits, from its Settings.
+	Budgets Budgets
+	// LastRun is when the job last completed (the lock's time before this
+	// dream); zero when it never did.
+	LastRun time.Time
+	// Previous is the record of the dream before this one on the same
+	// memory, for a memory dream to check: what it changed (its files and
+	// diff) or what it staged for review and why. Read-only, one level
+	// deep (never its transcript, never an older dream); "" when there is
+	// none or for another job.
+	Previous string
+}
+
+// Budgets are a dream's limits, as its Settings set them: a Runner that
+// talks to a model keeps within them (the Dreamer enforces the timeout).
+// The cost ceilings the memory dream has join them here for every job.
+type Budgets struct {
+	MaxTurns  int
+	MaxTokens int64
+	Timeout   time.Duration
 }
 
 // ProgressKind names a progress event.
@@ -104,6 +130,9 @@ type Outcome struct {
 	// (a part of a large memory that ran out of context): what it did is
 	// staged for review, never landed by itself.
 	Incomplete string
+	// Found counts what a job found, by kind (outdated dependencies, TODO
+	// comments ...), for its telemetry.
+	Found map[string]int
 
 	// A model runner's evidence for the values its dream changes (see
 	// Report.Units): what its tools showed the model from transcripts and

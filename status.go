@@ -27,6 +27,9 @@ type LockStatus struct {
 
 // StatusReport says why a dream would or would not start now.
 type StatusReport struct {
+	// Job names the job (JobSpec); empty for the memory dream, and then
+	// MemoryDir is the memory, else the job's write dir.
+	Job                  string      `json:"job,omitempty"`
 	Enabled              bool        `json:"enabled"`
 	MemoryDir            string      `json:"memory_dir"`
 	SessionsDir          string      `json:"sessions_dir"`
@@ -108,6 +111,7 @@ func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
 // time gate reopens.
 func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	s := StatusReport{
+		Job:         d.jobName(),
 		Enabled:     d.enabledOpen(nil),
 		MemoryDir:   d.cfg.MemoryDir,
 		SessionsDir: d.cfg.SessionsDir,

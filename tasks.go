@@ -47,6 +47,10 @@ type Task struct {
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     string     `json:"error,omitempty"`
 	Review    bool       `json:"review,omitempty"`
+	// Job names the job the dream ran (empty: the memory dream), and
+	// Doing what it does ("doing a code checkup").
+	Job   string `json:"job,omitempty"`
+	Doing string `json:"doing,omitempty"`
 }
 
 // TaskStatus is where a dream is in its life.
@@ -69,7 +73,7 @@ func taskOf(e task.Entry) Task {
 	return Task{ID: e.ID, Status: TaskStatus(e.Status), Phase: TaskPhase(e.Phase), MemoryDir: e.MemoryDir, PID: e.PID,
 		Provider: e.Provider, Model: e.Model, ProviderWhy: e.ProviderWhy, Estimate: e.Estimate, SessionsReviewed: e.SessionsReviewed, FilesTouched: e.FilesTouched,
 		FilesTouchedTotal: e.FilesTouchedTotal, Turns: e.Turns, ToolCalls: e.ToolCalls, Usage: e.Usage,
-		StartedAt: e.StartedAt, EndedAt: e.EndedAt, Error: e.Error, Review: e.Review}
+		StartedAt: e.StartedAt, EndedAt: e.EndedAt, Error: e.Error, Review: e.Review, Job: e.Job, Doing: e.Doing}
 }
 
 // Errors of the task API, for errors.Is.

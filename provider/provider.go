@@ -193,6 +193,13 @@ func (c Choice) Runner(s dream.Settings) dream.Runner {
 	return runner.For(c.Provider, c.Model, s)
 }
 
+// JobRunner makes the runner of a job's dreams (a dream.Config whose Job
+// is not the memory dream): runner.ForJob with the chosen model; its
+// budgets come in each dream.Job.
+func (c Choice) JobRunner(dream.Settings) dream.Runner {
+	return runner.ForJob(c.Provider, c.Model)
+}
+
 // Names implements dream.Backend: the provider and model recorded with
 // each dream.
 func (c Choice) Names() (provider, model string) { return c.Name, c.Model }

@@ -206,7 +206,7 @@ func (r *Agent) setup(ctx context.Context, job dream.Job, forRun bool) (*setup, 
 		set.Close()
 		return nil, err
 	}
-	taskText, err := prompt.Task(prompt.TaskData{Today: r.now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned})
+	taskText, err := prompt.Task(prompt.TaskData{Today: r.now().Format("2006-01-02"), SessionsReviewed: job.SessionsReviewed, Leads: leads.Markdown(offline.LeadsPromptBytes), Pinned: job.Pinned, Previous: job.Previous})
 	if err != nil {
 		set.Close()
 		return nil, err

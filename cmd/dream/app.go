@@ -33,6 +33,10 @@ type app struct {
 	session string
 	jsonOut bool
 	hook    bool
+	// job is --job: the job the command is about ("" or "memory": the
+	// memory dream); jobsWarned says the jobs' config problems were said.
+	job        string
+	jobsWarned bool
 
 	loaded settings.Loaded
 	// projectFile is the .dream.toml loadSettings looked for (it may not
@@ -77,7 +81,11 @@ func (a *app) parse(fs *flag.FlagSet, raw map[string]*string, args []string) ([]
 // newFlags is cmdline.New bound to this invocation's --session, --hook
 // and --json.
 func (a *app) newFlags(name string) (*flag.FlagSet, map[string]*string) {
-	return cmdline.New(name, &a.session, &a.hook, &a.jsonOut)
+	fs, raw := cmdline.New(name, &a.session, &a.hook, &a.jsonOut)
+	if jobCommands[name] {
+		fs.StringVar(&a.job, "job", "", "the job `NAME` whose dreams this is about (default: the memory dream; dream jobs lists them)")
+	}
+	return fs, raw
 }
 
 // readHookPayload takes the current session and the working directory from
@@ -155,6 +163,9 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 // dreamer builds the Dreamer for this invocation. The runner is chosen from
 // the provider settings unless the caller sets one.
 func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+	if a.isJob() {
+		return a.jobDreamer(runner, backend, onProgress)
+	}
 	mem, sessions, repo, err := a.locations()
 	if err != nil {
 		return nil, err

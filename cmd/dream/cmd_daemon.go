@@ -159,6 +159,7 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			Home:     a.home(),
 			Env:      a.env,
 			Backend:  choice,
+			Jobs:     jobsOf(a.loaded.Jobs, s, a.home(), a.env),
 		}, nil
 	}
 	hup := make(chan os.Signal, 1)

@@ -48,6 +48,7 @@ func cmdHelp(a *app, args []string) error {
 	fmt.Fprintln(w, "Where:  --memory-dir DIR --sessions-dir DIR --repo DIR --state-dir DIR, or --host NAME")
 	fmt.Fprintln(w, "        (claude, codex, gemini, nanobot, codebot, dir) to derive them from an agent's layout")
 	fmt.Fprintln(w, "Model:  --provider NAME (anthropic, openai, offline) --model NAME --max-turns N --max-tokens N --timeout DURATION")
+	fmt.Fprintln(w, "Jobs:   --job NAME runs or shows another job than the memory dream: health, review or a [[job]] of config.toml (dream jobs)")
 	fmt.Fprintln(w, "Output: --json prints one JSON value on stdout; an error too, as {\"error\": {\"code\": ..., \"message\": ...}}")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Exit codes: 0 done (or a gate is closed, or the dream was staged for review), 1 failed or killed")
@@ -60,9 +61,10 @@ func cmdHelp(a *app, args []string) error {
 // examples holds one typical invocation per command, shown in its help.
 // TestHelpEveryCommand fails for a command without one.
 var examples = map[string][]string{
-	"run":     {"dream run --host claude", "dream run --memory-dir ~/notes/memory --review --timeout 5m"},
+	"run":     {"dream run --host claude", "dream run --memory-dir ~/notes/memory --review --timeout 5m", "dream run --job health    # the code health check, offline with no key"},
 	"maybe":   {"dream maybe --host claude --hook    # from a stop hook: the hook's JSON on stdin names the session"},
-	"status":  {"dream status --host claude"},
+	"status":  {"dream status --host claude", "dream status --job health"},
+	"jobs":    {"dream jobs", "dream jobs --json"},
 	"tasks":   {"dream tasks", "dream tasks --host claude --json"},
 	"kill":    {"dream kill 20261201-101500-3f2a"},
 	"log":     {"dream log --host claude --limit 5"},

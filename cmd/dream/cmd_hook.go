@@ -81,6 +81,8 @@ func cmdHook(a *app, args []string) (err error) {
 		return nil
 	}
 	job, why := hookplan.Plan(quiet.loaded.Settings, quiet.session, payload, quiet.lookupEnv, time.Now())
+	// Every enabled job walks its own funnel, in its own detached process.
+	defer quiet.hookJobs(job, stateDir, passOn(fs, raw), logf, openLog)
 	if job == nil {
 		if why != "" {
 			logf("%s event=%s session=%s: %s (%s)", orDash(job.HostName()), orDash(payload.HookEventName), orDash(payload.SessionID), why, time.Since(started).Round(time.Microsecond))

@@ -6,7 +6,7 @@ func cmdMaybe(a *app, args []string) error {
 	if _, err := a.standardCommand("maybe", args, nil); err != nil {
 		return err
 	}
-	if a.maybeFastPath() {
+	if !a.isJob() && a.maybeFastPath() {
 		return nil
 	}
 	d, view, err := a.dreamerWithProvider()

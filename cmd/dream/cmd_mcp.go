@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/mcpserver"
 )
 
@@ -59,7 +60,10 @@ func cmdMCP(a *app, args []string) error {
 	for _, u := range choice.Unused {
 		note += "; " + u.Var + " is set but not spent: to give it to dream, " + u.Enable
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Provider: note, Home: a.home(), Env: a.env, Version: version, Logger: log})
+	repo := a.jobRepo()
+	jobsHere := jobsOf(a.loaded.Jobs, s, a.home(), a.env)
+	srv, err := mcpserver.New(mcpserver.Options{Base: base, Host: hostName, Backend: choice, Provider: note, Home: a.home(), Env: a.env, Version: version, Logger: log,
+		Repo: repo, Jobs: func() []jobs.Job { return jobsHere(repo) }})
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func cmdRun(a *app, args []string) error {
 	if dryRun && review {
 		return usagef("--dry-run and --review exclude each other: a dry run stages nothing to review")
 	}
-	if a.isNanobot() {
+	if a.isNanobot() && !a.isJob() {
 		if dryRun {
 			return usagef("--dry-run is not available for nanobot's history dream; --review stages it for dream diff instead")
 		}
@@ -34,7 +34,7 @@ func cmdRun(a *app, args []string) error {
 	}
 	defer d.Close()
 	opts := dream.RunOptions{Review: !dryRun && (review || a.loaded.Settings.Review), DryRun: dryRun}
-	if !opts.Review && !opts.DryRun {
+	if !opts.Review && !opts.DryRun && !a.isJob() {
 		first.text = a.firstRunNotice(d)
 	}
 	rep, err := d.Run(a.ctx, opts)
@@ -100,7 +100,11 @@ func (a *app) dreamerWithNotice() (*dream.Dreamer, *progressView, *startNotice, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if choice.Name == provider.Offline && !a.jsonOut {
+	switch {
+	case choice.Name != provider.Offline || a.jsonOut:
+	case a.isJob():
+		a.note("dream: no model (%s): job %s runs its offline engine alone, zero tokens", choice.Why, a.job)
+	default:
 		a.note("dream: using the offline engine (%s): zero tokens, mechanical fixes only", choice.Why)
 		for _, u := range choice.Unused {
 			a.note("dream: %s is set but not spent; to give it to dream: %s", u.Var, u.Enable)

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dreamkit/dream/internal/telemetry"
@@ -39,7 +40,7 @@ func cmdStats(a *app, args []string) error {
 func (a *app) stats(since time.Time) (telemetry.Stats, error) {
 	log := telemetry.Open(a.loaded.Settings.StateDir)
 	scope, err := a.memoryScope()
-	if err != nil || scope == "" {
+	if err != nil || scope == "" && a.job == "" {
 		if err != nil {
 			return telemetry.Stats{}, err
 		}
@@ -51,7 +52,7 @@ func (a *app) stats(since time.Time) (telemetry.Stats, error) {
 	}
 	kept := events[:0]
 	for _, e := range events {
-		if inScope(scope, e.MemoryDir) {
+		if inScope(scope, e.MemoryDir) && (a.job == "" || e.Job == strings.TrimPrefix(a.job, "memory")) {
 			kept = append(kept, e)
 		}
 	}

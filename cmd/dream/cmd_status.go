@@ -47,7 +47,11 @@ func cmdStatus(a *app, args []string) error {
 		return nil
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "memory dir:   %s\n", s.MemoryDir)
+	if a.isJob() {
+		fmt.Fprintf(w, "job:          %s\nwrite dir:    %s\n", a.job, s.MemoryDir)
+	} else {
+		fmt.Fprintf(w, "memory dir:   %s\n", s.MemoryDir)
+	}
 	if s.SessionsDir != "" {
 		fmt.Fprintf(w, "sessions dir: %s\n", s.SessionsDir)
 	}

@@ -24,7 +24,7 @@ func cmdTasks(a *app, args []string) error {
 	}
 	var entries []dream.Task
 	for _, e := range all {
-		if inScope(scope, e.MemoryDir) {
+		if inScope(scope, e.MemoryDir) && (a.job == "" || e.Job == strings.TrimPrefix(a.job, "memory")) {
 			entries = append(entries, e)
 		}
 	}
@@ -44,12 +44,12 @@ func cmdTasks(a *app, args []string) error {
 	for _, e := range entries {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", e.ID, e.Status, e.Phase,
 			e.StartedAt.Local().Format("01-02 15:04"), len(e.Turns), e.ToolCalls, humanCount(e.Usage.Total()),
-			oneLine(strings.Join(e.FilesTouched, ","), 40), e.MemoryDir)
+			oneLine(strings.Join(e.FilesTouched, ","), 40), e.MemoryDir+jobNote(e))
 	}
 	tw.Flush()
 	for _, e := range entries {
 		if e.Status == dream.TaskRunning {
-			fmt.Fprintf(a.stdout, "\n%s running for %s; recent turns:\n", e.ID, time.Since(e.StartedAt).Round(time.Second))
+			fmt.Fprintf(a.stdout, "\n%s running for %s%s; recent turns:\n", e.ID, time.Since(e.StartedAt).Round(time.Second), jobNote(e))
 			for _, t := range e.Turns {
 				fmt.Fprintf(a.stdout, "  - %s\n", oneLine(t, 120))
 			}
@@ -104,4 +104,16 @@ func cmdKill(a *app, args []string) error {
 		fmt.Fprintf(a.stdout, "%s finished as %s before the kill landed (see dream log)\n", e.ID, e.Status)
 	}
 	return nil
+}
+
+// jobNote names a job's task and what it does: " (job health: doing a
+// code checkup)"; "" for the memory dream.
+func jobNote(e dream.Task) string {
+	if e.Job == "" {
+		return ""
+	}
+	if e.Doing != "" {
+		return " (job " + e.Job + ": " + e.Doing + ")"
+	}
+	return " (job " + e.Job + ")"
 }

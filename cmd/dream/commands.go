@@ -16,6 +16,7 @@ func commands() []command {
 		{"run", "", "one dream now: skips the time, throttle and session gates, takes the lock", cmdRun},
 		{"maybe", "", "the gate funnel: dreams in the foreground if every gate opens, else says which gate is closed", cmdMaybe},
 		{"status", "", "why a dream would or would not start now: each gate, the lock holder, last consolidation, the index as its agent counts it, who would dream and what it would cost", cmdStatus},
+		{"jobs", "", "each job (the memory dream, health, review, your [[job]]s): its gates, its last run, what opens next", cmdJobs},
 		{"tasks", "", "running and recent dreams", cmdTasks},
 		{"kill", "ID", "stop a running dream (it rolls back)", cmdKill},
 		{"log", "", "past dreams with their real diffs, newest first", cmdLog},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -16,6 +17,9 @@ import (
 // find again (see hintFlags).
 func (a *app) hint(args ...string) string {
 	words := append([]string{"dream"}, args...)
+	if a.isJob() && !slices.Contains(args, "--job") {
+		words = append(words, "--job", a.job)
+	}
 	words = append(words, a.hintFlags()...)
 	for i, w := range words {
 		words[i] = shellQuote(w)

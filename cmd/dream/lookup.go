@@ -28,7 +28,13 @@ func (a *app) explicitMemory() bool {
 // id: on the memory dir the flags name, or else the one the id belongs to.
 func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 	state := a.loaded.Settings.StateDir
+	if a.job == "" {
+		a.job = a.jobOfDream(id)
+	}
 	mem, err := dream.MemoryDirOf(a.ctx, state, id)
+	if a.isJob() && err == nil {
+		return a.jobDreamerAt(mem)
+	}
 	if a.explicitMemory() {
 		// The flag decides; but an id that belongs to another memory dir
 		// alone would only meet "no such entry" there: say where it is.

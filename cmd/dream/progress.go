@@ -174,6 +174,9 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	switch {
 	case r.Status == dream.StatusStaged:
 		fmt.Fprintf(w, "staged %d change(s) for review: %s · %s · %s\n", len(r.Changes), hint("diff", r.TaskID), hint("apply", r.TaskID), hint("discard", r.TaskID))
+	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0 && r.Job != "":
+		fmt.Fprintf(w, "job %s wrote %d file(s) in %s: %s\n", r.Job, len(r.FilesTouched), r.MemoryDir, strings.Join(r.FilesTouched, ", "))
+		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))
 	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0:
 		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), strings.Join(r.FilesTouched, ", "))
 		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))

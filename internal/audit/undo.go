@@ -64,6 +64,12 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 	}
 	tid := entryID(target)
 	parent, err := h.git(ctx, nil, "rev-parse", "--verify", "-q", target.sha+"^")
+	if err != nil && exitCode(err) > 0 && newEntry(target).Kind != KindHand {
+		// A change recorded first (a dream on a dir that was empty, a
+		// job's first report): before it there was nothing, the empty
+		// tree, and undoing it removes what it added.
+		parent, err = h.git(ctx, nil, "mktree")
+	}
 	if err != nil {
 		if exitCode(err) > 0 {
 			return Entry{}, fmt.Errorf("audit: undo %s: it is the first recorded state; there is nothing before it to restore", tid)

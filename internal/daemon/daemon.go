@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -55,6 +56,11 @@ type Config struct {
 	// Model, when set, are recorded instead of Backend's.
 	Runner          dream.Runner
 	Provider, Model string
+	// Jobs, when set, returns the jobs of a project's repository: after
+	// each walk of its memory dream's funnel, each enabled job's funnel is
+	// walked too, cheapest gate first, in the same slot; each job's lock
+	// keeps two runs of one job on one scope apart.
+	Jobs func(repo string) []jobs.Job
 }
 
 // Options are what Run needs besides the context.
@@ -474,6 +480,7 @@ func (d *Daemon) startQueuedLocked() {
 func (d *Daemon) walk(cfg Config, p dream.Project, sessions string) {
 	defer d.workers.Done()
 	res, err := d.funnel(cfg, p, sessions)
+	d.walkJobs(cfg, p, sessions)
 	label := hostLabel(p.Host)
 	d.m.observe(label, res)
 	attrs := []any{"memory_dir", p.MemoryDir, "host", label, "gate", res.Gate}
@@ -525,6 +532,49 @@ func (d *Daemon) walk(cfg Config, p dream.Project, sessions string) {
 		}
 	}
 	d.startQueuedLocked()
+}
+
+// walkJobs walks the funnel of each enabled job of p's repository, one
+// after the other, with p's memory and transcripts for their read scopes
+// and session gates. Their outcomes count under host="job:NAME".
+func (d *Daemon) walkJobs(cfg Config, p dream.Project, sessions string) {
+	if cfg.Jobs == nil || p.RepoDir == "" {
+		return
+	}
+	project := p
+	project.SessionsDir = sessions
+	for _, j := range cfg.Jobs(p.RepoDir) {
+		if j.IsMemory() || !j.Settings.Enabled {
+			continue
+		}
+		res, err := d.jobFunnel(cfg, project, j)
+		d.m.observe("job:"+j.Name, res)
+		attrs := []any{"job", j.Name, "dir", j.Dir, "gate", res.Gate, "detail", res.Detail}
+		if r := res.Report; r != nil {
+			attrs = append(attrs, "task_id", r.TaskID, "status", r.Status, "files_touched", len(r.FilesTouched))
+		}
+		if err != nil {
+			d.log.Warn("job funnel failed", append(attrs, "error", err.Error())...)
+			continue
+		}
+		d.log.Info("job funnel walked", attrs...)
+	}
+}
+
+func (d *Daemon) jobFunnel(cfg Config, p dream.Project, j jobs.Job) (dream.MaybeResult, error) {
+	dcfg, err := dream.ConfigForProject(p, cfg.Backend, dream.Config{
+		StateDir: cfg.StateDir, Settings: j.Settings, Job: j.Spec, PersistThrottle: true,
+		Logf: func(format string, args ...any) { d.log.Warn(fmt.Sprintf(format, args...), "job", j.Name) },
+	}, cfg.Home, cfg.Env)
+	if err != nil {
+		return dream.MaybeResult{}, err
+	}
+	dr, err := dream.New(dcfg)
+	if err != nil {
+		return dream.MaybeResult{}, err
+	}
+	defer dr.Close()
+	return dr.MaybeRun(d.dreamCtx)
 }
 
 // funnel asks the memory dir's gate funnel, through the public API: a

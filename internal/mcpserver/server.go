@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,6 +45,10 @@ type Options struct {
 	// Provider says who dreams and why (and, when a key is set but not
 	// given to dream, how to give it), for dream_status.
 	Provider string
+	// Repo is the repository the server's jobs run on, and Jobs returns
+	// them (dream_run with a job); nil: no job but the memory dream.
+	Repo string
+	Jobs func() []jobs.Job
 	// Version is reported to clients.
 	Version string
 	// Logger receives the SDK's diagnostics; nil discards them.

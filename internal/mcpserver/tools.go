@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/llm"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,6 +24,7 @@ type StatusInput struct {
 type RunInput struct {
 	MemoryDir string `json:"memory_dir,omitempty" jsonschema:"the memory dir; default: the server's"`
 	Apply     bool   `json:"apply,omitempty" jsonschema:"land the changes at once instead of staging them for dream_diff and dream_apply (default false: staged for review)"`
+	Job       string `json:"job,omitempty" jsonschema:"run this job instead of the memory dream (health, review, or a [[job]] of the user's config; dream jobs lists them): it writes its own dir, on the server's repository"`
 }
 
 type IDInput struct {
@@ -191,7 +193,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_status", Annotations: ro,
 		Description: "Why a dream would or would not start now: each gate (enabled, time since the last consolidation, sessions since, the lock) and which opens next."}, s.status)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_run", Annotations: &mcp.ToolAnnotations{DestructiveHint: new(false), OpenWorldHint: new(true)},
-		Description: "Run one dream now on the memory dir (skips the time and session gates, takes the lock). Its changes are staged for review unless apply is true: read them with dream_diff, then dream_apply or dream_discard."}, s.run)
+		Description: "Run one dream now on the memory dir (skips the time and session gates, takes the lock), or, with job, one run of that job (health: the code health report; review: notes on recent commits), which writes only its own dir. Its changes are staged for review unless apply is true: read them with dream_diff, then dream_apply or dream_discard."}, s.run)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_diff", Annotations: ro,
 		Description: "The unified diff of a dream: a staged one waiting for dream_apply, or one that already landed."}, s.diff)
 	mcp.AddTool(s.mcp, &mcp.Tool{Name: "dream_apply", Annotations: mut(false),
@@ -265,11 +267,16 @@ func (s *Server) refreshAfter(mem string) {
 }
 
 func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
-	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, "")
-	if err != nil {
-		return nil, RunOutput{}, err
+	review := !in.Apply || s.opts.Base.Settings.Review
+	var mem string
+	var cfg dream.Config
+	var err error
+	if in.Job != "" && in.Job != jobs.Memory {
+		cfg, err = s.jobConfig(in.Job)
+		mem, review = cfg.MemoryDir, !in.Apply || cfg.Settings.Review
+	} else if mem, err = s.resolveMemoryDir(ctx, in.MemoryDir, ""); err == nil {
+		cfg, err = s.config(mem)
 	}
-	cfg, err := s.config(mem)
 	if err != nil {
 		return nil, RunOutput{}, err
 	}
@@ -294,7 +301,6 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	defer d.Close()
 	// The user's review setting wins over a model's apply: a policy set
 	// in config.toml is not the model's to lift.
-	review := !in.Apply || s.opts.Base.Settings.Review
 	dctx, stop := s.dreamContext(ctx)
 	defer stop()
 	rep, err := d.Run(dctx, dream.RunOptions{Review: review})
@@ -323,6 +329,26 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 			rep.TaskID, len(rep.Changes), strings.Join(rep.FilesTouched, ", "), rep.TaskID), out, nil
 	}
 	return text("dream %s completed: %d file(s) changed (%s); undo with dream_undo id=%s", rep.TaskID, len(rep.Changes), strings.Join(rep.FilesTouched, ", "), rep.TaskID), out, nil
+}
+
+// jobConfig is the Dreamer configuration of the job named name on the
+// server's repository (Options.Jobs), with the server's memory and
+// transcripts for its read scope and session gate.
+func (s *Server) jobConfig(name string) (dream.Config, error) {
+	var all []jobs.Job
+	if s.opts.Jobs != nil {
+		all = s.opts.Jobs()
+	}
+	j, ok := jobs.Find(all, name)
+	if !ok {
+		return dream.Config{}, fmt.Errorf("no job %q here: the jobs are %s", name, strings.Join(jobs.Names(all), ", "))
+	}
+	base := s.opts.Base
+	// Base's Runner and edit guard are the memory dream's: a job's runner
+	// comes from the backend.
+	base.Settings, base.Job, base.CheckEdit, base.Runner = j.Settings, j.Spec, nil, nil
+	p := dream.Project{MemoryDir: base.MemoryDir, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: s.opts.Repo}
+	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }
 
 func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiffOutput, error) {

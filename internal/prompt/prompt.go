@@ -26,9 +26,12 @@ var templateFS embed.FS
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").
 		Option("missingkey=error").
-		Funcs(template.FuncMap{"pinned": pinnedItem}).
+		Funcs(funcs).
 		ParseFS(templateFS, "templates/*.tmpl"))
 })
+
+// funcs are the functions every template may call, a job's own included.
+var funcs = template.FuncMap{"pinned": pinnedItem, "join": strings.Join}
 
 // SystemData locates the memory. It must stay identical between dreams on the
 // same memory dir: no timestamps, no ids, or the prompt cache is lost.
@@ -65,6 +68,9 @@ type TaskData struct {
 	Leads string
 	// Pinned are facts that must survive the dream verbatim.
 	Pinned []string
+	// Previous is the previous dream's record (dream.Job.Previous): what
+	// it changed or staged; may be empty.
+	Previous string
 }
 
 // Task renders the first user message: the four-phase consolidation task.
@@ -81,6 +87,7 @@ func Task(d TaskData) (string, error) {
 		}
 	}
 	d.Leads = strings.TrimSpace(d.Leads)
+	d.Previous = strings.TrimSpace(d.Previous)
 	return render("task.tmpl", d)
 }
 

@@ -21,41 +21,49 @@ const maxFileSize = 1 << 20
 // satisfying errors.Is(err, fs.ErrNotExist); a malformed one an error naming
 // the file and line. Only a regular file is read: a FIFO planted as
 // .dream.toml must not block every dream command.
-func readFile(path string) (map[string]raw, []string, []byte, error) {
+func readFile(path string) (map[string]raw, []string, []map[string]any, []byte, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("read config file: %w", err)
 	}
 	if info.IsDir() {
-		return nil, nil, nil, fmt.Errorf("read config file %s: is a directory", path)
+		return nil, nil, nil, nil, fmt.Errorf("read config file %s: is a directory", path)
 	}
 	if !info.Mode().IsRegular() {
-		return nil, nil, nil, fmt.Errorf("read config file %s: not a regular file (%v)", path, info.Mode().Type())
+		return nil, nil, nil, nil, fmt.Errorf("read config file %s: not a regular file (%v)", path, info.Mode().Type())
 	}
 	if info.Size() > maxFileSize {
-		return nil, nil, nil, fmt.Errorf("read config file %s: larger than %d bytes", path, maxFileSize)
+		return nil, nil, nil, nil, fmt.Errorf("read config file %s: larger than %d bytes", path, maxFileSize)
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("read config file: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("read config file: %w", err)
 	}
-	values, unknown, err := parseFile(path, string(data))
-	return values, unknown, data, err
+	values, unknown, jobs, err := parseFile(path, string(data))
+	return values, unknown, jobs, data, err
 }
 
 // parseFile is readFile after the I/O, separate so that it can be fuzzed.
-func parseFile(path, data string) (map[string]raw, []string, error) {
+// The [[job]] tables come back as written, for the job machinery to
+// validate (internal/jobs); a "job" that is not a list of tables is one
+// table that says so, so that the error names the job key.
+func parseFile(path, data string) (map[string]raw, []string, []map[string]any, error) {
 	doc, outOfRange, err := decodeTolerant(data)
 	if err != nil {
 		var perr toml.ParseError
 		if errors.As(err, &perr) {
-			return nil, nil, fmt.Errorf("config file %s:%d: %s", path, perr.Position.Line, perr.Message)
+			return nil, nil, nil, fmt.Errorf("config file %s:%d: %s", path, perr.Position.Line, perr.Message)
 		}
-		return nil, nil, fmt.Errorf("config file %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("config file %s: %w", path, err)
 	}
 	values := make(map[string]raw, len(doc))
 	var unknown []string
+	var jobs []map[string]any
 	for name, v := range doc {
+		if name == JobKey {
+			jobs = jobTablesOf(v)
+			continue
+		}
 		if _, ok := lookup(name); !ok || strings.Contains(name, "-") {
 			unknown = append(unknown, name)
 			continue
@@ -68,7 +76,7 @@ func parseFile(path, data string) (map[string]raw, []string, error) {
 		values[name] = r
 	}
 	sort.Strings(unknown)
-	return values, unknown, nil
+	return values, unknown, jobs, nil
 }
 
 // maxRangeFixes bounds how many out-of-range numbers decodeTolerant steps

@@ -71,7 +71,7 @@ func FuzzParseFile(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		values, unknown, err := parseFile("fuzz.toml", data)
+		values, unknown, _, err := parseFile("fuzz.toml", data)
 		if err != nil {
 			if !strings.Contains(err.Error(), "fuzz.toml") {
 				t.Fatalf("error does not name the file: %v", err)

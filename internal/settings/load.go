@@ -50,6 +50,9 @@ type Loaded struct {
 	// Refused lists the keys an untrusted project file tried to set and
 	// was refused: keys that need trust and values that would loosen.
 	Refused []string
+	// Jobs are the [[job]] tables of the user file, then the project
+	// file's, in file order, not yet validated (see internal/jobs).
+	Jobs []JobTable
 }
 
 // Load resolves the settings layer by layer, lowest precedence first. It
@@ -75,7 +78,7 @@ func Load(in Inputs) (Loaded, error) {
 		if f.path == "" {
 			continue
 		}
-		values, unknown, data, err := readFile(f.path)
+		values, unknown, jobs, data, err := readFile(f.path)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -90,6 +93,9 @@ func Load(in Inputs) (Loaded, error) {
 		}
 		for _, name := range unknown {
 			l.Warnings = append(l.Warnings, fmt.Sprintf("unknown key %q in %s (ignored)", name, source))
+		}
+		for _, j := range jobs {
+			l.Jobs = append(l.Jobs, JobTable{Fields: j, Source: source, Trusted: trusted})
 		}
 		for _, s := range specs {
 			r, ok := values[s.Name]

@@ -79,6 +79,10 @@ type Entry struct {
 	EndedAt           *time.Time `json:"ended_at,omitempty"`
 	Error             string     `json:"error,omitempty"`
 	Review            bool       `json:"review,omitempty"`
+	// Job names the job the dream runs; empty for the memory dream, and
+	// Doing says what it does ("doing a code checkup").
+	Job   string `json:"job,omitempty"`
+	Doing string `json:"doing,omitempty"`
 }
 
 // clone deep-copies e so that a caller's func cannot alias the Handle's state.

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,9 @@ type Stats struct {
 	// Malformed counts log lines that could not be read.
 	Malformed int       `json:"malformed"`
 	Since     time.Time `json:"since"`
+	// Found sums what each job's completed runs found, by job and kind
+	// (a health check's TODOs, outdated dependencies ...).
+	Found map[string]map[string]int `json:"found,omitempty"`
 }
 
 // Summarize counts the events at or after since (all when since is zero).
@@ -40,6 +44,15 @@ func Summarize(events []Event, since time.Time) Stats {
 			if e.Usage != nil {
 				s.Usage.Add(*e.Usage)
 			}
+			for k, n := range e.Found {
+				if s.Found == nil {
+					s.Found = map[string]map[string]int{}
+				}
+				if s.Found[e.Job] == nil {
+					s.Found[e.Job] = map[string]int{}
+				}
+				s.Found[e.Job][k] += n
+			}
 		case EventFailed:
 			s.Failed++
 		}
@@ -57,6 +70,22 @@ func (s Stats) String() string {
 		count(s.Usage.InputTokens), count(s.Usage.OutputTokens),
 		count(s.Usage.CacheReadInputTokens), count(s.Usage.CacheCreationInputTokens))
 	fmt.Fprintf(&b, " · hit rate %.1f%%", s.CacheHitRate*100)
+	jobs := make([]string, 0, len(s.Found))
+	for j := range s.Found {
+		jobs = append(jobs, j)
+	}
+	sort.Strings(jobs)
+	for _, j := range jobs {
+		kinds := make([]string, 0, len(s.Found[j]))
+		for k := range s.Found[j] {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		for i, k := range kinds {
+			kinds[i] = fmt.Sprintf("%s %d", strings.ReplaceAll(k, "_", " "), s.Found[j][k])
+		}
+		fmt.Fprintf(&b, " · job %s found %s", j, strings.Join(kinds, ", "))
+	}
 	if !s.Since.IsZero() {
 		fmt.Fprintf(&b, " · since %s", s.Since.UTC().Format(time.RFC3339))
 	}

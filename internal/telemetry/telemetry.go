@@ -56,6 +56,11 @@ type Event struct {
 	DurationMS        int64  `json:"duration_ms,omitempty"`
 	Reason            string `json:"reason,omitempty"`
 	Phase             string `json:"phase,omitempty"`
+	// Job names the job of the dream (empty: the memory dream); Found
+	// counts what a completed job found, by kind (a health check's
+	// outdated dependencies, TODOs ...).
+	Job   string         `json:"job,omitempty"`
+	Found map[string]int `json:"found,omitempty"`
 
 	// Provider, Model and ProviderWhy say who dreams and why that one
 	// (an explicit setting, a key given to dream, or offline because a
@@ -80,6 +85,10 @@ type Who struct {
 type Log struct {
 	path string
 	now  func() time.Time
+	// Job is stamped on every event this Log writes, and Found on its
+	// completed events (see Event).
+	Job   string
+	Found map[string]int
 }
 
 // Open returns the log under stateDir. Nothing is touched until the first
@@ -129,6 +138,12 @@ func (l *Log) Append(e Event) error {
 	}
 	if e.Time.IsZero() {
 		e.Time = l.now()
+	}
+	if e.Job == "" {
+		e.Job = l.Job
+	}
+	if e.Found == nil && e.Name == EventCompleted {
+		e.Found = l.Found
 	}
 	e.Time = e.Time.Round(0).UTC()
 	line, err := encodeBounded(e)

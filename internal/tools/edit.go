@@ -62,6 +62,9 @@ func (t *editTool) parse(input json.RawMessage) (*editCall, error) {
 	if err != nil {
 		return nil, fmt.Errorf("edit: %w", err)
 	}
+	if err := t.s.checkScope(rel); err != nil {
+		return nil, fmt.Errorf("edit refused: %w", err)
+	}
 	if err := sandbox.CheckSecretName(rel); err != nil {
 		return nil, fmt.Errorf("edit refused: %w", err)
 	}

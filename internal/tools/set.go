@@ -3,6 +3,7 @@ package tools
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/sandbox"
 )
@@ -14,6 +15,8 @@ const (
 	RootRepo     = "repo"
 	RootMemory   = "memory"
 	RootSessions = "sessions"
+	// RootAgentMemory is the agent's memory, read by a job that may.
+	RootAgentMemory = "agent memory"
 )
 
 // Env says where a dream's tools look and write.
@@ -28,6 +31,14 @@ type Env struct {
 	RepoDir string
 	// SessionsDir holds the agent's transcripts (read-only). Optional.
 	SessionsDir string
+	// AgentMemoryDir is the agent's memory dir, read-only, for a job that
+	// may read it (its own write dir is MemoryDir). Optional.
+	AgentMemoryDir string
+	// Writable, when set, narrows the files write and edit may change
+	// (rel is slash-separated, relative to MemoryDir): a job's write
+	// scope, which WritableText names for the model.
+	Writable     func(rel string) bool
+	WritableText string
 	// Limits caps tool output; zero fields take the defaults.
 	Limits Limits
 }
@@ -109,6 +120,7 @@ func NewSet(env Env) (*Set, error) {
 		sandbox.NamedRoot{Name: RootRepo, RealDir: env.RepoDir},
 		sandbox.NamedRoot{Name: RootMemory, RealDir: env.MemoryDir, DisplayDir: env.MemoryDisplayDir},
 		sandbox.NamedRoot{Name: RootSessions, RealDir: env.SessionsDir},
+		sandbox.NamedRoot{Name: RootAgentMemory, RealDir: env.AgentMemoryDir},
 	)
 	if err != nil {
 		_ = mem.Close()
@@ -124,6 +136,14 @@ func NewSet(env Env) (*Set, error) {
 		&editTool{s: s},
 	}
 	return s, nil
+}
+
+// checkScope refuses a file outside the write scope (Env.Writable).
+func (s *Set) checkScope(rel string) error {
+	if s.env.Writable == nil || s.env.Writable(filepath.ToSlash(rel)) {
+		return nil
+	}
+	return fmt.Errorf("%s is outside this job's write scope: it may write only %s", s.mem.Display(rel), s.env.WritableText)
 }
 
 // Tools returns the tools in a stable order (read, glob, grep, ls, write,

@@ -53,6 +53,9 @@ func (t *writeTool) parse(input json.RawMessage) (rel string, content []byte, er
 	if err != nil {
 		return "", nil, fmt.Errorf("write: %w", err)
 	}
+	if err := t.s.checkScope(rel); err != nil {
+		return "", nil, fmt.Errorf("write refused: %w", err)
+	}
 	if err := sandbox.CheckSecretName(rel); err != nil {
 		return "", nil, fmt.Errorf("write refused: %w", err)
 	}

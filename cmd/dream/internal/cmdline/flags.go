@@ -94,7 +94,7 @@ func Groups(name string) []Group {
 	switch name {
 	case "run", "maybe", "daemon", "mcp", "config":
 		return dreaming
-	case "status":
+	case "status", "jobs":
 		return []Group{groupLocation, groupSession, groupHook, groupGates, groupLock, groupSync}
 	case "hook":
 		// Every flag `dream maybe` takes: a hook line names what its

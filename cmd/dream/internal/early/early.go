@@ -300,7 +300,9 @@ func Hook(args []string, stdin io.Reader, env func(string) (string, bool), now f
 		return &p, false
 	}
 	job, why := hookplan.Plan(l.Settings, session, p, env, now())
-	return &p, job == nil && why == ""
+	// Jobs ([[job]] tables) have funnels of their own: the full command
+	// plans them.
+	return &p, job == nil && why == "" && len(l.Jobs) == 0
 }
 
 // providerCertain reports whether provider.Choose would accept s: the

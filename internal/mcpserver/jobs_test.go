@@ -1,0 +1,69 @@
+package mcpserver
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/jobs"
+	"github.com/dreamkit/dream/provider"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestRunJob: dream_run with a job runs that job (its engine, offline) on
+// the server's repository, writes its report in its own dir and nothing
+// in the memory; an unknown job is a tool error naming the jobs.
+func TestRunJob(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git:", err)
+	}
+	root := t.TempDir()
+	mem, state, repo := filepath.Join(root, "memory"), filepath.Join(root, "state"), filepath.Join(root, "repo")
+	write(t, filepath.Join(mem, "MEMORY.md"), memIndex)
+	write(t, filepath.Join(repo, "main.go"), "package main // TODO: everything\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"-c", "user.name=A", "-c", "user.email=a@b", "commit", "-q", "-m", "start"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = repo, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	s := dream.DefaultSettings()
+	s.StateDir = state
+	all, _ := jobs.Resolve(jobs.Inputs{Settings: s, Repo: repo, Home: root, Env: func(string) (string, bool) { return "", false }})
+	srv, err := New(Options{Base: dream.Config{MemoryDir: mem, StateDir: state, Settings: s}, Backend: provider.Choice{Name: provider.Offline},
+		Repo: repo, Jobs: func() []jobs.Job { return all }, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var out RunOutput
+	call(t, cs, "dream_run", map[string]any{"job": "health", "apply": true}, &out, false)
+	report := filepath.Join(repo, ".dream", "health", "health.md")
+	if out.Status != dream.StatusCompleted || out.MemoryDir != filepath.Dir(report) || strings.Join(out.FilesTouched, ",") != "health.md" {
+		t.Fatalf("dream_run job=health: %+v", out)
+	}
+	if b := readFile(t, report); !strings.Contains(b, "1 TODO, 0 FIXME, 0 XXX") {
+		t.Errorf("the report:\n%s", b)
+	}
+	if b := readFile(t, filepath.Join(mem, "MEMORY.md")); b != memIndex {
+		t.Errorf("the memory changed:\n%s", b)
+	}
+	if txt := call(t, cs, "dream_run", map[string]any{"job": "nope"}, nil, true); !strings.Contains(txt, "memory, health, review") {
+		t.Errorf("unknown job: %s", txt)
+	}
+}
