@@ -80,7 +80,7 @@ func cmdHook(a *app, args []string) (err error) {
 		logf("ignored: bad arguments %q: %v", args, perr)
 		return nil
 	}
-	job, why := hookplan.Plan(quiet.loaded.Settings, quiet.session, payload, quiet.lookupEnv, time.Now())
+	job, why := early.PlanHook(quiet.loaded.Settings, quiet.session, payload, quiet.lookupEnv, time.Now())
 	if job == nil {
 		if why != "" {
 			logf("%s event=%s session=%s: %s (%s)", orDash(job.HostName()), orDash(payload.HookEventName), orDash(payload.SessionID), why, time.Since(started).Round(time.Microsecond))

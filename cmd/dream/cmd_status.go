@@ -12,7 +12,6 @@ func cmdStatus(a *app, args []string) error {
 	if _, err := a.standardCommand("status", args, nil); err != nil {
 		return err
 	}
-	defer relaxGC()()
 	d, err := a.dreamer(nil, provider.Choice{}, nil)
 	if err != nil {
 		return err
