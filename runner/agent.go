@@ -54,9 +54,6 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 		out.FilesTouched, out.Accounted = o.FilesTouched, o.Accounted
 	}
 	lo := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: offline.LayoutFor(r.Host)}
-	if r.StateDir != "" && job.MemoryDisplayDir != "" {
-		lo.CacheFile = offline.CachePath(r.StateDir, job.MemoryDisplayDir) // the offline pass just analysed every file
-	}
 	leads, err := offline.FindLeadsWith(ctx, lo)
 	if err != nil {
 		return out, fmt.Errorf("finding leads: %w", err)

@@ -59,9 +59,6 @@ func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDi
 		prov = offline.Chain{tr, ap}
 	}
 	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutFor(host), Provenance: prov, Leads: true}
-	if stateDir != "" && job.MemoryDisplayDir != "" {
-		opts.CacheFile = offline.CachePath(stateDir, job.MemoryDisplayDir) // per memory, in the state dir; validated by content hash
-	}
 	rep, err := offline.Run(ctx, opts)
 	if err != nil {
 		return dream.Outcome{}, fmt.Errorf("offline engine: %w", err)

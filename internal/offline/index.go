@@ -38,9 +38,6 @@ func (s *state) fixUnindexed() error {
 	if len(todo) == 0 {
 		return nil
 	}
-	if err := s.loadIndex(); err != nil {
-		return err
-	}
 	if s.index == nil {
 		if _, err := os.Lstat(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(s.opts.Layout.Index))); err == nil {
 			// Something the listing skipped (a pipe, a device) has the
@@ -352,35 +349,10 @@ func budget(src []byte) (lines, size int) { return memory.LoadedSize(src) }
 // pointer, then the user's own text from the bottom up, never pointers,
 // headings, frontmatter, comments or pinned lines, and only as many as the
 // budget needs.
-func (s *state) fixBudget() (err error) {
+func (s *state) fixBudget() error {
 	ix := s.index
 	if ix == nil {
 		return nil
-	}
-	if ix.doc == nil {
-		// Unread, hence unedited: the check's outcome for these bytes is
-		// known, unless it moved lines (then they are moved again, from
-		// the parse).
-		if x := ix.idx; x.BudgetKnown && !x.BudgetMoves {
-			s.notes = append(s.notes, x.BudgetNotes...)
-			return nil
-		}
-		if err := s.loadIndex(); err != nil {
-			return err
-		}
-	}
-	if len(ix.edits) == 0 {
-		// What the check concludes on the index as it is on disk is kept
-		// with its summary, for a run that does not read it.
-		notes, edits := len(s.notes), len(ix.edits)
-		defer func() {
-			if err == nil {
-				x := s.indexSummary()
-				x.BudgetKnown, x.BudgetMoves = true, len(ix.edits) != edits
-				s.indexSumChanged = true
-				x.BudgetNotes = append([]string(nil), s.notes[notes:]...)
-			}
-		}()
 	}
 	cur, _ := ix.render()
 	lines, size := budget(cur)

@@ -47,7 +47,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var r dream.Runner = &runner.Offline{StateDir: *state} // as the CLI builds it: audit provenance, the engine's cache
+	var r dream.Runner = &runner.Offline{StateDir: *state} // as the CLI builds it: audit provenance
 	if *which == "one" {
 		r = oneFileRunner{file: *file}
 	}
