@@ -201,9 +201,6 @@ type Dreamer struct {
 	lastAt   time.Time // cached lock mtime: the last consolidation
 	lastScan time.Time
 	hook     probe // MaybeStart's probe (see there), guarded by mu
-
-	fast      fastGate // MaybeStart's closed-time-gate flag
-	realClock bool     // Config.Now was left nil
 }
 
 // New validates cfg and returns a Dreamer. It reads the lock mtime once, so
@@ -213,8 +210,7 @@ func New(cfg Config) (*Dreamer, error) {
 	if err != nil {
 		return nil, err
 	}
-	realClock := cfg.Now == nil
-	if realClock {
+	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	// The guard's name comes from the resolved path, so that two processes
@@ -230,8 +226,6 @@ func New(cfg Config) (*Dreamer, error) {
 		rule:     cfg.SessionRule.gateRule(),
 		lock:     lk,
 		minHours: gate.HoursDuration(cfg.Settings.MinHours),
-
-		realClock: realClock,
 	}
 	d.baseCtx, d.cancel = context.WithCancel(context.Background())
 	// A host killed mid-dream leaves the lock with the dead dream's fresh
@@ -254,7 +248,6 @@ func New(cfg Config) (*Dreamer, error) {
 		return nil, fmt.Errorf("dream: reading the consolidation lock: %w", err)
 	}
 	d.lastAt = last
-	d.armGate(last)
 	if cfg.PersistThrottle {
 		d.lastScan = d.readThrottle()
 	}
@@ -396,9 +389,6 @@ func (d *Dreamer) MaybeStart() {
 	if !d.enabledOpen(nil) { // the enabled gate, before any lock or clock
 		return
 	}
-	if d.fast.closed.Load() { // the time gate, with no lock, clock or syscall
-		return
-	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -466,7 +456,6 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.mu.Lock()
 	d.lastAt = t
 	d.mu.Unlock()
-	d.armGate(t)
 }
 
 // StartManual is exactly Run(ctx, RunOptions{}): one dream now. It stays
@@ -534,7 +523,6 @@ func (d *Dreamer) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
-	d.stopGate()
 	d.cancel()
 	d.wg.Wait()
 	return d.lock.Close()

@@ -14,21 +14,19 @@ import (
 	"github.com/dreamkit/dream/internal/journal"
 )
 
-// A sparse runner that returns but leaves work behind that keeps writing
+// A host's runner that returns but leaves work behind that keeps writing
 // into its staging: a goroutine rewriting a staged file in place, and a
 // descriptor kept open for writing and used once the dream is over. The
-// commit lands the staged file itself (a hard link, no copy), so such a
-// write would land in the memory behind every guard; instead the dream
-// either lands exactly what was checked or refuses as a whole, and no late
-// write ever reaches the memory.
-func TestSparseRunnerWritingAfterItReturned(t *testing.T) {
+// dream either lands exactly what was checked or refuses as a whole, and
+// no late write ever reaches the memory.
+func TestHostRunnerWritingAfterItReturned(t *testing.T) {
 	const late = "# Build\n\nLATE: written after the runner returned\n"
 	checked := "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n"
 	ctx := context.Background()
 	t.Run("goroutine left writing", func(t *testing.T) {
 		var stop atomic.Bool
 		var wg sync.WaitGroup
-		d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+		d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
 			p := filepath.Join(job.MemoryDir, "build.md")
 			replaceFile(t, p, checked)
 			wg.Add(1)
@@ -59,14 +57,14 @@ func TestSparseRunnerWritingAfterItReturned(t *testing.T) {
 				t.Fatalf("build.md = %q, want what was checked", got)
 			}
 		case err != nil:
-			wantMemory(t, mem, sparseMemory())
+			wantMemory(t, mem, hostMemory())
 		default:
 			t.Fatalf("dream = %s, %v", rep.Status, err)
 		}
 	})
 	t.Run("descriptor kept open", func(t *testing.T) {
 		var kept *os.File
-		d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+		d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
 			p := filepath.Join(job.MemoryDir, "build.md")
 			replaceFile(t, p, checked)
 			f, err := os.OpenFile(p, os.O_WRONLY, 0)
@@ -86,13 +84,13 @@ func TestSparseRunnerWritingAfterItReturned(t *testing.T) {
 		if got := readMem(t, mem, "build.md"); strings.Contains(got, "LATE") {
 			t.Fatalf("a write through a kept descriptor reached the memory: %q (dream %s, %v)", got, rep.Status, err)
 		}
-		// Where the file system grants leases the open descriptor is seen
-		// and the dream refused; elsewhere the file was copied.
+		// The staged file was copied into the memory: the descriptor
+		// writes into staging, and the dream lands what was checked.
 		if err != nil {
 			if !errors.Is(err, journal.ErrStagingChanged) && !strings.Contains(rep.Error, "staging changed") {
 				t.Fatalf("refused for another reason: %v (%s)", err, rep.Error)
 			}
-			wantMemory(t, mem, sparseMemory())
+			wantMemory(t, mem, hostMemory())
 		} else {
 			wantMemory(t, mem, map[string]string{"build.md": checked})
 		}

@@ -65,10 +65,9 @@ func (s *memoryStart) file(rel string) ([]byte, error) {
 //
 // Only the changed Markdown files are read on both sides, each by the
 // guard's worker when it gets to it, so that neither side of the change is
-// held in memory at once; the unchanged ones are streamed (from staging,
-// where they are the originals, or from the memory dir for a sparse
-// dream, whose staging holds only what it wrote) only when a unit left its
-// file, to look for it there (lossguard.CheckFiles).
+// held in memory at once; the unchanged ones are streamed from staging,
+// where they are the originals, only when a unit left its file, to look
+// for it there (lossguard.CheckFiles).
 func (d *Dreamer) guardLoss(out Outcome, before *memoryStart, stagedDir string) (lossguard.Verdict, error) {
 	changes, err := before.txn.Changes()
 	if err != nil {
@@ -99,7 +98,7 @@ func (d *Dreamer) guardLoss(out Outcome, before *memoryStart, stagedDir string) 
 			return b, b != nil, err
 		},
 	}
-	unchanged := lossguard.WalkTree(before.unchangedDir(stagedDir), func(rel string) bool { _, ok := kinds[rel]; return ok })
+	unchanged := lossguard.WalkTree(stagedDir, func(rel string) bool { _, ok := kinds[rel]; return ok })
 	v, err := lossguard.CheckFiles(before.ctx, paths, sides, unchanged, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
 	if err != nil {
 		return v, err

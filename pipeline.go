@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/lossguard"
+	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
@@ -270,7 +270,7 @@ func (r *dreamRun) prepare() error {
 // with: the memory as it is now and the facts that must survive.
 func (r *dreamRun) stage() error {
 	d := r.d
-	txn, err := d.beginStaging(r.ctx, r.rep.TaskID, r.hist)
+	txn, err := d.beginStaging(r.rep.TaskID)
 	if err != nil {
 		return fmt.Errorf("staging the memory dir: %w", err)
 	}
@@ -278,7 +278,7 @@ func (r *dreamRun) stage() error {
 	if r.before, err = d.memoryBefore(r.ctx, txn, r.hist); err != nil {
 		return fmt.Errorf("reading the memory before the dream: %w", err)
 	}
-	if r.pinned, err = d.pinnedBefore(txn); err != nil {
+	if r.pinned, err = offline.PinnedFacts(d.cfg.MemoryDir, d.cfg.Settings.Pinned); err != nil {
 		return fmt.Errorf("reading pinned facts: %w", err)
 	}
 	return nil
@@ -317,7 +317,6 @@ func (r *dreamRun) execute() error {
 	out, err := d.cfg.Runner.Run(runCtx, Job{
 		TaskID:           r.rep.TaskID,
 		MemoryDir:        r.txn.Dir(),
-		BaseDir:          d.baseDirOf(r.txn),
 		MemoryDisplayDir: d.cfg.MemoryDir,
 		RepoDir:          readable(spec, jobs.ReadRepo, d.cfg.RepoDir),
 		SessionsDir:      readable(spec, jobs.ReadTranscripts, d.cfg.SessionsDir),
@@ -384,11 +383,7 @@ func (r *dreamRun) verify() error {
 	// With nothing pinned there is nothing to look for: no need to read the
 	// whole staged memory again.
 	r.txn.Freeze() // the runner has returned: the checks and the commit share one look at staging
-	pinned, err := r.pinnedAfter()
-	if err != nil {
-		return fmt.Errorf("reading pinned facts: %w", err)
-	}
-	if missing, err := missingPinnedIn(pinned, r.txn); err != nil || len(missing) > 0 {
+	if missing, err := missingPinned(r.pinned, r.txn.Dir()); err != nil || len(missing) > 0 {
 		if err == nil {
 			err = fmt.Errorf("the dream dropped %d pinned fact(s), rolled back: %s", len(missing), quoteList(missing))
 		}
@@ -506,23 +501,9 @@ func (r *dreamRun) commit() error {
 		return nil
 	}
 	d, ctx := r.d, r.ctx
-	// Where freeing a file waits for the device, the files the commit
-	// replaced are freed beside the record, which waits on git, instead
-	// of in the renames (see KeepReplaced); the dream ends only once they
-	// are. Elsewhere keeping them costs a link each for nothing.
 	o := commitOptions(ctx, r.hist)
-	o.KeepReplaced = keepReplaced(d.cfg.MemoryDir)
 	o.Hold = r.hold
 	res, err := r.txn.CommitWith(o)
-	if res.Replaced != "" {
-		freed := make(chan error, 1)
-		go func() { freed <- removeReplaced(res.Replaced) }()
-		defer func() {
-			if err := <-freed; err != nil {
-				d.cfg.Logf("dream: %v", err)
-			}
-		}()
-	}
 	r.rep.Merged, r.rep.ForReview, r.rep.ReviewID = res.Merged, res.ForReview, res.ReviewID
 	if err != nil {
 		if len(res.Applied) > 0 {
@@ -543,15 +524,6 @@ func (r *dreamRun) commit() error {
 	r.rep.AuditCommit = commit
 	return nil
 }
-
-// keepReplaced decides whether a dream's commit keeps the files it
-// replaces, and removeReplaced frees them; variables only so that a test
-// can keep them on any file system, and see what a dream kept and that it
-// waits for the freeing.
-var (
-	keepReplaced   = fsutil.FreeWaitsOnDevice
-	removeReplaced = journal.RemoveReplaced
-)
 
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {

@@ -28,13 +28,9 @@ func (f RunnerFunc) Run(ctx context.Context, job Job) (Outcome, error) { return 
 type Job struct {
 	// TaskID identifies the dream in the task registry and the audit log.
 	TaskID string
-	// MemoryDir is the staging the runner writes (and, unless BaseDir is
-	// set, reads): a full view of the memory, or, for a SparseWriter, an
-	// empty dir that receives only the files the runner changes.
+	// MemoryDir is the staging the runner reads and writes: a full view
+	// of the memory (linked, for a FileReplacer, or copied).
 	MemoryDir string
-	// BaseDir is set only for a SparseWriter: the user's memory dir, as the
-	// dream found it, to be read and never written (see SparseWriter).
-	BaseDir string
 	// MemoryDisplayDir is the user's real memory dir: the path a model is
 	// shown, so that prompts stay identical from one dream to the next.
 	MemoryDisplayDir string
@@ -45,10 +41,8 @@ type Job struct {
 	// SessionsReviewed is the number of transcripts touched since the last
 	// consolidation, for the prompt and the task entry.
 	SessionsReviewed int
-	// Pinned are facts that must survive the dream verbatim. For a
-	// SparseWriter only the configured ones: the facts pinned by a marker
-	// in a file are checked after the run for the files it changed, so
-	// that no dream reads the whole memory to find them.
+	// Pinned are facts that must survive the dream verbatim: the
+	// configured ones and those pinned by a marker in a memory file.
 	Pinned []string
 	// Progress receives the run's events; never nil.
 	Progress func(Progress)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 
 	"github.com/dreamkit/dream/internal/audit"
@@ -23,12 +24,8 @@ type FileReplacer interface {
 }
 
 // beginStaging starts the dream's transaction with the cheapest staging
-// the runner allows: sparse (SparseWriter), linked (FileReplacer) or a
-// copy.
-func (d *Dreamer) beginStaging(ctx context.Context, id string, hist *audit.History) (*journal.Txn, error) {
-	if d.sparse() {
-		return journal.BeginWith(d.cfg.StateDir, d.cfg.MemoryDir, id, journal.Options{Sparse: true, Start: startOf(ctx, hist)})
-	}
+// the runner allows: linked (FileReplacer) or a copy.
+func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {
 	r, ok := d.cfg.Runner.(FileReplacer)
 	return journal.BeginWith(d.cfg.StateDir, d.cfg.MemoryDir, id, journal.Options{LinkUnchanged: ok && r.ReplacesFiles()})
 }
@@ -44,6 +41,25 @@ func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptio
 		_, err := hist.RecordHandEditsOf(ctx, merged)
 		return err
 	}, Base: startOf(ctx, hist)}
+}
+
+// startOf reads a file as the memory was just before the dream: the audit
+// history's HEAD, which RecordHandEdits set right before staging began; ok
+// is false when the file did not exist then.
+func startOf(ctx context.Context, hist *audit.History) func(string) ([]byte, bool, error) {
+	return func(path string) ([]byte, bool, error) {
+		if hist == nil {
+			return nil, false, nil
+		}
+		data, err := hist.HeadFile(ctx, path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return data, true, nil
+	}
 }
 
 // recoverJournal is journal.Recover plus the audit record of every commit it

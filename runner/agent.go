@@ -163,11 +163,9 @@ func (r *Agent) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, er
 
 // setup is what Run and Estimate share: the leads, the sandboxed tools,
 // the prompts, and the plan of what the dream will read. forRun says it
-// is Run's: the offline analysis uses (and refreshes) its cache in the
-// state dir, which Run's offline pass just filled, and a memory it cannot
-// analyse fails the dream. An estimate, which reads the user's memory dir
-// rather than the dream's staging, leaves the cache alone and counts a
-// memory whose leads it cannot find as one without leads.
+// is Run's: a memory whose leads cannot be found fails the dream. An
+// estimate, which reads the user's memory dir rather than the dream's
+// staging, counts such a memory as one without leads.
 type setup struct {
 	set    *tools.Set
 	system string
@@ -190,9 +188,6 @@ func (r *Agent) setup(ctx context.Context, job dream.Job, forRun bool) (*setup, 
 		prov = offline.Chain{tr, ap}
 	}
 	lo := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Layout: layout, Now: r.now(), Provenance: prov}
-	if forRun && r.StateDir != "" && job.MemoryDisplayDir != "" {
-		lo.CacheFile = offline.CachePath(r.StateDir, job.MemoryDisplayDir) // the offline pass just analysed every file
-	}
 	leads, err := offline.FindLeadsWith(ctx, lo)
 	if err != nil && (forRun || ctx.Err() != nil) {
 		return nil, fmt.Errorf("finding leads: %w", err)

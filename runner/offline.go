@@ -51,10 +51,7 @@ func runOffline(ctx context.Context, job dream.Job, now time.Time, host, stateDi
 	if ap := newAuditProvenance(ctx, stateDir, job.MemoryDisplayDir); ap != nil {
 		prov = offline.Chain{tr, ap}
 	}
-	opts := offline.Options{MemoryDir: engineReadDir(job), WriteDir: engineWriteDir(job), RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutIn(host, engineReadDir(job)), Provenance: prov, Leads: true}
-	if stateDir != "" && job.MemoryDisplayDir != "" {
-		opts.CacheFile = offline.CachePath(stateDir, job.MemoryDisplayDir) // per memory, in the state dir; validated by content hash
-	}
+	opts := offline.Options{MemoryDir: job.MemoryDir, RepoDir: job.RepoDir, Now: now, Layout: offline.LayoutIn(host, job.MemoryDir), Provenance: prov, Leads: true}
 	rep, err := offline.Run(ctx, opts)
 	if err != nil {
 		return dream.Outcome{}, fmt.Errorf("offline engine: %w", err)

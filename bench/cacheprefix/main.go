@@ -7,8 +7,9 @@
 // common prefix with the previous request as a fraction of the previous
 // request (how much of what was sent before is re-sent unchanged, hence
 // cacheable) and of the current one (how much of the new request a cache
-// could serve). The baseline is the same dream with a per-request clock in
-// the system prompt, a common mistake that breaks the prefix on every turn.
+// could serve), and the input tokens of the whole dream. The baseline is
+// the same dream with a per-request clock in the system prompt, a common
+// mistake that breaks the prefix on every turn.
 //
 //	go run ./bench/cacheprefix
 package main
@@ -20,6 +21,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/tools"
@@ -88,5 +90,29 @@ func run(w io.Writer) error {
 	bp, bc := means(base)
 	fmt.Fprintf(w, "\nmean common-prefix/len(prev): dream %.4f  baseline (clock in system) %.4f  ratio %.2fx\n", dp, bp, dp/bp)
 	fmt.Fprintf(w, "mean common-prefix/len(cur):  dream %.4f  baseline (clock in system) %.4f  ratio %.2fx\n", dc, bc, dc/bc)
+	total, fresh, err := inputTokens(rec.sent)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "input tokens of the dream (cl100k_base, as laid out): %d sent, %d of them not a prefix already sent (the rest a prompt cache can serve)\n", total, fresh)
 	return nil
+}
+
+// inputTokens counts the tokens of every request and, of each, those past
+// the prefix it shares with the request before (all of the first).
+func inputTokens(reqs [][]byte) (total, fresh int, err error) {
+	tok, err := compact.NewTokenizer()
+	if err != nil {
+		return 0, 0, err
+	}
+	for i, r := range reqs {
+		n := tok.Count(string(r))
+		total += n
+		if i == 0 {
+			fresh += n
+			continue
+		}
+		fresh += n - tok.Count(string(r[:commonPrefix(reqs[i-1], r)]))
+	}
+	return total, fresh, nil
 }

@@ -80,7 +80,7 @@ func cmdHook(a *app, args []string) (err error) {
 		logf("ignored: bad arguments %q: %v", args, perr)
 		return nil
 	}
-	job, why := hookplan.Plan(quiet.loaded.Settings, quiet.session, payload, quiet.lookupEnv, time.Now())
+	job, why := early.PlanHook(quiet.loaded.Settings, quiet.session, payload, quiet.lookupEnv, time.Now())
 	// Every enabled job walks its own funnel, in its own detached process.
 	defer quiet.hookJobs(job, stateDir, passOn(fs, raw), logf, openLog)
 	if job == nil {

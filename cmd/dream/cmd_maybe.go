@@ -6,9 +6,6 @@ func cmdMaybe(a *app, args []string) error {
 	if _, err := a.standardCommand("maybe", args, nil); err != nil {
 		return err
 	}
-	if !a.isJob() && a.maybeFastPath() {
-		return nil
-	}
 	d, view, err := a.dreamerWithProvider()
 	if err != nil {
 		return err

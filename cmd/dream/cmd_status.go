@@ -14,7 +14,6 @@ func cmdStatus(a *app, args []string) error {
 	if _, err := a.standardCommand("status", args, nil); err != nil {
 		return err
 	}
-	defer relaxGC()()
 	consent := a.consent()
 	d, err := a.dreamer(nil, a.estimateBackend(), nil)
 	if err != nil {

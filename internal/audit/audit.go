@@ -56,14 +56,6 @@ type History struct {
 	gitBin string
 	// scope, when not empty, is all the history records (see SetScope).
 	scope []string
-	// workers is how many git processes compress a big record's files at
-	// once; 0 is one per core (see prehash).
-	workers int
-	// batch, when not 0, replaces bulkBatch (tests).
-	batch int
-	// objectDir, when not empty, is the quarantine the git processes
-	// write their objects to (see openQuarantine).
-	objectDir string
 	// indexFile, when not empty, is the index the git processes use
 	// instead of the history's own (see Pending).
 	indexFile string

@@ -17,9 +17,9 @@ import (
 // same author, committer, message and parent a commit would, so the same
 // commit object, and update-ref moves HEAD. `git commit` also refreshes
 // the whole index (an lstat of every file of the memory, and the index
-// written again), looks for hooks and starts `git maintenance run --auto`:
-// a third of a settled one-file dream's git time for nothing the record
-// uses.
+// written again) and looks for hooks: a third of a settled one-file
+// dream's git time for nothing the record uses. Its `git gc --auto` a
+// record runs itself (gcAuto).
 
 // writeCommit writes the commit object of tree with message msg on parent
 // ("" for the first commit) and returns its id.

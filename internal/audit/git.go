@@ -38,7 +38,9 @@ var isolation = []string{
 	// size and mtime), and a same-size edit missed here would be recorded as
 	// the next dream's and undone with it.
 	"-c", "commit.gpgSign=false",
-	"-c", "gc.auto=0",
+	// gc --auto (after each record, see gcAuto) packs in the foreground:
+	// nothing is left running once a record returns.
+	"-c", "gc.autoDetach=false",
 	// A file over this size is stored whole and diffed as binary: a pasted
 	// 200 MB log is never loaded to compute a line diff (files this large
 	// are opaque to dream).
@@ -75,9 +77,6 @@ func (h *History) env(extra ...string) []string {
 		"GIT_PAGER=cat", "PAGER=cat",
 		"LC_ALL=C", "LANGUAGE=C",
 	)
-	if h.objectDir != "" {
-		out = append(out, "GIT_OBJECT_DIRECTORY="+h.objectDir)
-	}
 	if h.indexFile != "" {
 		out = append(out, "GIT_INDEX_FILE="+h.indexFile)
 	}

@@ -121,8 +121,7 @@ func contextWithCancel(parent context.Context) (context.Context, context.CancelF
 	return context.WithCancel(parent)
 }
 
-// commitOn commits tree on parent and moves HEAD to it, as a record does
-// with its quarantine settled in between.
+// commitOn commits tree on parent and moves HEAD to it, as a record does.
 func (h *History) commitOn(ctx context.Context, parent, tree, msg string) (string, error) {
 	sha, err := h.writeCommit(ctx, parent, tree, msg)
 	if err != nil {

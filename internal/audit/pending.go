@@ -2,7 +2,9 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,4 +41,20 @@ func (h *History) Pending(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("audit: pending edits: %w", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// copyFile copies src to dst; a missing src (no index yet: nothing was
+// ever recorded) leaves dst absent too, which git reads as an empty index.
+func copyFile(src, dst string) error {
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	data, err := os.ReadFile(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o600)
 }

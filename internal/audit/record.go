@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -93,33 +92,7 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 	if err != nil {
 		return "", err
 	}
-	// A roll-up runs beside the rest of the record (the tree, the diff for
-	// the message, the commit: git processes of one thread each), and
-	// also when the record then finds nothing to commit. It works on the
-	// repository's object dir; what the record writes meanwhile goes to a
-	// quarantine, which moves into the repository once the roll-up has
-	// ended and before HEAD names the commit (see quarantine.go). A reader
-	// that finds a pack gone looks at the packs again. The record returns
-	// only once the roll-up has ended: nothing is left running.
-	w, rolledUp := h, func() {}
-	if args := h.rollupArgs(staged > bulkBatch); args != nil {
-		q, err := h.openQuarantine()
-		if err != nil {
-			return "", err
-		}
-		defer q.dropQuarantine()
-		w, rolledUp = q, h.startRollup(ctx, args)
-	}
-	sha, subject, err := w.commitChange(ctx, m, extra, parent, staged)
-	rolledUp()
-	if w != h {
-		// Also after a failure: write-tree may have put the quarantine's
-		// trees in the index's cache, which plain git (fsck, gc) refuses
-		// to find missing.
-		if serr := w.settleQuarantine(); err == nil {
-			err = serr
-		}
-	}
+	sha, subject, err := h.commitChange(ctx, m, extra, parent, staged)
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +106,18 @@ func (h *History) record(ctx context.Context, m Meta, extra [][2]string) (string
 		return "", err
 	}
 	h.noteRecorded(sha)
+	h.gcAuto(ctx)
 	return sha, nil
+}
+
+// gcAuto is `git gc --auto` after a commit, as `git commit` runs it: git
+// packs the loose objects once there are enough of them (gc.auto) and
+// rolls packs up once there are too many (gc.autoPackLimit), with its own
+// defaults. It runs in the foreground (gc.autoDetach is off, see git.go),
+// so that nothing of a record is left running once it returns. Failing
+// only costs disk space, so it is not an error.
+func (h *History) gcAuto(ctx context.Context) {
+	_, _ = h.git(ctx, nil, "gc", "--auto", "--quiet")
 }
 
 // commitChange writes the index's tree and, when it differs from parent,
@@ -280,10 +264,10 @@ func (h *History) stageAll(ctx context.Context) (int, error) {
 	untracked = slices.DeleteFunc(untracked, inNested.holds)
 	if bytes.Count(changed, []byte("\x00M\x00")) >= refreshAt {
 		// diff-files compares stat data only; a file whose stat changed
-		// and whose bytes did not would be compressed into a pack only to
-		// be dropped as already recorded. update-index --refresh hashes
-		// such files without compressing anything and puts their new stat
-		// in the index, so only real changes are left.
+		// and whose bytes did not would be compressed into a pack (see
+		// updateIndex) only to be dropped as already recorded. update-index
+		// --refresh hashes such files without compressing anything and
+		// puts their new stat in the index, so only real changes are left.
 		if _, err := h.git(ctx, nil, "update-index", "-q", "--refresh"); err != nil {
 			return 0, err
 		}
@@ -418,10 +402,11 @@ func (s dirSet) holds(p string) bool {
 }
 
 // refreshAt is how many files diff-files finds modified from which
-// stageAll first has git tell which of them really changed: a memory
-// copied with its mtimes (cp -a, rsync -t) or restored from a backup has
-// every file's ctime new, and compressing 30,000 unchanged files to find
-// that out costs seconds; hashing them a fraction of that.
+// stageAll first has git tell which of them really changed: a dream's
+// linked staging changes every memory file's ctime (a link is counted in
+// the inode), as does a memory copied with its mtimes (cp -a, rsync -t) or
+// restored from a backup, and compressing thousands of unchanged files to
+// find that out costs seconds; hashing them a fraction of that.
 const refreshAt = 200
 
 // nestedRepos lists, slash-separated, relative to memDir and sorted, every
@@ -518,212 +503,33 @@ func (h *History) stagePaths(ctx context.Context, paths []string) (int, error) {
 	return n, h.updateIndex(ctx, list.Bytes())
 }
 
-// bulkBatch is how many paths one update-index process hashes into one
-// pack. git 2.39's bulk-checkin looks each new object up in a list of the
-// objects its pack holds so far, one by one, so a pack of n objects costs
-// n²/2 comparisons: 30,000 files in one pack spend more CPU there than
-// hashing them (measured: 3.8 s user against 2.2 s in batches of 2,000).
-// Each batch also reads and writes the index once, which is why batches
-// are not smaller.
-const bulkBatch = 2000
-
-// batchSize is bulkBatch, or the smaller batch a test sets to exercise many
-// batches with few files.
-func (h *History) batchSize() int {
-	if h.batch > 0 {
-		return h.batch
-	}
-	return bulkBatch
-}
-
-// updateIndex feeds update-index a NUL-separated path list, bulkBatch
-// paths per process, each streaming its blobs into one pack, with every
-// core compressing (see stageParallel). Several batches work on a copy of
-// the index that replaces it once all are done, so that, as with one
-// update-index, a record stopped halfway leaves the index as it was (and
-// the next hand-edit record does not commit half a dream's files as the
-// user's).
+// updateIndex stages a NUL-separated path list into the index, as `git
+// add` does: each added or changed file is hashed, and a path that is gone
+// is removed. One update-index, which replaces the index only once it has
+// staged everything: a record stopped halfway leaves the index as it was.
+//
+// Its blobs are streamed into one pack (git's bulk-checkin, which git
+// uses for files past core.bigFileThreshold, lowered to 1 byte here only)
+// rather than written as a loose object each: the first record of a
+// memory of thousands of files would otherwise create as many files in
+// the history, each an inode and a directory entry (3,000 topics: most of
+// a first dream's time), and git gc --auto would then pack them again.
+// Files of 0 and 1 bytes and symlinks stay loose; a blob the history
+// already holds is not stored again.
+//
+// GLIBC_TUNABLES keeps glibc's malloc from handing its heap back to the
+// kernel after every file: zlib allocates a quarter of a megabyte per
+// object and frees it, glibc trims the top of the heap past 128 KiB, and
+// each object then faults fresh zeroed pages in again (measured over
+// 30,000 files: 2.1 s of system time down to 0.5 s). It means nothing to
+// any other C library, and one the user set is left as it is.
 func (h *History) updateIndex(ctx context.Context, list []byte) error {
-	batch := h.batchSize()
-	if bytes.Count(list, []byte{0}) <= batch {
-		runs := h.stageRuns(list)
-		if len(runs) == 1 {
-			// One process: it stages into the index itself, which it
-			// replaces only once it has staged everything.
-			return h.stageEach(ctx, bulkEnv(), runs)
-		}
-		return h.onIndexCopy(func(env []string) error { return h.stageEach(ctx, env, runs) })
+	var env []string
+	if _, ok := os.LookupEnv("GLIBC_TUNABLES"); !ok {
+		env = []string{"GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864:glibc.malloc.top_pad=4194304"}
 	}
-	return h.onIndexCopy(func(env []string) error {
-		if workers := h.hashWorkers(); workers > 1 {
-			return h.stageParallel(ctx, env, list, batch, workers)
-		}
-		for len(list) > 0 {
-			end, n := 0, 0
-			for end < len(list) && n < batch {
-				end += bytes.IndexByte(list[end:], 0) + 1
-				n++
-			}
-			if err := h.stageBatch(ctx, env, list[:end]); err != nil {
-				return err
-			}
-			list = list[end:]
-		}
-		return nil
-	})
-}
-
-// onIndexCopy runs stage, whose git processes get env (naming a copy of
-// the index), and puts the copy in the index's place once stage has
-// succeeded: a stage of several processes that stops halfway leaves the
-// index as it was.
-func (h *History) onIndexCopy(stage func(env []string) error) error {
-	index := h.index()
-	tmp := index + ".dream-batches"
-	if err := copyFile(index, tmp); err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if err := stage(append(bulkEnv(), "GIT_INDEX_FILE="+tmp)); err != nil {
-		return err
-	}
-	return os.Rename(tmp, index)
-}
-
-// copyFile copies src to dst; a missing src (no index yet: nothing was
-// ever recorded) leaves dst absent too, which git reads as an empty index.
-func copyFile(src, dst string) error {
-	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	data, err := os.ReadFile(src)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(dst, data, 0o600)
-}
-
-// bulkEnv keeps glibc's malloc from handing its heap back to the kernel
-// after every file: zlib allocates a quarter of a megabyte per object and
-// frees it, glibc trims the top of the heap past 128 KiB, and each object
-// then faults fresh zeroed pages in again — a page fault storm that was
-// most of update-index's system time (measured over 30,000 files: 2.6 s of
-// system time down to 0.7 s). The variable means nothing to any other C
-// library, and a GLIBC_TUNABLES the user set is left as it is.
-func bulkEnv() []string {
-	if _, ok := os.LookupEnv("GLIBC_TUNABLES"); ok {
-		return nil
-	}
-	return []string{"GLIBC_TUNABLES=glibc.malloc.trim_threshold=67108864:glibc.malloc.top_pad=4194304"}
-}
-
-// bulkCheckin makes update-index stream every blob it hashes into one pack
-// (git's bulk-checkin, which update-index batches into a single ODB
-// transaction) instead of a loose object per file: the first record of a
-// memory of 30,000 files otherwise writes 30,000 zlib files, a directory
-// entry and an inode each, and leaves them to be packed again. git streams
-// a file into the pack when it is larger than core.bigFileThreshold, so the
-// threshold is lowered to 1 byte here only: for diff, log and repack it
-// stays at bigFileThreshold, since there it also means "show as binary"
-// and "never deltify". Files of 0 and 1 bytes and symlinks stay loose (git
-// hashes them in memory); a blob already in the history is dropped from the
-// pack as it is written, so an unchanged file costs no space. The pack has
-// no deltas; a roll-up of small packs makes them (see rollupArgs).
-var bulkCheckin = []string{"-c", "core.bigFileThreshold=1"}
-
-// rawObjectMax is the largest file a record stores in a pack without
-// compressing it. Deflating a blob of a few hundred bytes takes more time
-// than it saves space, and memory is mostly made of such files: the 30,000
-// topic files of a generated memory are all at most 1 KiB, and storing
-// them whole took about a quarter off each of a first dream's two records.
-// Past a KiB, compressing pays. BenchmarkStageSmallFiles stages 2,000 files
-// both ways; time and pack size stored whole against compressed:
-//
-//	700 B   0.67×  1.62×
-//	2 KiB   0.87×  3.53×
-//	4 KiB   1.07×  5.53×
-//
-// So a small file's blob costs at most about a KiB of disk more than
-// compressed, in the history and in what a sync pushes. Roll-ups copy it
-// as it is; one of small packs compresses the deltas it finds, so a file
-// edited again is stored as a compressed delta.
-const rawObjectMax = 1 << 10
-
-// storeRaw is the setting for a pack of small files, stored as they are.
-var storeRaw = []string{"-c", "pack.compression=0"}
-
-// stageRun is a part of a batch that one update-index stages: small files
-// stored whole (raw), or files with a big one among them compressed.
-type stageRun struct {
-	list []byte
-	raw  bool
-}
-
-// maxRuns is how many runs a batch is split into at most: past it (big
-// and small files interleaved all through it) the batch is staged by one
-// process that compresses it all, since each more process reads and
-// writes the whole index once more.
-const maxRuns = 5
-
-// stageRuns splits a NUL-separated batch of paths, in order, into runs of
-// small files (see rawObjectMax) and of the others (see storedWhole).
-func (h *History) stageRuns(batch []byte) []stageRun {
-	var runs []stageRun
-	start := 0 // where the last run starts in batch
-	for rest := batch; len(rest) > 0; {
-		at := len(batch) - len(rest) // where this path starts
-		p, after, _ := bytes.Cut(rest, []byte{0})
-		end := len(batch) - len(after)
-		rest = after
-		small := storedWhole(os.Lstat(filepath.Join(h.memDir, filepath.FromSlash(string(p)))))
-		if n := len(runs); n > 0 && runs[n-1].raw == small {
-			runs[n-1].list = batch[start:end]
-			continue
-		}
-		start = at
-		runs = append(runs, stageRun{list: batch[start:end], raw: small})
-	}
-	if len(runs) > maxRuns {
-		return []stageRun{{list: batch}}
-	}
-	return runs
-}
-
-// storedWhole is whether a path, by its Lstat, goes in a run stored
-// without compression: a small file, or one that is gone or no file (no
-// blob to compress).
-func storedWhole(info fs.FileInfo, err error) bool {
-	return err != nil || !info.Mode().IsRegular() || info.Size() <= rawObjectMax
-}
-
-// stageBatch stages a batch of paths into the index env names, run by run
-// (see stageRuns), each run's blobs streamed into a pack.
-func (h *History) stageBatch(ctx context.Context, env []string, batch []byte) error {
-	return h.stageEach(ctx, env, h.stageRuns(batch))
-}
-
-// stageEach stages the runs in order, each by one update-index.
-func (h *History) stageEach(ctx context.Context, env []string, runs []stageRun) error {
-	for _, r := range runs {
-		if _, err := h.gitEnv(ctx, env, r.list, bulkUpdateIndex(r.raw, "--add", "--remove", "--replace")...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// bulkUpdateIndex is `update-index <flags> -z --stdin` streaming its blobs
-// into a pack (bulkCheckin), stored whole when raw (storeRaw).
-func bulkUpdateIndex(raw bool, flags ...string) []string {
-	args := append([]string(nil), bulkCheckin...)
-	if raw {
-		args = append(args, storeRaw...)
-	}
-	args = append(append(args, "update-index"), flags...)
-	return append(args, "-z", "--stdin")
+	_, err := h.gitEnv(ctx, env, list, "-c", "core.bigFileThreshold=1", "update-index", "--add", "--remove", "--replace", "-z", "--stdin")
+	return err
 }
 
 // nulList is paths as update-index --stdin -z reads them.

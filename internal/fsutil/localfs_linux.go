@@ -15,16 +15,9 @@ const (
 )
 
 // LocalKernelFS reports whether the file system holding path is one the
-// local kernel keeps itself, which two callers rely on:
-//   - ctime is the kernel's change time, set on every write, chmod, link
-//     and rename and settable by no user-space call (the journal's sparse
-//     staging trusts a stat older than the dream);
-//   - syncfs(2) makes everything written durable (SyncFS).
-//
-// FUSE mounts (which may report a synced file's mtime as its ctime, and
-// whose syncfs never reaches the server), FAT (no ctime) and network file
-// systems (attributes cached for seconds; CIFS has no syncfs at all) are
-// not.
+// local kernel keeps itself, where syncfs(2) makes everything written
+// durable (SyncFS). FUSE mounts (whose syncfs never reaches the server), FAT
+// and network file systems (CIFS has no syncfs at all) are not.
 func LocalKernelFS(path string) bool {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(path, &st); err != nil {

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -82,12 +81,51 @@ func prepareTemp(root *os.Root, src, rel string, perm os.FileMode, n int, sync b
 	return tmp, nil
 }
 
-// linkTempName is the temporary name of rel's linked file in its target's
-// directory (see link_linux.go): fixed by the transaction and the path, so
-// a roll-forward can find it once the staged name is gone.
-func linkTempName(id, rel string) string {
-	sum := sha256.Sum256([]byte(id + "\x00" + filepath.ToSlash(rel)))
-	return TempPrefix + "link-" + hex.EncodeToString(sum[:8])
+// linkTemp is prepareTemp for a linked staging (Options.LinkUnchanged):
+// the staged file itself is hard-linked under a temporary name beside rel,
+// and keeps its staged name, so nothing is copied or flushed a second time
+// (syncStaged made it durable) and a roll-forward still finds it in
+// staging. The runner of a linked staging only ever replaces files (see
+// Options.LinkUnchanged), so the inode is written by no one once its
+// content was checked; its stat is checked before and after the link all
+// the same. ok is false, with no error, where no link can be made (another
+// file system, no stat to check): the caller copies.
+func linkTemp(root *os.Root, src, rel string, perm os.FileMode, n int, want fingerprint) (tmp string, ok bool, err error) {
+	if want.Ino == 0 {
+		return "", false, nil
+	}
+	info, err := os.Lstat(src)
+	if err != nil {
+		return "", false, fmt.Errorf("install %s: %w", rel, err)
+	}
+	if !info.Mode().IsRegular() || !statPrint(info).sameStat(want) {
+		return "", false, fmt.Errorf("install %s: %w: written after it was checked", rel, ErrStagingChanged)
+	}
+	dir := filepath.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("install %s: %w", rel, err)
+	}
+	var suffix [8]byte
+	if _, err := rand.Read(suffix[:]); err != nil {
+		return "", false, fmt.Errorf("install %s: %w", rel, err)
+	}
+	tmp = filepath.Join(dir, TempPrefix+hex.EncodeToString(suffix[:]))
+	if err := linkIn(root, src, tmp); err != nil {
+		return "", false, nil // the copy reports what is wrong, if anything
+	}
+	if info.Mode().Perm() != perm.Perm() {
+		err = root.Chmod(tmp, perm.Perm())
+	}
+	// The link changed the inode's ctime, not its size or mtime.
+	if li, lerr := root.Lstat(tmp); err == nil && (lerr != nil || statPrint(li).Ino != want.Ino || li.Size() != want.Size || li.ModTime().UnixNano() != want.MtimeNs) {
+		err = fmt.Errorf("%w: replaced while it was installed", ErrStagingChanged)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		return "", false, fmt.Errorf("install %s: %w", rel, err)
+	}
+	crashPoint("commit:tmp:%d", n)
+	return tmp, true, nil
 }
 
 // writeTempData streams a staged file into its temporary file. It is a

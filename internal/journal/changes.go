@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -53,28 +54,6 @@ func plain(chs []recChange) []Change {
 	return out
 }
 
-// ChangesWithOriginals is Changes for a sparse staging that also hands
-// visit the content of each modified file's original that the scan read
-// and proved to be the version the dream began from (its stat the base's
-// before and after the read), and returns the paths it visited: the caller
-// then reads the start versions of the others only, instead of every
-// original a second time. Visit sees nothing when the changes were already
-// known (a frozen staging looked at before). Visit is called for one file
-// at a time, in no particular order.
-func (t *Txn) ChangesWithOriginals(visit func(rel string, data []byte)) ([]Change, map[string]bool, error) {
-	visited := map[string]bool{}
-	t.visit = func(rel string, data []byte) {
-		visited[rel] = true
-		visit(rel, data)
-	}
-	defer func() { t.visit = nil }()
-	chs, err := t.changes()
-	if err != nil {
-		return nil, nil, err
-	}
-	return plain(chs), visited, nil
-}
-
 // changes is Changes with what Commit needs to record. Its cost follows
 // what the runner wrote: a staged file whose stat is still the one recorded
 // at Begin was not written and is neither read nor hashed; only written,
@@ -100,13 +79,17 @@ func (t *Txn) changes() ([]recChange, error) {
 // (the guards and the commit each ask), until Keep changes them.
 func (t *Txn) Freeze() { t.frozen = true }
 
-// scan walks staging once and finds the changes.
+// scan walks staging once and finds the changes. The walk only compares
+// stats; the files it cannot vouch for are read and hashed, and the
+// changes' lines counted, on every core (scanWorkers): most of a scan's
+// cost when a dream rewrote thousands of files.
 func (t *Txn) scan() ([]recChange, error) {
-	if t.rec.Sparse {
-		return t.scanSparse()
+	type written struct {
+		rel, abs string
+		base     fingerprint
+		inBase   bool
 	}
-	var out []recChange
-	t.hashedAt = map[string]fingerprint{}
+	var todo []written
 	seen := make(map[string]bool, len(t.rec.Base))
 	err := walkFiles(t.Dir(), func(rel, abs string, info fs.FileInfo) error {
 		seen[rel] = true
@@ -121,26 +104,45 @@ func (t *Txn) scan() ([]recChange, error) {
 				return nil
 			}
 		}
-		now, st, err := hashFile(abs)
-		if err != nil {
-			return err
-		}
-		t.hashedAt[rel] = st
-		if !inBase {
-			out = append(out, recChange{Change: Change{Path: rel, Kind: Added}, NewSHA256: now.SHA256, Mode: now.Mode})
-			return nil
-		}
-		if base.SHA256 == "" {
-			base = t.baseHash(rel, base)
-		}
-		if base.SHA256 != "" && now.Size == base.Size && now.SHA256 == base.SHA256 {
-			return nil
-		}
-		out = append(out, recChange{Change: Change{Path: rel, Kind: Modified}, NewSHA256: now.SHA256, Mode: base.Mode})
+		todo = append(todo, written{rel, abs, base, inBase})
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("journal: changes: %w", err)
+	}
+	type hashed struct {
+		now, st, base fingerprint
+		rebased       bool // base's content hash was filled in (hashOfBase)
+		err           error
+	}
+	res := make([]hashed, len(todo))
+	onWorkers(len(todo), scanWorkers(len(todo)), func(i int) error {
+		w, r := todo[i], &res[i]
+		if r.now, r.st, r.err = hashFile(w.abs); r.err == nil && w.inBase && w.base.SHA256 == "" {
+			r.base, r.rebased = t.hashOfBase(w.rel, w.base)
+		}
+		return nil
+	})
+	var out []recChange
+	t.hashedAt = map[string]fingerprint{}
+	for i, w := range todo {
+		r := res[i]
+		if r.err != nil {
+			return nil, fmt.Errorf("journal: changes: %w", r.err)
+		}
+		t.hashedAt[w.rel] = r.st
+		if !w.inBase {
+			out = append(out, recChange{Change: Change{Path: w.rel, Kind: Added}, NewSHA256: r.now.SHA256, Mode: r.now.Mode})
+			continue
+		}
+		base := w.base
+		if r.rebased {
+			base, t.rec.Base[w.rel] = r.base, r.base
+		}
+		if base.SHA256 != "" && r.now.Size == base.Size && r.now.SHA256 == base.SHA256 {
+			continue
+		}
+		out = append(out, recChange{Change: Change{Path: w.rel, Kind: Modified}, NewSHA256: r.now.SHA256, Mode: base.Mode})
 	}
 	for p, base := range t.rec.Base {
 		if !seen[p] {
@@ -153,23 +155,35 @@ func (t *Txn) scan() ([]recChange, error) {
 	return t.finishScan(out)
 }
 
+// scanWorkers is how many goroutines read n staged files: one per core,
+// and one for a few files, where starting them costs more than it saves.
+func scanWorkers(n int) int {
+	if n < 64 {
+		return 1
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
 // finishScan drops the kept paths, sorts the changes and counts their
-// lines.
+// lines, on every core (each worker holds one file's two sides at a time).
 func (t *Txn) finishScan(out []recChange) ([]recChange, error) {
 	if len(t.rec.Kept) > 0 {
 		out = slices.DeleteFunc(out, func(c recChange) bool { return slices.Contains(t.rec.Kept, c.Path) })
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	for i := range out {
-		if out[i].counted {
-			continue
-		}
+	errs := make([]error, len(out))
+	onWorkers(len(out), scanWorkers(len(out)), func(i int) error {
 		old, new, err := t.sides(out[i].Change)
 		if err != nil {
-			return nil, fmt.Errorf("journal: changes %s: %w", out[i].Path, err)
-		}
-		if !old.Opaque && !new.Opaque {
+			errs[i] = fmt.Errorf("journal: changes %s: %w", out[i].Path, err)
+		} else if !old.Opaque && !new.Opaque {
 			out[i].Added, out[i].Removed = linediff.Counts(old.Data, new.Data)
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
@@ -225,7 +239,7 @@ func (t *Txn) sides(c Change) (old, new linediff.File, err error) {
 }
 
 // A side that is not a regular file (a symlink, a directory: what a user
-// or a sparse runner may have put at a memory path) is opaque too: it is
+// or a runner may have put at a memory path) is opaque too: it is
 // never followed, so no diff shows a file outside the memory.
 func loadSide(f linediff.File, path string) (linediff.File, error) {
 	info, err := os.Lstat(path)

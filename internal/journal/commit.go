@@ -44,16 +44,6 @@ type CommitOptions struct {
 	// the transaction lands as one commit. The review's ParkReason is the
 	// reasons, the held files' first, each followed by its path.
 	Hold map[string]string
-	// KeepReplaced asks the commit to keep the memory files its renames
-	// replace, as hard links in a directory it returns in
-	// CommitResult.Replaced, for the caller to remove (RemoveReplaced)
-	// once the commit is done. A rename over a file frees it, and on a
-	// file system mounted with discard freeing waits for the device (at
-	// 30,000 topics, most of the rename pass's time): the caller can then
-	// free them beside its next step. Only a commit that installs by hard
-	// link keeps them (see link_linux.go); what is left of a removal a
-	// process did not finish goes with the next Recover.
-	KeepReplaced bool
 }
 
 // CommitResult says what a commit did.
@@ -69,9 +59,6 @@ type CommitResult struct {
 	// ReviewID (`dream diff`, `apply`, `discard`).
 	ForReview []string
 	ReviewID  string
-	// Replaced, with KeepReplaced, is the directory holding the files the
-	// commit replaced ("" when it kept none).
-	Replaced string
 }
 
 // CommitWith lands the staged changes in the memory dir. Files someone
@@ -86,10 +73,8 @@ type CommitResult struct {
 // (so a full disk fails before the first rename, leaving memory as it was),
 // renames them, removes deleted files (their old content is kept by the
 // audit history, which the caller records first), syncs the directories and
-// finally drops the transaction; with KeepReplaced, the files the renames
-// replaced move out of it first, for the caller to free. If it fails after
-// the first rename, the transaction stays committing and Recover finishes
-// it.
+// finally drops the transaction. If it fails after the first rename, the
+// transaction stays committing and Recover finishes it.
 func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	var res CommitResult
 	if t.closed {
@@ -173,37 +158,20 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	}
 	t.rec = rec
 	crashPoint("commit:record")
-	keep := ""
-	if o.KeepReplaced {
-		keep = filepath.Join(t.txnDir, replacedName)
-	}
-	skipped, err := apply(t.memDir, t.Dir(), rec, t.hashedAt, keep)
+	skipped, err := apply(t.memDir, t.Dir(), rec, t.hashedAt)
 	if err != nil {
 		var nr *notRenamedError
 		if errors.As(err, &nr) {
-			// Linked files went back to staging, with a new ctime: a
-			// retry looks at staging afresh.
-			t.cached = nil
 			// Nothing reached the memory dir: the commit is abandoned, not
-			// left for a roll-forward, and the staging is dropped with it.
+			// left for a roll-forward.
 			back := full
 			back.State, back.Changes = StateStaging, nil
 			if werr := writeRecord(t.txnDir, back); werr == nil {
 				t.rec = back
 			}
-			// No rename ran, so every kept link names a file still in
-			// the memory: dropping them frees nothing and leaves no
-			// second name of a memory file behind.
-			if keep != "" {
-				os.RemoveAll(keep)
-			}
 			return res, fmt.Errorf("journal: commit %s: nothing was changed: %w", t.rec.ID, nr.err)
 		}
 		return res, fmt.Errorf("journal: commit %s (left committing; Recover will finish it): %w", t.rec.ID, err)
-	}
-	if keep != "" {
-		res.Replaced = t.moveReplaced(keep)
-		crashPoint("commit:replaced")
 	}
 	if err := t.finish(); err != nil {
 		return res, err
@@ -454,16 +422,14 @@ func (t *Txn) finish() error {
 // its target, renamed over it once every file has one.
 type install struct {
 	tmp, rel string
-	linked   bool // the staged file itself, moved out of staging
-	rescued  bool // left linked by an interrupted commit: its only copy
+	linked   bool // the staged file itself, flushed in staging already
 }
 
 // renameWorkers is how many directories a commit renames into side by
 // side. A rename holds its directory's lock, so renames in one directory
-// cannot overlap; those in others can, and a copy install's rename over a
-// file also frees the file it replaces, which on a file system mounted
-// with discard waits for the device (a linked install keeps it for after
-// the commit, or frees it outside the lock: see linker.rename).
+// cannot overlap; those in others can, and a rename over a file also frees
+// the file it replaces, which on a file system mounted with discard waits
+// for the device.
 const renameWorkers = 8
 
 // renameInstalls renames every install over its target with rename: those
@@ -471,25 +437,9 @@ const renameWorkers = 8
 // side. renamed[i] is whether installs[i] was renamed. After a failure no
 // directory starts another rename; err is that failure (of several at
 // once, the lowest-indexed), and a caller decides by renamed, not by which
-// file failed. The crash point
-// "commit:rename:N" follows the N-th rename done, in whichever directory.
-//
-// A rename may return a release (see linker.rename; one that kept the
-// file it replaced returns none): releases run on renameWorkers goroutines
-// of their own while the renames go on, and all have run when
-// renameInstalls returns.
-func renameInstalls(installs []install, rename func(install) (release func(), err error)) (renamed []bool, err error) {
-	releases := make(chan func(), 4*renameWorkers)
-	var released sync.WaitGroup
-	for range renameWorkers {
-		released.Go(func() {
-			for release := range releases {
-				release()
-			}
-		})
-	}
-	defer released.Wait()
-	defer close(releases)
+// file failed. The crash point "commit:rename:N" follows the N-th rename
+// done, in whichever directory.
+func renameInstalls(installs []install, rename func(install) error) (renamed []bool, err error) {
 	renamed = make([]bool, len(installs))
 	byDir := map[string][]int{}
 	var order []string
@@ -520,11 +470,7 @@ func renameInstalls(installs []install, rename func(install) (release func(), er
 						return
 					}
 					in := installs[i]
-					release, rerr := rename(in)
-					if release != nil {
-						releases <- release
-					}
-					if rerr != nil {
+					if rerr := rename(in); rerr != nil {
 						mu.Lock()
 						if first < 0 || i < first {
 							first, err = i, fmt.Errorf("install %s: %w", in.rel, rerr)
@@ -551,51 +497,36 @@ func (e *notRenamedError) Error() string { return e.err.Error() }
 func (e *notRenamedError) Unwrap() error { return e.err }
 
 // apply performs the recorded changes in two passes: first every new
-// file's content is made ready under a temporary name beside its target
-// (hard-linked from staging where it can be, see link_linux.go, else
-// copied and synced), then the temporaries are renamed into place and
-// deletions done. A failure in the first pass (a full disk, a quota, a
-// staged file written after it was checked) gives every linked file back
-// to staging, removes the temporaries and returns a *notRenamedError:
-// nothing changed. Each step is idempotent: a file that already holds its
-// new content (or is already gone) is left as is, so a roll-forward can
-// redo the whole list; one whose staged file an interrupted link already
-// moved out of staging is installed from its linked temporary, after its
-// content hash is checked. A file that holds neither its base nor its new
-// content was edited by hand after the record was written; it is left
-// alone and returned in skipped. Every file operation goes through an
-// os.Root on the memory dir: a path that crosses a symlink out of it fails
-// instead of writing elsewhere.
+// file's content is put under a temporary name beside its target (the
+// staged file hard-linked there for a live commit of a linked staging, see
+// linkTemp, else copied and flushed), then the temporaries are renamed
+// into place and deletions done. A failure in the first pass (a full disk,
+// a quota, a staged file written after it was checked) removes the
+// temporaries and returns a *notRenamedError: nothing changed. Each step is
+// idempotent: a file that already holds its new content (or is already
+// gone) is left as is, so a roll-forward can redo the whole list. A file
+// that holds neither its base nor its new content was edited by hand after
+// the record was written; it is left alone and returned in skipped. Every
+// file operation goes through an os.Root on the memory dir: a path that
+// crosses a symlink out of it fails instead of writing elsewhere.
 //
 // frozen is, for a live commit, each staged file's stat when its content
-// was hashed (nil for a roll-forward, which only copies). replaced, when
-// not empty, is where a live commit keeps the files its renames replace
-// (CommitOptions.KeepReplaced).
-func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint, replaced string) (skipped []string, err error) {
+// was hashed (nil for a roll-forward, which checks content).
+func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (skipped []string, err error) {
 	root, err := os.OpenRoot(memDir)
 	if err != nil {
 		return nil, &notRenamedError{err}
 	}
 	defer root.Close()
-	links := newLinker(root, stageDir, rec.ID, frozen, replaced)
-	defer links.close()
 	var installs []install
 	var deletes []recChange
-	// putBack undoes the first pass for the given installs: linked files
-	// get their staged names back, copies are removed, and a rescued
-	// temporary stays for the next roll-forward.
+	// putBack undoes the first pass for the given installs: their
+	// temporary names are removed.
 	putBack := func(ins []install) {
 		for _, in := range ins {
-			switch {
-			case in.rescued:
-			case in.linked:
-				links.restore(in.rel, in.tmp)
-			default:
-				root.Remove(in.tmp)
-			}
+			root.Remove(in.tmp)
 		}
 	}
-	copies := 0
 	// Directories the install creates: their parents' entries must be
 	// synced too, or a power cut can lose a whole new subtree.
 	newDirs := map[string]bool{}
@@ -634,26 +565,20 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint, r
 				continue
 			}
 			noteDir(rel)
-			n := len(installs) + 1
-			tmp, linked, err := links.install(rel, c.Mode, n)
-			if err != nil {
-				putBack(installs)
-				return skipped, &notRenamedError{err}
-			}
-			if linked {
-				crashPoint("commit:tmp:%d", n)
-				installs = append(installs, install{tmp: tmp, rel: rel, linked: true})
-				continue
-			}
 			src := filepath.Join(stageDir, rel)
-			if frozen == nil {
-				if tmp, ok := rescueLinked(root, src, rec.ID, rel, c.NewSHA256); ok {
-					installs = append(installs, install{tmp: tmp, rel: rel, rescued: true})
+			n := len(installs) + 1
+			if rec.Linked && frozen != nil {
+				tmp, ok, err := linkTemp(root, src, rel, c.Mode, n, frozen[c.Path])
+				if err != nil {
+					putBack(installs)
+					return skipped, &notRenamedError{err}
+				}
+				if ok {
+					installs = append(installs, install{tmp: tmp, rel: rel, linked: true})
 					continue
 				}
 			}
-			copies++
-			tmp, err = prepareTemp(root, src, rel, c.Mode, n, false, frozen[c.Path])
+			tmp, err := prepareTemp(root, src, rel, c.Mode, n, false, frozen[c.Path])
 			if err != nil {
 				putBack(installs)
 				return skipped, &notRenamedError{err}
@@ -674,13 +599,13 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint, r
 	// are many, so the file system commits them in a few journal
 	// transactions instead of one per file. A linked file's data was
 	// flushed in staging (syncStaged) and is not flushed again.
-	if copies > 0 {
-		var toSync []string
-		for _, in := range installs {
-			if !in.linked && !in.rescued {
-				toSync = append(toSync, in.tmp)
-			}
+	var toSync []string
+	for _, in := range installs {
+		if !in.linked {
+			toSync = append(toSync, in.tmp)
 		}
+	}
+	if len(toSync) > 0 {
 		syncOne := func(i int) error {
 			f, err := root.Open(toSync[i])
 			if err != nil {
@@ -716,12 +641,31 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint, r
 	for _, in := range installs {
 		dirs[filepath.Dir(in.rel)] = true
 	}
-	renamed, err := renameInstalls(installs, func(in install) (func(), error) {
-		if in.linked {
-			return links.rename(in.tmp, in.rel)
+	// A rename over a file frees the file it replaces under its directory's
+	// lock, and where a free waits for the device (a disk mounted with
+	// online discard: about half a millisecond a file) the renames of a flat
+	// memory wait for each other's frees. So each replaced file is held open
+	// across its rename and let go by one of a few goroutines, side by
+	// side: the last close frees it, outside the lock.
+	held := make(chan *os.File, 4*renameWorkers)
+	var closers sync.WaitGroup
+	for range renameWorkers {
+		closers.Go(func() {
+			for f := range held {
+				f.Close()
+			}
+		})
+	}
+	renamed, err := renameInstalls(installs, func(in install) error {
+		f, _ := root.OpenFile(in.rel, holdFlags, 0)
+		err := root.Rename(in.tmp, in.rel)
+		if f != nil {
+			held <- f
 		}
-		return nil, root.Rename(in.tmp, in.rel)
+		return err
 	})
+	close(held)
+	closers.Wait()
 	if err != nil {
 		var left []install
 		for i, in := range installs {
@@ -829,8 +773,8 @@ const syncWorkers = 16
 
 // syncFSFrom is the number of files from which a commit flushes the whole
 // file system with one syncfs instead of each file and directory (a
-// 3,000-file commit: 0.27-0.29 s against 0.35 s, BenchmarkCommitManyFiles
-// link and link-fsync). Below it, flushing whatever else is dirty on the
+// 3,000-file commit: 0.27-0.29 s against 0.35 s, measured when it was
+// chosen). Below it, flushing whatever else is dirty on the
 // file system could cost more than the files themselves.
 const syncFSFrom = 512
 
@@ -958,32 +902,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// rescueLinked finds, for a roll-forward, the file an interrupted commit
-// had already moved out of staging by link (see link_linux.go): when src
-// is gone and rel's linked temporary holds the recorded content, that
-// temporary is what to rename into place.
-func rescueLinked(root *os.Root, src, id, rel, sha string) (string, bool) {
-	if _, err := os.Lstat(src); !errors.Is(err, fs.ErrNotExist) {
-		return "", false
-	}
-	tmp := filepath.Join(filepath.Dir(rel), linkTempName(id, rel))
-	fp, exists, err := fingerprintIn(root, tmp)
-	if err != nil || !exists || fp.SHA256 != sha {
-		return "", false
-	}
-	return tmp, true
-}
-
-// pendingLinkTemps are the linked temporaries a committing transaction may
-// still need (see rescueLinked): Recover leaves them while the transaction
-// is pending.
-func pendingLinkTemps(rec record, keep map[string]bool) {
-	for _, c := range rec.Changes {
-		if c.Kind != Deleted {
-			rel := filepath.FromSlash(c.Path)
-			keep[filepath.Join(filepath.Dir(rel), linkTempName(rec.ID, rel))] = true
-		}
-	}
 }

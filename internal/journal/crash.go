@@ -8,16 +8,11 @@ import "fmt"
 // to kill the process there and prove recovery; a release build leaves it
 // nil, so no environment variable can crash a real dream.
 //
-// Points: "begin:copied:N" after the N-th file is copied into staging,
-// "begin:done", "commit:record" after the commit record is durable,
-// "commit:link:N" when the N-th file is hard-linked under its temporary
-// name and its staged name not yet removed, "commit:tmp:N" after the N-th
-// temp file is ready (copied, or linked and out of staging), "commit:rename:N"
-// after it is renamed into place, "commit:delete:N" after the N-th removal,
-// "commit:synced" after the directories are synced, "commit:replaced" after
-// the kept replaced files moved out of the transaction (KeepReplaced),
-// "commit:marked" after the record says committed, "replaced:freed" when
-// RemoveReplaced has freed the kept files but not yet removed their dir,
+// Points: "begin:copied:N" after the N-th file is staged, "begin:done",
+// "commit:record" after the commit record is durable, "commit:tmp:N" after
+// the N-th temp file is copied, "commit:rename:N" after it is renamed into
+// place, "commit:delete:N" after the N-th removal, "commit:synced" after the
+// directories are synced, "commit:marked" after the record says committed,
 // and "recover:forward:ID" before a roll-forward.
 var crashHook func(point string)
 

@@ -23,7 +23,6 @@ const (
 	envCrashAt = "DREAM_TEST_CRASH_AT"
 	envState   = "DREAM_JOURNAL_STATE"
 	envMem     = "DREAM_JOURNAL_MEM"
-	envCopy    = "DREAM_JOURNAL_COPY_INSTALL" // "1": the commit copies, never links
 )
 
 func TestMain(m *testing.M) {
@@ -45,15 +44,12 @@ func helperMain(mode string) int {
 		}
 	}
 	state, mem := os.Getenv(envState), os.Getenv(envMem)
-	if os.Getenv(envCopy) == "1" {
-		linkInstalls = false
-	}
 	var err error
 	switch mode {
 	case "dream":
-		err = helperDream(state, mem)
-	case "sparsedream":
-		err = helperSparseDream(state, mem)
+		err = helperDream(state, mem, false)
+	case "linkdream":
+		err = helperDream(state, mem, true)
 	case "recover":
 		_, err = Recover(state, mem)
 	default:
@@ -67,9 +63,11 @@ func helperMain(mode string) int {
 }
 
 // helperDream plays the agent: it writes the dream's edits into staging one
-// file at a time, with a crash point after each, then commits.
-func helperDream(state, mem string) error {
-	txn, err := Begin(state, mem, "crashdream")
+// file at a time, with a crash point after each, then commits. With link
+// the staging is linked and each file is written as a FileReplacer runner
+// writes it: a new file renamed over the staged one.
+func helperDream(state, mem string, link bool) error {
+	txn, err := BeginWith(state, mem, "crashdream", Options{LinkUnchanged: link})
 	if err != nil {
 		return err
 	}
@@ -85,7 +83,10 @@ func helperDream(state, mem string) error {
 			err = os.Remove(full)
 		} else {
 			if err = os.MkdirAll(full[:len(full)-len(lastElem(p))], 0o755); err == nil {
-				err = os.WriteFile(full, []byte(edits[p]), 0o644)
+				err = os.WriteFile(full+".new", []byte(edits[p]), 0o644)
+			}
+			if err == nil {
+				err = os.Rename(full+".new", full)
 			}
 		}
 		if err != nil {
@@ -93,12 +94,8 @@ func helperDream(state, mem string) error {
 		}
 		crashPoint("agent:write:%d", i+1)
 	}
-	// As dream commits: the replaced files kept, and freed after.
-	res, err := txn.CommitWith(CommitOptions{KeepReplaced: true})
-	if err != nil || res.Replaced == "" {
-		return err
-	}
-	return RemoveReplaced(res.Replaced)
+	_, err = txn.Commit()
+	return err
 }
 
 func lastElem(p string) string {
@@ -112,18 +109,9 @@ func lastElem(p string) string {
 
 // runHelper runs the child and reports whether it was killed at its point.
 func runHelper(t *testing.T, mode, state, mem, at string) (killed bool) {
-	return runHelperWith(t, mode, state, mem, at, false)
-}
-
-// runHelperWith is runHelper; copyInstall makes the child's commit copy
-// every file instead of linking it.
-func runHelperWith(t *testing.T, mode, state, mem, at string, copyInstall bool) (killed bool) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envHelper+"="+mode, envCrashAt+"="+at, envState+"="+state, envMem+"="+mem)
-	if copyInstall {
-		cmd.Env = append(cmd.Env, envCopy+"=1")
-	}
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
@@ -147,9 +135,9 @@ func crashPoints() (pre, post []string) {
 	}
 	post = append(post, "commit:record")
 	for i := 1; i <= 7; i++ {
-		post = append(post, fmt.Sprintf("commit:link:%d", i), fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
+		post = append(post, fmt.Sprintf("commit:tmp:%d", i), fmt.Sprintf("commit:rename:%d", i))
 	}
-	post = append(post, "commit:delete:1", "commit:synced", "commit:replaced", "commit:marked", "replaced:freed")
+	post = append(post, "commit:delete:1", "commit:synced", "commit:marked")
 	return pre, post
 }
 
@@ -158,7 +146,7 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 	type tc struct {
 		at, recoverAt string // recoverAt: also crash the first recovery there
 		wantPost      bool
-		copyInstall   bool // the commit copies instead of linking
+		link          bool // a linked staging, whose commit links its files into place
 	}
 	var cases []tc
 	for _, p := range pre {
@@ -167,19 +155,16 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 	for _, p := range post {
 		cases = append(cases, tc{at: p, wantPost: true})
 	}
-	// Crashing again during recovery must still converge; a recovery
-	// that dies after renaming a file an interrupted link had already
-	// moved out of staging (commit:tmp:4: four staged names gone) too.
+	for _, p := range post {
+		cases = append(cases, tc{at: p, wantPost: true, link: true})
+	}
+	// Crashing again during recovery must still converge.
 	cases = append(cases,
+		tc{at: "commit:tmp:4", recoverAt: "commit:rename:1", wantPost: true, link: true},
 		tc{at: "commit:rename:2", recoverAt: "recover:forward:crashdream", wantPost: true},
 		tc{at: "commit:tmp:4", recoverAt: "commit:rename:1", wantPost: true},
-		tc{at: "commit:link:4", recoverAt: "commit:rename:2", wantPost: true},
 		tc{at: "commit:rename:6", recoverAt: "commit:marked", wantPost: true},
 	)
-	// The copy's own crash points, where links are refused.
-	for _, p := range []string{"commit:tmp:1", "commit:tmp:4", "commit:rename:3", "commit:synced"} {
-		cases = append(cases, tc{at: p, wantPost: true, copyInstall: true})
-	}
 	if len(cases) < 20 {
 		t.Fatalf("only %d crash points", len(cases))
 	}
@@ -189,8 +174,9 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 		if c.recoverAt != "" {
 			name += "+" + c.recoverAt
 		}
-		if c.copyInstall {
-			name += "+copy"
+		mode := "dream"
+		if c.link {
+			name, mode = name+"+link", "linkdream"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel() // each case waits mostly on a child process and fsync
@@ -198,7 +184,7 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 				t.Skip("crash test time budget spent")
 			}
 			state, mem := setup(t)
-			if !runHelperWith(t, "dream", state, mem, c.at, c.copyInstall) {
+			if !runHelper(t, mode, state, mem, c.at) {
 				t.Fatalf("crash point %q was never reached", c.at)
 			}
 			if c.recoverAt != "" && !runHelper(t, "recover", state, mem, c.recoverAt) {
@@ -225,7 +211,7 @@ func TestCrashAtEveryPointRecoversWholeTree(t *testing.T) {
 			if left := journalEntries(t, state, mem); len(left) != 0 {
 				t.Errorf("journal left %v", left)
 			}
-			if c.wantPost && c.at != "commit:marked" && c.at != "replaced:freed" && c.recoverAt != "commit:marked" && !slices.Equal(res.RolledForward, []string{"crashdream"}) {
+			if c.wantPost && c.at != "commit:marked" && c.recoverAt != "commit:marked" && !slices.Equal(res.RolledForward, []string{"crashdream"}) {
 				t.Errorf("RolledForward = %v", res.RolledForward)
 			}
 		})

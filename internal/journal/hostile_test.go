@@ -118,8 +118,6 @@ func TestCommitDiskFullChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	edit(t, txn.Dir(), dreamEdits())
-	linkInstalls = false // the copy's full disk; TestCommitLinkDiskFull is the link's
-	defer func() { linkInstalls = true }()
 	n := 0
 	writeTempData = func(w io.Writer, r io.Reader) (int64, error) {
 		n++

@@ -1,11 +1,10 @@
 // Package journal makes a dream all-or-nothing. Begin stages the memory
-// directory under the state dir — as a copy; or, for a runner that only
-// ever replaces files, as hard links to the originals, so that only what the
-// runner writes is materialised; or, for a runner that reads the memory
-// where it is and writes only what it changes, as an empty dir (sparse.go),
-// so that Begin, Changes and Commit cost the change and not the memory; the
-// agent writes only the staging; Commit then lands every change in the real
-// memory directory, or Discard throws the staging away. Its costs follow the change: a staged
+// directory under the state dir: for a runner that only ever replaces
+// files, each unchanged file is a hard link to its original, so that only
+// what the runner writes is materialised (copied where a link cannot be
+// made); any other runner gets a copy. The agent writes only the staging;
+// Commit then writes every changed file into the real memory directory, or
+// Discard throws the staging away. Its costs follow the change: a staged
 // file whose stat is unchanged is never read or hashed, and files over
 // OpaqueSize are only ever streamed. A dream killed at any
 // instant is finished or forgotten by the next process's Recover, driven by a
@@ -17,15 +16,15 @@
 //	committed  → only cleanup was left
 //	parked     → kept for review on purpose: leave it alone
 //
-// Each memory file is replaced by putting its new content under a temporary
-// name in the same directory as its target and renaming it over the target,
-// so a reader sees every file either old or new, never half written: on the
-// memory's own file system the staged file itself is hard-linked there
-// (link_linux.go: nothing copied, a runner still writing refused), else,
-// even when the state dir lives on another file system, it is copied and
-// synced. Callers hold the memory dir's
-// consolidation lock around anything that changes files; the package itself
-// takes no locks.
+// Each memory file is replaced by putting its new content under a
+// temporary name in the same directory as its target (the staged file
+// hard-linked there from a linked staging, else copied and synced) and
+// renaming it over the target, so a reader sees every file either old or
+// new, never half written, even when the state dir lives on another file
+// system; a staged file written again after its changes were checked is
+// refused. Callers
+// hold the memory dir's consolidation lock around anything that changes
+// files; the package itself takes no locks.
 package journal
 
 import (
@@ -74,10 +73,10 @@ var (
 	ErrNotFound = errors.New("no such transaction")
 	// ErrClosed means the transaction was already committed or discarded.
 	ErrClosed = errors.New("transaction already finished")
-	// ErrStagingChanged means a staged file was written, replaced or held
-	// open for writing after the changes were checked (a runner that went
-	// on writing after it returned): the commit changed nothing, since
-	// what would land is not what the guards saw.
+	// ErrStagingChanged means a staged file was written or replaced after
+	// the changes were checked (a runner that went on writing after it
+	// returned): the commit changed nothing, since what would land is not
+	// what the guards saw.
 	ErrStagingChanged = errors.New("staging changed after it was checked")
 )
 

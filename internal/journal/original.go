@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -71,3 +72,22 @@ func (t *Txn) ReadOriginal(rel string) (data []byte, existed, intact bool, err e
 // errNotRegular is what openNoFollow says of a symlink (or, where it can
 // tell, anything but a regular file) at a path.
 var errNotRegular = errors.New("not a regular file")
+
+// readSized reads an open file to its end, expecting size bytes (it may
+// have grown or shrunk since the stat).
+func readSized(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew while being read
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}

@@ -23,9 +23,6 @@ type record struct {
 	Staged map[string]fingerprint `json:"staged,omitempty"`
 	// Linked: unchanged files are staged as hard links to the originals.
 	Linked bool `json:"linked,omitempty"`
-	// Sparse: staging holds only the files the runner wrote, and Base only
-	// their originals (see sparse.go).
-	Sparse bool `json:"sparse,omitempty"`
 	// Kept are paths left out of the transaction (Txn.Keep): whatever
 	// staging holds for them, the commit leaves the memory's file alone.
 	Kept []string `json:"kept,omitempty"`
@@ -43,8 +40,6 @@ type recChange struct {
 	Change
 	NewSHA256 string      `json:"new_sha256,omitempty"`
 	Mode      os.FileMode `json:"mode,omitempty"`
-	// counted: the scan already counted its lines (not recorded).
-	counted bool
 }
 
 const recordName = "txn.json"

@@ -15,10 +15,7 @@ import (
 // dream owns any of them: a staging transaction is discarded (the memory dir
 // was never touched), a committing one is rolled forward from its record and
 // staging copy, a committed leftover is removed, a parked one is kept. It
-// then removes temporary files an interrupted commit left in the memory dir,
-// and frees the replaced files a commit's caller died before freeing
-// (CommitOptions.KeepReplaced): best effort, since they only cost disk and
-// no dream should stop over them.
+// then removes temporary files an interrupted commit left in the memory dir.
 // Problems with one transaction do not stop the others; they are joined in
 // the returned error.
 func Recover(stateDir, memoryDir string) (Recovery, error) {
@@ -32,7 +29,6 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		return res, fmt.Errorf("journal: recover: %w", err)
 	}
 	var errs []error
-	keep := map[string]bool{} // linked temporaries a pending roll-forward still needs
 	for _, e := range entries {
 		dir := filepath.Join(root, e.name)
 		if e.err != nil {
@@ -59,9 +55,8 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		case StateCommitting:
 			crashPoint("recover:forward:%s", e.name)
 			t := &Txn{memDir: mem, txnDir: dir, rec: e.rec}
-			skipped, err := apply(mem, t.Dir(), e.rec, nil, "")
+			skipped, err := apply(mem, t.Dir(), e.rec, nil)
 			if err != nil {
-				pendingLinkTemps(e.rec, keep)
 				errs = append(errs, fmt.Errorf("journal: recover %s: roll forward: %w", e.name, err))
 				continue
 			}
@@ -95,17 +90,16 @@ func Recover(stateDir, memoryDir string) (Recovery, error) {
 		case StateParked:
 		}
 	}
-	if err := removeTemps(mem, keep); err != nil {
+	if err := removeTemps(mem); err != nil {
 		errs = append(errs, fmt.Errorf("journal: recover: %w", err))
 	}
-	removeLeftReplaced(root)
 	return res, errors.Join(errs...)
 }
 
-// removeTemps deletes dream's temporary files anywhere in the memory dir,
-// except those in keep (paths relative to it). It reads directory entries only, unsorted (no stat, no sort per
+// removeTemps deletes dream's temporary files anywhere in the memory dir.
+// It reads directory entries only, unsorted (no stat, no sort per
 // directory): it runs before every dream, over a memory of any size.
-func removeTemps(mem string, keep map[string]bool) error {
+func removeTemps(mem string) error {
 	var errs []error
 	var walk func(dir string)
 	walk = func(dir string) {
@@ -127,11 +121,6 @@ func removeTemps(mem string, keep map[string]bool) error {
 						walk(filepath.Join(dir, name))
 					}
 				case strings.HasPrefix(name, TempPrefix):
-					if len(keep) > 0 {
-						if rel, err := filepath.Rel(mem, filepath.Join(dir, name)); err == nil && keep[rel] {
-							continue
-						}
-					}
 					if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 						errs = append(errs, fmt.Errorf("remove temp %s: %w", filepath.Join(dir, name), err))
 					}

@@ -24,15 +24,6 @@ type Txn struct {
 	// hashedAt is each staged file's stat when the last scan hashed it:
 	// the commit installs a file only while it is still that version.
 	hashedAt map[string]fingerprint
-	// visit, during ChangesWithOriginals, sees the originals a sparse scan
-	// reads intact.
-	visit func(rel string, data []byte)
-	// A sparse transaction's in-process knowledge (see sparse.go): the
-	// clock at Begin, how to read a file's version at the start, and the
-	// staged paths found to have had no original.
-	clock  sparseClock
-	start  func(rel string) ([]byte, bool, error)
-	absent map[string]bool
 }
 
 // journalRoot is where the transactions of one memory dir live.
@@ -55,22 +46,13 @@ func journalRoot(stateDir, memoryDir string) (string, string, error) {
 type Options struct {
 	// LinkUnchanged stages each file as a hard link to the original instead
 	// of a copy: a view in which only what the runner writes is
-	// materialised, and reads are served by the originals. It is only safe
-	// for a runner that never writes a staged file in place — every write a
-	// new file renamed over the old one, as dream's sandbox and offline
-	// engine do — since an in-place write would go through the link into
-	// the memory itself.
+	// materialised, and reads are served by the originals; the commit then
+	// links each changed staged file into place rather than copying it. It
+	// is only safe for a runner that never writes a staged file in place —
+	// every write a new file renamed over the old one, as dream's sandbox
+	// and offline engine do — since an in-place write would go through the
+	// link into the memory itself.
 	LinkUnchanged bool
-	// Sparse starts staging empty: the runner reads the memory dir itself
-	// and writes into staging, whole, only the files it changes, and never
-	// deletes one (see sparse.go). Begin then costs the same for 30 files
-	// or 30,000, and so do Changes and Commit for a one-file change.
-	Sparse bool
-	// Start, for a sparse staging, returns a file's content as it was just
-	// before the dream began (ok false: it had none), to prove unchanged a
-	// written file's original that was touched around Begin. Without it
-	// such a file counts as edited during the dream.
-	Start func(rel string) (data []byte, ok bool, err error)
 }
 
 // Begin starts a transaction: it copies the memory dir into a fresh staging
@@ -104,7 +86,7 @@ func BeginWith(stateDir, memoryDir, id string, o Options) (*Txn, error) {
 		}
 		return nil, fmt.Errorf("journal: begin %s: %w", id, err)
 	}
-	t.rec = record{ID: id, MemoryDir: mem, PID: os.Getpid(), State: StateStaging, CreatedAt: time.Now().UTC(), Sparse: o.Sparse}
+	t.rec = record{ID: id, MemoryDir: mem, PID: os.Getpid(), State: StateStaging, CreatedAt: time.Now().UTC()}
 	// The record exists before any copy, so a crash mid-copy is seen as an
 	// unfinished staging and discarded.
 	if err := writeRecord(t.txnDir, t.rec); err != nil {
@@ -114,14 +96,6 @@ func BeginWith(stateDir, memoryDir, id string, o Options) (*Txn, error) {
 	if err := os.Mkdir(t.Dir(), 0o700); err != nil {
 		os.RemoveAll(t.txnDir)
 		return nil, fmt.Errorf("journal: begin %s: %w", id, err)
-	}
-	if o.Sparse {
-		// Nothing to stage: the record says sparse, and a crash from here
-		// on finds a staging to discard.
-		t.rec.Base, t.start, t.absent = map[string]fingerprint{}, o.Start, map[string]bool{}
-		t.clock = t.readClock()
-		crashPoint("begin:done")
-		return t, nil
 	}
 	base, staged, err := stageTree(mem, t.Dir(), o.LinkUnchanged)
 	if err != nil {
@@ -173,13 +147,6 @@ func (t *Txn) Park() error { return t.ParkFor("") }
 func (t *Txn) ParkFor(reason string) error {
 	if t.closed {
 		return fmt.Errorf("journal: park %s: %w", t.rec.ID, ErrClosed)
-	}
-	if t.rec.Sparse {
-		// The bases of the written files must be settled while this
-		// process still knows the clock of Begin; they are recorded.
-		if _, err := t.changes(); err != nil {
-			return fmt.Errorf("journal: park: %w", err)
-		}
 	}
 	rec := t.rec
 	rec.State = StateParked
@@ -279,7 +246,9 @@ func list(root string) ([]txnEntry, error) {
 	}
 	var out []txnEntry
 	for _, de := range des {
-		if !de.IsDir() || strings.HasPrefix(de.Name(), ".") { // see replaced.go
+		// A dot name is never a transaction id (validID): an older
+		// version's leftovers, not a dream to recover.
+		if !de.IsDir() || strings.HasPrefix(de.Name(), ".") {
 			continue
 		}
 		e := txnEntry{name: de.Name()}

@@ -67,9 +67,6 @@ func (s *state) fixDatesIn(f *file) {
 				if !isDatePhrase(d, u, ms, me, phrase) {
 					continue
 				}
-				if f.dirty = true; f.probe {
-					return
-				}
 				anchor, ok := s.anchor(f, u, ms)
 				if !ok {
 					s.lead(f, KindUndatedRelativeDate, ms, fmt.Sprintf("%q: the day this line was written is unknown (no dated heading, transcript call or one-day audit window)", phrase))

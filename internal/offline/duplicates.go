@@ -51,9 +51,6 @@ func (s *state) fixDuplicatesIn(f *file) {
 			first[key] = i
 			continue
 		}
-		if f.dirty = true; f.probe {
-			return
-		}
 		start, end := removalRange(d, u)
 		if d.PinnedRange(start, end) || f.touched(start, end) {
 			continue

@@ -10,9 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/dreamkit/dream/internal/memory"
 )
@@ -39,13 +37,10 @@ type file struct {
 	resident bool
 	// hash is the SHA-256 of the bytes read, checked again before writing.
 	hash [32]byte
-	// st is the file's stat when those bytes were read, if trusted
-	// (trustedStat), for the cache.
-	st fileStat
 	// sum is the file's analysis for the leads.
 	sum *fileSum
-	// idx is the index's summary (the index only), from the cache or its
-	// parse; nil once the index is written.
+	// idx is the index's summary (the index only), from its parse; nil
+	// once the index is written.
 	idx *indexSum
 	// pointer is the index pointer to add for it, when it is unindexed.
 	pointer string
@@ -54,26 +49,10 @@ type file struct {
 	// each pass had run over every file in turn.
 	dupFixes, dateFixes []Fix
 	leads               []Lead
-	// probe asks the passes only whether the file holds work (dirty), with
-	// no provenance looked up and nothing recorded.
-	probe bool
-	dirty bool
-	// cached is set when the analysis came from the cache, unparsed;
-	// unread when its stat alone vouched for it.
-	cached, unread bool
 	// kept are the bytes of a file with fixes, kept for writing it.
 	kept []byte
 	// norms memoises normalize per unit while the file is parsed.
 	norms []*string
-	// out is the parse of the file's output as the structure check made
-	// it, valid while the file has outEdits edits (edits are only ever
-	// appended, so the count names the set); outSum is its analysis for
-	// the cache (probe's), taken from it at the end of the file's scan
-	// (when the later passes added no edit), after which the parse is
-	// dropped. It spares writeOne parsing the bytes it writes again.
-	out      *memory.Doc
-	outEdits int
-	outSum   *fileSum
 }
 
 // edit replaces src[start:end] with text.
@@ -101,37 +80,20 @@ type state struct {
 	notes  []string
 	// pointerEnd caches where new pointers go in the index.
 	pointerEnd *int
-	// cache is the previous run's analyses, validated by content hash.
-	cache *cacheData
 	// mentionsDone is set once the index's mentions decide which files
 	// need a pointer; named and ignore are what they decided.
 	named  mentionSet
 	ignore []string
 	// kept is the total of file.kept, shared by the workers.
 	kept atomic.Int64
-	// outSums is what the file.outSum analyses hold, likewise.
-	outSums atomic.Int64
-	// out is Options.WriteDir, opened on the first write.
-	out *os.Root
-	// list is the memory's listing, with the directories that give the
-	// stats that spare reads.
+	// list is the memory's listing, with the directories its files are
+	// read through.
 	list *memoryList
-	// pairs are this run's pairs for the cache, once the leads are found.
-	pairs *pairsMemo
-	// indexSumChanged is set when the run added to the index's summary
-	// (the budget check's outcome) what the cache did not have.
-	indexSumChanged bool
-	// before are the summaries the pairs were found in of the files the
-	// run writes (keepSums), and dropPairs is set when the pairs could
-	// not be brought up to date with the writes: the cache keeps none.
-	before    map[string]*fileSum
-	dropPairs bool
 }
 
-// scan reads the memory file by file: each is parsed (or its analysis
-// taken from the cache when its bytes hash the same and it holds no work),
-// its own fixes are decided (exact duplicates, relative dates) and its
-// summary kept; only the index and the overflow file stay whole.
+// scan reads the memory file by file: each is parsed, its own fixes are
+// decided (exact duplicates, relative dates) and its summary kept; only the
+// index and the overflow file stay whole.
 func scan(ctx context.Context, o Options) (st *state, err error) {
 	l, err := listMemory(o.MemoryDir)
 	if err != nil {
@@ -151,7 +113,6 @@ func scan(ctx context.Context, o Options) (st *state, err error) {
 			s.close() // the caller only closes a state it got
 		}
 	}()
-	s.cache = loadCache(o.CacheFile, o.Layout.fingerprint(), o.RepoDir != "")
 	slab := make([]file, len(l.rels)) // one allocation for every file
 	for i, rel := range l.rels {
 		f := &slab[i]
@@ -205,65 +166,26 @@ func (s *state) needsPointer(f *file) bool {
 
 func (s *state) scanFile(f *file) error {
 	pointer := s.needsPointer(f)
-	if (!f.resident || f.index) && !pointer && s.cache != nil {
-		// A file whose stat is the one recorded with its entry is not
-		// read: its bytes are those the entry was made from.
-		if st, perm, ok := s.list.stat(int(f.pos)); ok {
-			if e, ok := s.cache.byStat(f.rel, int(f.pos), st); ok && e.sum != nil && !e.sum.Dirty && (!f.index || e.idx != nil) {
-				f.idx = e.idx
-				f.mode, f.hash, f.st, f.sum, f.cached, f.unread = perm, e.hash, e.st, e.sum, true, true
-				return nil
-			}
-		}
-	}
 	// Read through the file's directory, the listing's (or, where it has
 	// none, through the memory reader).
-	data, st, perm, ok, err := s.list.read(int(f.pos))
+	data, perm, ok, err := s.list.read(int(f.pos))
 	if err != nil {
 		return err
 	}
 	if ok {
 		f.mode = perm
-		if s.opts.CacheFile != "" {
-			f.st = trusted(st, time.Now())
-		}
 	} else {
 		var info fs.FileInfo
 		if data, info, err = s.reader.ReadFile(f.rel); err != nil {
 			return err
 		}
 		f.mode = info.Mode().Perm()
-		if s.opts.CacheFile != "" {
-			f.st = trustedStat(info, time.Now())
-		}
 	}
 	f.hash = sha256.Sum256(data)
-	if !f.resident && !pointer {
-		if c := s.cache.lookup(f.rel, int(f.pos), f.hash); c != nil && !c.Dirty {
-			f.sum, f.cached = c, true
-			return nil
-		}
-	}
-	if f.index && !pointer {
-		// The same bytes as the entry's (their hash says so) with nothing
-		// to fix: the index's summary is the entry's, as for an index
-		// whose stat vouched for it, and it is parsed only if a step
-		// changes it (loadIndex reads it again, checked by hash).
-		if e, ok := s.cache.entry(f.rel, int(f.pos)); ok && e.hash == f.hash && e.sum != nil && !e.sum.Dirty && e.idx != nil {
-			f.idx, f.sum, f.cached = e.idx, e.sum, true
-			return nil
-		}
-	}
 	f.src, f.doc = data, memory.ParseDoc(data)
-	// A file parsed for its fixes (the index, the overflow file, one that
-	// needs a pointer) still takes its leads' summary from the cache when
-	// its bytes are the same: the summary depends on nothing else.
-	if f.sum = s.cache.lookup(f.rel, int(f.pos), f.hash); f.sum == nil {
-		f.sum = s.summarize(f)
-	}
+	f.sum = s.summarize(f)
 	s.fixDuplicatesIn(f)
 	s.fixDatesIn(f)
-	f.sum.Dirty = f.dirty
 	if pointer && !utf8.ValidString(f.rel) {
 		// The agents hold a path as Unicode text: a name that is not
 		// UTF-8 is one they cannot open, so a pointer to it would only
@@ -277,16 +199,6 @@ func (s *state) scanFile(f *file) error {
 		f.topic = nil
 	}
 	f.norms = nil
-	if f.out != nil && len(f.edits) == f.outEdits && !f.resident && s.opts.CacheFile != "" {
-		// Kept until the file is written, within a fixed budget: past it
-		// writeOne parses the bytes it writes, as it would without. Which
-		// files keep one may differ between runs in parallel; the cache
-		// never does.
-		if sum := s.probeDoc(f, f.out); reserve(&s.outSums, sumBytes(sum), outSumBytes) {
-			f.outSum = sum
-		}
-	}
-	f.out = nil
 	if !f.resident {
 		f.src, f.doc = nil, nil
 		if len(f.edits) > 0 && s.reserveKept(len(data)) {
@@ -317,21 +229,6 @@ func reserve(used *atomic.Int64, n, limit int64) bool {
 	}
 }
 
-// outSumBytes bounds the analyses of outputs the scan keeps for the cache
-// (file.outSum) until the files are written, so that sparing a parse per
-// written file does not make the engine's memory grow with the memory's:
-// a generated 30,000-topic memory (22,386 files written) keeps 11 MB.
-const outSumBytes = 16 << 20
-
-// sumBytes is about what sum holds in memory.
-func sumBytes(sum *fileSum) int64 {
-	n := int64(unsafe.Sizeof(*sum)) + int64(cap(sum.Units))*int64(unsafe.Sizeof(unitSum{})) + 8*int64(cap(sum.Shingles))
-	for _, m := range sum.Mentions {
-		n += int64(unsafe.Sizeof(m)) + int64(len(m.Mention)+len(m.Kind))
-	}
-	return n
-}
-
 // keepBytes bounds the bytes of files with fixes that the scan keeps for
 // writing, so that the engine's memory does not grow with the memory's.
 const keepBytes = 4 << 20
@@ -356,19 +253,12 @@ func (s *state) reread(f *file) ([]byte, error) {
 }
 
 // write writes every file whose splices change it, each replaced
-// atomically (or created whole in the write dir, where it is not yet: see
-// Options.WriteDir), and returns their paths, sorted. A written file's new bytes
-// are analysed for the cache, so that the next dream need not parse it.
+// atomically, and returns their paths, sorted.
 func (s *state) write(ctx context.Context) ([]string, error) {
 	var todo []*file
 	for _, f := range s.files {
 		if len(f.edits) > 0 || !f.exists {
 			todo = append(todo, f)
-		}
-	}
-	if s.opts.WriteDir != "" && len(todo) > 0 {
-		if err := s.openWriteDir(); err != nil {
-			return nil, err
 		}
 	}
 	written := make([]bool, len(todo))
@@ -395,8 +285,6 @@ func (s *state) write(ctx context.Context) ([]string, error) {
 }
 
 // writeOne writes f if its splices change it, and reports whether it did.
-// A written file's new bytes are analysed for the cache, so that the next
-// dream need not parse it.
 func (s *state) writeOne(f *file) (bool, error) {
 	src, err := s.reread(f)
 	if err != nil {
@@ -409,81 +297,11 @@ func (s *state) writeOne(f *file) (bool, error) {
 	if !changed {
 		return false, nil
 	}
-	if err := s.writeFile(f.rel, out, f.mode); err != nil {
+	if err := writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
 		return false, err
 	}
-	f.kept, f.idx, f.unread = nil, nil, false
-	f.st = fileStat{} // just written: the next run reads it (trustedStat)
-	if s.opts.CacheFile != "" {
-		f.hash = sha256.Sum256(out)
-		f.sum = s.outputSum(f, out)
-	} else {
-		f.sum = nil
-	}
-	f.out, f.outSum = nil, nil
+	f.kept, f.idx, f.sum = nil, nil, nil
 	return true, nil
-}
-
-// outputSum is probe(f, out) for the bytes writeOne writes, taken from the
-// structure check's parse of them (outSum) when the file's edits are still
-// those it was made with: out is then the same render of the same bytes
-// (reread checks them by hash), so the analysis is the one a fresh parse
-// gives.
-func (s *state) outputSum(f *file, out []byte) *fileSum {
-	if f.outSum != nil && len(f.edits) == f.outEdits {
-		return f.outSum
-	}
-	return s.probe(f, out)
-}
-
-// writeFile replaces rel with data: in the memory dir, or, with
-// Options.WriteDir, at the same place under the write dir, through an
-// os.Root so that no link inside the write dir can send it elsewhere. A
-// path the write dir does not hold yet is created there directly
-// (writeNewIn); one it holds is replaced atomically.
-func (s *state) writeFile(rel string, data []byte, perm fs.FileMode) error {
-	if s.opts.WriteDir == "" {
-		return writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(rel)), data, perm)
-	}
-	if s.out == nil {
-		if err := s.openWriteDir(); err != nil {
-			return err
-		}
-	}
-	rel = filepath.FromSlash(rel)
-	if done, err := writeNewIn(s.out, rel, data, perm); done || err != nil {
-		return err
-	}
-	return writeAtomicIn(s.out, rel, data, perm)
-}
-
-// openWriteDir creates and opens Options.WriteDir.
-func (s *state) openWriteDir() error {
-	if err := os.MkdirAll(s.opts.WriteDir, 0o755); err != nil {
-		return fmt.Errorf("write dir: %w", err)
-	}
-	r, err := os.OpenRoot(s.opts.WriteDir)
-	if err != nil {
-		return fmt.Errorf("write dir: %w", err)
-	}
-	s.out = r
-	return nil
-}
-
-// probe analyses bytes the run wrote, for the cache: their summary, and
-// whether they still hold work a pass would look at.
-func (s *state) probe(f *file, data []byte) *fileSum {
-	return s.probeDoc(f, memory.ParseDoc(data))
-}
-
-// probeDoc is probe of the bytes d was parsed from.
-func (s *state) probeDoc(f *file, d *memory.Doc) *fileSum {
-	g := &file{rel: f.rel, src: d.Src, doc: d, exists: true, index: f.index, probe: true}
-	sum := s.summarize(g)
-	s.fixDuplicatesIn(g)
-	s.fixDatesIn(g)
-	sum.Dirty = g.dirty
-	return sum
 }
 
 func (s *state) addFile(f *file) {
@@ -496,9 +314,6 @@ func (s *state) addFile(f *file) {
 func (s *state) close() {
 	if s.reader != nil {
 		s.reader.Close()
-	}
-	if s.out != nil {
-		s.out.Close()
 	}
 	s.list.close()
 }

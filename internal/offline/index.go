@@ -42,9 +42,6 @@ func (s *state) fixUnindexed() error {
 	if len(todo) == 0 {
 		return nil
 	}
-	if err := s.loadIndex(); err != nil {
-		return err
-	}
 	if s.index == nil {
 		if _, err := os.Lstat(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(s.opts.Layout.Index))); err == nil {
 			// Something the listing skipped (a pipe, a device) has the
@@ -380,35 +377,10 @@ func escapeDest(rel string) string {
 // lines. Nothing is changed unless the plan brings the index within the
 // limit: moving the user's words out of the index only to leave it over
 // budget would hide them for nothing.
-func (s *state) fixBudget() (err error) {
+func (s *state) fixBudget() error {
 	ix := s.index
 	if ix == nil {
 		return nil
-	}
-	if ix.doc == nil {
-		// Unread, hence unedited: the check's outcome for these bytes is
-		// known, unless it moved lines (then they are moved again, from
-		// the parse).
-		if x := ix.idx; x.BudgetKnown && !x.BudgetMoves {
-			s.notes = append(s.notes, x.BudgetNotes...)
-			return nil
-		}
-		if err := s.loadIndex(); err != nil {
-			return err
-		}
-	}
-	if len(ix.edits) == 0 {
-		// What the check concludes on the index as it is on disk is kept
-		// with its summary, for a run that does not read it.
-		notes, edits := len(s.notes), len(ix.edits)
-		defer func() {
-			if err == nil {
-				x := s.indexSummary()
-				x.BudgetKnown, x.BudgetMoves = true, len(ix.edits) != edits
-				s.indexSumChanged = true
-				x.BudgetNotes = append([]string(nil), s.notes[notes:]...)
-			}
-		}()
 	}
 	lim := s.opts.Layout.Limit
 	cur, _ := ix.render()

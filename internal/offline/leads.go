@@ -104,7 +104,6 @@ func FindLeadsWith(ctx context.Context, o Options) (Leads, error) {
 			l.UndatedDates = append(l.UndatedDates, Ref{File: ld.File, Line: ld.Line, Text: ld.Detail})
 		}
 	}
-	s.saveCache()
 	return l, nil
 }
 
@@ -133,105 +132,10 @@ func (s *state) findLeads(ctx context.Context) (Leads, error) {
 	return l, nil
 }
 
-// pairsOf returns the cross-file and near-duplicate pairs: the last run's,
-// when the files are those it analysed, else updated from them for the
-// files that changed, else computed.
+// pairsOf returns the cross-file and near-duplicate pairs.
 func (s *state) pairsOf(ctx context.Context) (cross, near []pairRef, err error) {
-	var memo *pairsMemo
-	if s.cache != nil {
-		memo = s.cache.pairs
-	}
-	cross, near, s.pairs, err = s.pairsFrom(ctx, memo, s.fromCache)
-	return cross, near, err
-}
-
-// pairsFrom is pairsOf against the memo, whose files' old summaries
-// oldSum returns; the memo returned is that of the pairs found, for the
-// cache (nil without one).
-func (s *state) pairsFrom(ctx context.Context, memo *pairsMemo, oldSum func(string, [32]byte) (*fileSum, bool)) (cross, near []pairRef, m *pairsMemo, err error) {
-	d := s.unitsDigest()
-	if memo != nil && memo.digest == d && (memo.crossComplete || len(memo.cross) >= maxLeads) {
-		cr, ok1 := s.fromRels(memo.cross[:min(len(memo.cross), maxLeads)])
-		nr, ok2 := s.fromRels(memo.near)
-		if ok1 && ok2 {
-			return cr, nr, memo, nil
-		}
-	}
-	ch := s.changesSince(memo, oldSum)
-	crossMemo, complete, ok := s.crossIncremental(memo, ch)
-	if !ok {
-		crossMemo, complete = s.crossPairs(maxCrossMemo)
-	}
-	cross = crossMemo[:min(len(crossMemo), maxLeads)]
-	near, all, ok := s.nearIncremental(ctx, memo, ch)
-	if !ok {
-		if near, all, err = s.nearScan(ctx); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	if s.opts.CacheFile != "" {
-		m = &pairsMemo{digest: d, cross: s.toRels(crossMemo), crossComplete: complete, near: s.toRels(near), files: s.fileHashes(), all: s.toRels(all)}
-	}
-	return cross, near, m, nil
-}
-
-// keepSums remembers, before the run writes its files, the summaries the
-// pairs were found in, so that the pairs can be brought up to date with
-// what was written (pairsAfterWrite).
-//
-// A run that writes more files than an update takes (maxChangedFiles)
-// keeps none: the pairs are then found again from scratch whatever it
-// kept, and holding the summaries of thousands of files until the writes
-// end was about 30 MB of a 30,000-topic first dream's peak.
-func (s *state) keepSums() {
-	if s.pairs == nil {
-		return
-	}
-	s.before = map[string]*fileSum{}
-	n := 0
-	for _, f := range s.files {
-		if len(f.edits) > 0 || !f.exists {
-			if n++; n > maxChangedFiles {
-				clear(s.before)
-				return
-			}
-		}
-	}
-	for _, f := range s.files {
-		if f.sum != nil && (len(f.edits) > 0 || !f.exists) {
-			s.before[f.rel] = f.sum
-		}
-	}
-}
-
-// pairsAfterWrite updates the pairs kept for the cache to the files as
-// the run wrote them: the next dream then finds the pairs of what it
-// reads (updated for a hand edit, not found again for thousands of
-// written files). A run that created a file (the overflow file) keeps no
-// pairs: its files are no longer in the order a scan lists them.
-func (s *state) pairsAfterWrite(ctx context.Context, touched []string) error {
-	if s.pairs == nil || len(touched) == 0 {
-		return nil
-	}
-	for _, f := range s.files {
-		if !f.exists {
-			s.pairs, s.dropPairs = nil, true
-			return nil
-		}
-	}
-	memo := s.pairs
-	old := func(rel string, h [32]byte) (*fileSum, bool) {
-		if sum, ok := s.before[rel]; ok {
-			return sum, true
-		}
-		return nil, false
-	}
-	_, _, m, err := s.pairsFrom(ctx, memo, old)
-	if err != nil {
-		return err
-	}
-	s.pairs, s.before = m, nil
-	return nil
+	near, err = s.nearScan(ctx)
+	return s.crossFileDuplicates(), near, err
 }
 
 func (s *state) lead(f *file, kind string, off int, detail string) {

@@ -71,14 +71,10 @@ func (s *state) nearUnits() nearUnits {
 
 // nearScan returns the most similar pairs of units, best first, with
 // references only (the caller reads their texts), from the postings of
-// every unit. It also
-// returns every pair that qualifies (not only the best maxPairs) when
-// there are at most maxMemoPairs of them, nil otherwise, so that the next
-// run can update them instead of starting over (nearIncremental).
-func (s *state) nearScan(ctx context.Context) (best, all []pairRef, err error) {
+// every unit.
+func (s *state) nearScan(ctx context.Context) (best []pairRef, err error) {
 	nu := s.nearUnits()
 	us, sets, keys, total := nu.us, nu.sets, nu.keys, nu.total
-	complete := true
 	// The postings are built a slice of the hash space at a time (by the
 	// hash's top bits), so that only 1/postingParts of them is ever held;
 	// of each slice only the runs (units sharing a shingle) that can make a
@@ -137,7 +133,7 @@ func (s *state) nearScan(ctx context.Context) (best, all []pairRef, err error) {
 	for i, set := range sets {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 		}
 		for _, k := range mine[first[i]:first[i+1]] {
@@ -151,23 +147,14 @@ func (s *state) nearScan(ctx context.Context) (best, all []pairRef, err error) {
 					continue // exact copies are cross-file leads
 				}
 				if sim := jaccard(set, sets[j]); sim >= nearThreshold {
-					p := pairRef{us[i], us[j], sim}
-					top.offer(p)
-					if complete {
-						if all = append(all, p); len(all) > maxMemoPairs {
-							all, complete = nil, false
-						}
-					}
+					top.offer(pairRef{us[i], us[j], sim})
 				}
 			}
 		}
 	}
 	out := top.items
 	sort.Slice(out, func(i, j int) bool { return s.pairLess(out[i], out[j]) })
-	if complete && all == nil {
-		all = []pairRef{}
-	}
-	return out, all, nil
+	return out, nil
 }
 
 // pairLess ranks p before q: more similar first, then by place.

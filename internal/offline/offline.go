@@ -30,15 +30,8 @@
 // units, shingle hashes, mentions); near duplicates come from an index of
 // shingle postings, not from comparing pairs, and every list of leads is
 // capped as it is built. Only the index and the overflow file stay whole.
-// With Options.CacheFile the summaries of files with nothing to fix are
-// kept between runs, validated by each file's stat (one fstatat on its
-// directory, which the listing keeps open) before its hash, so a dream
-// after one hand edit reads and parses one file: the index's own summary
-// and the pairs of the leads (both updated for the files that changed, and
-// for the files a run wrote) come from the cache too, and the cache takes
-// only the entries that changed (a delta beside its base). Files are read,
-// analysed and written on Options.Workers goroutines, the result merged in
-// file order.
+// Files are read, analysed and written on Options.Workers goroutines, the
+// result merged in file order.
 package offline
 
 import (
@@ -153,9 +146,9 @@ func LayoutIn(name, dir string) Layout {
 
 // Options configure Run.
 type Options struct {
-	// MemoryDir is edited in place, unless WriteDir is set: the caller
-	// passes a staging copy, which it makes durable itself (files are
-	// replaced atomically, not synced).
+	// MemoryDir is edited in place: the caller passes a staging copy,
+	// which it makes durable itself (files are replaced atomically, not
+	// synced).
 	MemoryDir string
 	// RepoDir is the code the memory describes; only leads read it.
 	RepoDir string
@@ -170,27 +163,6 @@ type Options struct {
 	// Leads asks Run to report the leads too (Report.Found), from the same
 	// reading of the memory, instead of a second pass with FindLeads.
 	Leads bool
-	// CacheFile, when set, keeps each file's analysis between runs (see
-	// CachePath), so that a dream after a small change parses only the
-	// files that changed. It belongs in the state dir, never in the memory.
-	CacheFile string
-	// WriteDir, when set, receives the files the run changes instead of
-	// MemoryDir, which is then only read: each changed file is written
-	// whole, atomically, at its path relative to MemoryDir (parents
-	// created inside WriteDir, never through a link out of it). Files the
-	// run does not change do not appear there, and nothing is ever
-	// deleted: WriteDir laid over MemoryDir is what an in-place run leaves.
-	// It lets a caller stage only what a dream writes instead of copying
-	// the whole memory first.
-	//
-	// A path WriteDir does not hold yet is created there directly
-	// (exclusively, written whole, then closed) rather than through a
-	// temporary file and a rename, which would cost a second name per file
-	// for no reader: WriteDir is a dream's staging, which nothing reads
-	// while the engine runs; the journal hashes and freezes it only after
-	// the runner returns, and a crash before that discards it. A path it
-	// already holds is still replaced atomically.
-	WriteDir string
 	// Workers is how many files are read, analysed and written at once;
 	// 0 means one per processor (GOMAXPROCS). The result never depends on
 	// it: each file's work is its own and records are merged in file order.
@@ -198,9 +170,8 @@ type Options struct {
 }
 
 // Run applies the permitted fixes to o.MemoryDir and writes the files that
-// changed (into o.WriteDir when set), each replaced atomically (or, in
-// WriteDir, created whole where it is not yet). The output depends only on the input files and
-// the provenance, so the same input yields the same bytes, and a second run
+// changed, each replaced atomically. The output depends only on the input
+// files and the provenance, so the same input yields the same bytes, and a second run
 // over the output changes nothing.
 func Run(ctx context.Context, o Options) (Report, error) {
 	var rep Report
@@ -243,13 +214,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			}
 		}
 	}
-	s.keepSums()
 	if rep.FilesTouched, err = s.write(ctx); err != nil {
 		return rep, fmt.Errorf("offline: %w", err)
 	}
-	if err := s.afterWrite(ctx, rep.FilesTouched); err != nil {
-		return rep, fmt.Errorf("offline: %w", err)
-	}
-	s.saveCache()
 	return rep, nil
 }

@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"fmt"
 	"strings"
 	"sync"
 
@@ -14,13 +13,6 @@ import (
 type roles struct{ files []host.File }
 
 func (l Layout) roles() roles { return roles{files: l.Files} }
-
-// fingerprint names the layout in the cache: an analysis made under one
-// layout (which file is the index, which are Codex blocks) is not reused
-// under another.
-func (l Layout) fingerprint() string {
-	return fmt.Sprintf("%q %v %q %q %d %d", l.Index, l.Files, l.Limit.Agent, l.Limit.Rule, l.Limit.MaxLines, l.Limit.MaxSize)
-}
 
 // codexLayout is Codex CLI's file roles, from the host package (the one
 // place they are written down); the directories do not matter here.

@@ -10,11 +10,7 @@ import (
 // alone is not enough: removing the item between two blockquotes merges
 // them, removing a blank-separated paragraph can make the next one a
 // continuation of the previous, and the words then mean something else.
-//
-// It returns the parse of the output it checked, which is the parse of
-// what is written when these edits end up being the file's (see
-// applyRemovals), so that the written bytes need not be parsed again.
-func keepsStructure(f *file, edits []edit) (bool, *memory.Doc) {
+func keepsStructure(f *file, edits []edit) bool {
 	saved := f.edits
 	f.edits = edits
 	out, _ := f.render()
@@ -43,11 +39,11 @@ func keepsStructure(f *file, edits []edit) (bool, *memory.Doc) {
 		buf = appendUnitKey(buf[:0], d, u)
 		i, ok := slot[string(buf)]
 		if !ok || have[i] == 0 {
-			return false, nil
+			return false
 		}
 		have[i]--
 	}
-	return true, after
+	return true
 }
 
 // appendUnitKey appends what makes two units the same for keepsStructure:
@@ -93,18 +89,15 @@ func (s *state) applyRemovals(f *file, rs []removal) []removal {
 		all = append(all, edit{r.start, r.end, ""})
 	}
 	var ok []removal
-	// out is the parse of f.src with the edits before these and the ok
-	// removals applied, in that order: the last check that passed.
-	var out *memory.Doc
-	if pass, doc := keepsStructure(f, all); pass {
-		ok, out = rs, doc
+	if keepsStructure(f, all) {
+		ok = rs
 	} else {
 		cur := append([]edit(nil), f.edits...)
 		for _, r := range rs {
 			try := append(append([]edit(nil), cur...), edit{r.start, r.end, ""})
-			if pass, doc := keepsStructure(f, try); pass {
+			if keepsStructure(f, try) {
 				cur = try
-				ok, out = append(ok, r), doc
+				ok = append(ok, r)
 			}
 		}
 	}
@@ -114,11 +107,6 @@ func (s *state) applyRemovals(f *file, rs []removal) []removal {
 			s.fix(f, r.kind, r.start, r.end, r.detail)
 			applied = append(applied, r)
 		}
-	}
-	if out != nil && len(applied) == len(ok) {
-		// f.edits are now exactly the edits out was rendered with: the
-		// same ones in the same order (a splice only appends).
-		f.out, f.outEdits = out, len(f.edits)
 	}
 	return applied
 }

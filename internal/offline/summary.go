@@ -22,10 +22,6 @@ type fileSum struct {
 	// HasMentions is set when Mentions were extracted (only runs with a
 	// repository need them).
 	HasMentions bool
-	// Dirty is set when a pass found work in the file (a repeated unit, a
-	// relative date): such a file is parsed on every run, never taken from
-	// the cache.
-	Dirty bool
 }
 
 // unitSum is one list item or top-level paragraph.

@@ -16,14 +16,14 @@ import (
 )
 
 // memoryList is the memory's Markdown files as the scan reads them, and
-// the directories that hold them, kept open so that each file's stat is
-// one fstatat on its directory (no path walked again per file).
+// the directories that hold them, kept open so that each file is opened
+// relative to its directory (no path walked again per file).
 //
 // One walk does what memory.List does (the same root, the same files, the
 // same linked Markdown files set aside) with
 // the directory read whole by getdents (no entry sorted or allocated but
 // the names kept) and every directory opened relative to its parent with
-// O_NOFOLLOW: no link inside the memory can send the walk, or a stat,
+// O_NOFOLLOW: no link inside the memory can send the walk, or a read,
 // elsewhere.
 type memoryList struct {
 	root  string
@@ -43,9 +43,8 @@ type memoryList struct {
 type fileAt struct{ dir, base int32 }
 
 // maxOpenDirs bounds the directories a listing keeps open: the files of
-// any others are read through the memory reader and checked by their hash,
-// never by a stat, so that a memory of thousands of folders cannot run the
-// process out of descriptors.
+// any others are read through the memory reader, so that a memory of
+// thousands of folders cannot run the process out of descriptors.
 const maxOpenDirs = 256
 
 func listMemory(dir string) (*memoryList, error) {
@@ -199,33 +198,19 @@ func dtOf(mode uint32) uint8 {
 	return unix.DT_UNKNOWN
 }
 
-// stat is the stat of file i (in scan order) and its permissions, when it
-// is a regular file: one fstatat on its directory, not following a link.
-func (l *memoryList) stat(i int) (fileStat, fs.FileMode, bool) {
-	if l == nil || i >= len(l.at) || l.at[i].dir < 0 {
-		return fileStat{}, 0, false
-	}
-	at := l.at[i]
-	var st unix.Stat_t
-	if err := unix.Fstatat(l.dirs[at.dir], l.rels[i][at.base:], &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return fileStat{}, 0, false
-	}
-	return statFrom(&st), fs.FileMode(st.Mode & 0o777), true
-}
-
-// read returns the bytes of file i (in scan order) and their stat, read
-// through its directory as memory.Reader reads a file: opened without
+// read returns the bytes of file i (in scan order) and its permissions,
+// read through its directory as memory.Reader reads a file: opened without
 // blocking (a FIFO or a device put in its place is refused, not waited
 // on) and checked to be a regular file on the descriptor; and, unlike
 // the reader, never through a link. ok is false when the listing has no
 // directories to read from (the caller reads through memory.Reader).
-func (l *memoryList) read(i int) (data []byte, st fileStat, perm fs.FileMode, ok bool, err error) {
+func (l *memoryList) read(i int) (data []byte, perm fs.FileMode, ok bool, err error) {
 	if l == nil || i >= len(l.at) || l.dirs == nil || l.at[i].dir < 0 {
-		return nil, fileStat{}, 0, false, nil
+		return nil, 0, false, nil
 	}
 	at, rel := l.at[i], l.rels[i]
-	fail := func(err error) ([]byte, fileStat, fs.FileMode, bool, error) {
-		return nil, fileStat{}, 0, true, fmt.Errorf("read memory file %s: %w", rel, err)
+	fail := func(err error) ([]byte, fs.FileMode, bool, error) {
+		return nil, 0, true, fmt.Errorf("read memory file %s: %w", rel, err)
 	}
 	fd, err := unix.Openat(l.dirs[at.dir], rel[at.base:], unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	for err == unix.EINTR {
@@ -259,15 +244,7 @@ func (l *memoryList) read(i int) (data []byte, st fileStat, perm fs.FileMode, ok
 			data = append(data, 0)[:len(data)]
 		}
 	}
-	return data, statFrom(&sys), fs.FileMode(sys.Mode & 0o777), true, nil
-}
-
-func statFrom(st *unix.Stat_t) fileStat {
-	return fileStat{
-		Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: int64(st.Size),
-		Mtime: int64(st.Mtim.Sec)*1e9 + int64(st.Mtim.Nsec),
-		Ctime: int64(st.Ctim.Sec)*1e9 + int64(st.Ctim.Nsec),
-	}
+	return data, fs.FileMode(sys.Mode & 0o777), true, nil
 }
 
 // modeOf is a file's type as fs.FileMode, for an error message.

@@ -9,8 +9,8 @@ import (
 )
 
 // memoryList is the memory's Markdown files in scan order (the index
-// first, then the others sorted by path), from memory.List; without the
-// change time (statOf) no stat is trusted here, so none is taken.
+// first, then the others sorted by path), from memory.List; they are read
+// through the memory reader.
 type memoryList struct {
 	root  string
 	index bool
@@ -31,10 +31,8 @@ func listMemory(dir string) (*memoryList, error) {
 	return m, nil
 }
 
-func (l *memoryList) stat(int) (fileStat, fs.FileMode, bool) { return fileStat{}, 0, false }
-
-func (l *memoryList) read(int) ([]byte, fileStat, fs.FileMode, bool, error) {
-	return nil, fileStat{}, 0, false, nil
+func (l *memoryList) read(int) ([]byte, fs.FileMode, bool, error) {
+	return nil, 0, false, nil
 }
 
 func (l *memoryList) close() {}

@@ -29,7 +29,7 @@ func main() {
 	state := flag.String("state-dir", "", "state dir")
 	cpu := flag.String("cpuprofile", "", "write a CPU profile here")
 	heap := flag.String("memprofile", "", "write a heap profile (allocations and in-use at the peak sample) here")
-	which := flag.String("runner", "offline", "offline: the offline engine; one: rewrite one file (the pipeline's own cost, without the engine); one-sparse: the same on a sparse staging")
+	which := flag.String("runner", "offline", "offline: the offline engine; one: rewrite one file (the pipeline's own cost, without the engine)")
 	file := flag.String("file", "MEMORY.md", "with -runner one: the file (relative to the memory dir) it appends a line to")
 	flag.Parse()
 	if *mem == "" || *state == "" {
@@ -47,12 +47,9 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var r dream.Runner = &runner.Offline{StateDir: *state} // as the CLI builds it: audit provenance, the engine's cache
+	var r dream.Runner = &runner.Offline{StateDir: *state} // as the CLI builds it: audit provenance
 	if *which == "one" {
 		r = oneFileRunner{file: *file}
-	}
-	if *which == "one-sparse" {
-		r = sparseOneFileRunner{file: *file}
 	}
 	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: r, Provider: "offline"})
 	if err != nil {

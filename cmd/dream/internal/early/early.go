@@ -12,21 +12,7 @@
 // packages (the settings, the lock file, the journal's leftovers, the host
 // layouts), so its init runs as soon as they are ready: before the SDKs'
 // root packages, gRPC's client, goldmark, prometheus and everything else
-// of dream, and it exits there when it has answered. What still runs first
-// is whatever is ready and sorts before the standard library's
-// path/filepath, which every light package needs: protobuf's descriptor
-// registry among it, about 1 ms of the 3 to 5. (The settings, the lock, the
-// journal and the host layouts also need golang.org/x/sys/unix,
-// crypto/rand, regexp and doublestar, which are initialised among or after
-// those; so about 145 initialisers run before this one, where a package
-// that imports only os runs after about 24: bench/startfloor times that
-// floor.)
-//
-// A `maybe` it answered for a memory dir given outright (no host layout,
-// no project file, no stdin, no holder in the lock) it also records, with
-// every input it read, as a gate stamp (package gatestamp): the next run
-// of the same command with nothing changed is answered by that package's
-// init, after about 24 initialisers.
+// of dream, and it exits there when it has answered.
 //
 // It answers only when it is certain the full command would do exactly
 // the same: any doubt (a flag it does not know, a warning to print, a
@@ -46,14 +32,10 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
-	"github.com/dreamkit/dream/cmd/dream/internal/gatestamp"
 	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
-	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
-	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/internal/settings"
 )
@@ -72,14 +54,7 @@ func init() {
 	switch {
 	case len(args) > 0 && args[0] == "maybe":
 		in := &readRecorder{r: os.Stdin}
-		done, d := maybe(args, in, os.Stdout, os.LookupEnv, time.Now)
-		if done {
-			if d != nil {
-				// A cache: if it is not written, the next run decides again.
-				if k, err := gatestamp.ProcessKey(); err == nil {
-					_ = gatestamp.Record(gatestamp.Dir(os.LookupEnv), k, d.Decision, d.Start)
-				}
-			}
+		if Maybe(args, in, os.Stdout, os.LookupEnv, time.Now) {
 			os.Exit(0)
 		}
 		handover = in.rest(os.Stdin)
@@ -156,80 +131,44 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // command (readRecorder). now is read after stdin, as the full command reads the clock after it:
 // a payload that comes late must not meet a gate decided before it.
 func Maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (string, bool), now func() time.Time) (done bool) {
-	done, _ = maybe(args, stdin, stdout, env, now)
-	return done
-}
-
-// Stamp is a closed gate the early start answered, for a gate stamp to
-// record (package gatestamp): the decision, and when it began reading.
-type Stamp struct {
-	gatestamp.Decision
-	Start time.Time
-}
-
-// maybe is Maybe, and, when the answer can be recorded for the next run
-// of the same command, the decision to record: not for --hook (the answer
-// depends on stdin), nor a host layout's memory dir (the layout reads
-// files the record would not know), nor a project file (its trust is the
-// trust store's and its symlinks'), nor a holder in the lock.
-func maybe(args []string, stdin io.Reader, stdout io.Writer, env func(string) (string, bool), now func() time.Time) (done bool, stamp *Stamp) {
 	if len(args) == 0 || args[0] != "maybe" {
-		return false, nil
+		return false
 	}
-	start := time.Now() // the files' clock, whatever now says
 	args = args[1:]
 	var session string
 	var hook, jsonOut bool
 	fs, raw := cmdline.New("maybe", &session, &hook, &jsonOut)
 	if f, _ := cmdline.MissingValue(fs, args); f != nil {
-		return false, nil
+		return false
 	}
 	pos, flags, err := cmdline.Parse(fs, raw, args)
 	if err != nil || len(pos) > 0 {
-		return false, nil
+		return false
 	}
 	if hook && stdin != nil {
 		read, err := io.ReadAll(io.LimitReader(stdin, cmdline.HookPayloadLimit))
 		if err != nil || cmdline.HookPayload(read, &session, flags) != nil {
-			return false, nil
+			return false
 		}
 	}
 	l, err := cmdline.LoadSettings(env, flags)
 	if err != nil || len(l.Warnings) > 0 {
-		return false, nil
+		return false
 	}
 	s := l.Settings
 	if !providerCertain(s, env) {
-		return false, nil
+		return false
 	}
 	mem, ok := memoryDir(s, env)
 	if !ok {
-		return false, nil
+		return false
 	}
-	t := now()
-	g, closed := quickgate.Decide(s, mem, t)
+	detail, closed := TimeGateClosed(s, mem, now())
 	if !closed {
-		return false, nil
+		return false
 	}
-	answer(stdout, jsonOut, g.Detail(gatestamp.Hours(t.Sub(g.Last))))
-
-	zone, zoneOK := zoneInput(env)
-	if hook || s.Host != "" || s.MemoryDir == "" || g.Inputs == nil || !zoneOK {
-		return true, nil
-	}
-	var marked bytes.Buffer
-	answer(&marked, jsonOut, g.Detail(gatestamp.Marker))
-	st := &Stamp{Start: start, Decision: gatestamp.Decision{
-		Last: g.Last, Wait: g.Wait, Skew: lock.FutureSkew, Answer: marked.String(),
-		Inputs: append([]gatestamp.Input{
-			{Path: l.UserFile, Want: gatestamp.AnyState},
-			{Path: l.ProjectFile, Want: gatestamp.Absent},
-		}, g.Inputs...),
-	}}
-	if zone != "" {
-		st.Inputs = append(st.Inputs, gatestamp.Input{Path: zone, Want: gatestamp.AnyState})
-	}
-	return true, st
+	answer(stdout, jsonOut, detail)
+	return true
 }
 
 // answer writes `dream maybe`'s answer for the closed time gate, as text
@@ -246,26 +185,6 @@ func answer(w io.Writer, jsonOut bool, detail string) {
 		Gate   string `json:"gate"`
 		Detail string `json:"detail"`
 	}{TimeGate, detail})
-}
-
-// zoneInput is the file the local time zone is read from, which the
-// answer's "opens at" is written in (Go's time package, zoneinfo_unix.go:
-// /etc/localtime when TZ is unset, the file TZ names when it is a path,
-// UTC when it is empty or "UTC"); ok is false for a zone looked up by
-// name, in sources a record would not know.
-func zoneInput(env func(string) (string, bool)) (path string, ok bool) {
-	tz, set := env("TZ")
-	if !set {
-		return "/etc/localtime", true
-	}
-	tz = strings.TrimPrefix(tz, ":")
-	switch {
-	case tz == "" || tz == "UTC":
-		return "", true
-	case strings.HasPrefix(tz, "/"):
-		return tz, true
-	}
-	return "", false
 }
 
 // Hook settles `dream hook` (args as os.Args[1:]) when the hook would
@@ -299,10 +218,24 @@ func Hook(args []string, stdin io.Reader, env func(string) (string, bool), now f
 	if err != nil {
 		return &p, false
 	}
-	job, why := hookplan.Plan(l.Settings, session, p, env, now())
+	job, why := PlanHook(l.Settings, session, p, env, now())
 	// Jobs ([[job]] tables) have funnels of their own: the full command
 	// plans them.
 	return &p, job == nil && why == "" && len(l.Jobs) == 0
+}
+
+// PlanHook is hookplan.Plan with the time gate decided as `dream maybe`
+// would decide it (TimeGateClosed): a closed gate is no job and nothing to
+// say, the hook's silent case; never with the etcd lock, whose time gate
+// the detached maybe asks the cluster about.
+func PlanHook(s settings.Settings, session string, p hookplan.Payload, env func(string) (string, bool), now time.Time) (*hookplan.Job, string) {
+	job, why := hookplan.Plan(s, session, p, env)
+	if job != nil {
+		if _, closed := TimeGateClosed(s, job.Memory, now); closed {
+			return nil, ""
+		}
+	}
+	return job, why
 }
 
 // providerCertain reports whether provider.Choose would accept s: the

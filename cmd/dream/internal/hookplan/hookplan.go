@@ -1,9 +1,9 @@
 // Package hookplan is what `dream hook` decides before it starts a dream:
 // the agent's payload on stdin, the project, memory and session it names,
-// and the cheap gates (enabled, time). The full command (package main)
-// and the binary's early start (package early) plan a hook the same way
-// from here; only the full command logs and starts the detached `dream
-// maybe`.
+// and the enabled gate (the time gate is package early's, which plans a
+// hook with this: early.PlanHook). The full command (package main) and the
+// binary's early start plan a hook the same way; only the full command logs
+// and starts the detached `dream maybe`.
 package hookplan
 
 import (
@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
-	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/host"
@@ -121,9 +120,9 @@ func (j *Job) Argv(stateDir string) []string {
 	return args
 }
 
-// Plan locates the project from the payload and decides the cheap
-// gates. A nil job comes with the reason nothing starts.
-func Plan(s settings.Settings, session string, p Payload, env func(string) (string, bool), now time.Time) (*Job, string) {
+// Plan locates the project from the payload and decides the enabled
+// gate. A nil job comes with the reason nothing starts.
+func Plan(s settings.Settings, session string, p Payload, env func(string) (string, bool)) (*Job, string) {
 	home := cmdline.Home(env)
 	if !s.Enabled {
 		return nil, "dreaming is disabled"
@@ -170,12 +169,6 @@ func Plan(s settings.Settings, session string, p Payload, env func(string) (stri
 		if why := host.AgentOwns(*l, s.CodexMemoryOwner); why != "" {
 			return nil, why
 		}
-	}
-	// The time gate, as the funnel decides it (quickgate): closed only
-	// when `dream maybe` would say so, with no dead dream to recover (and
-	// never with the etcd lock: the detached maybe asks the cluster).
-	if _, closed := quickgate.TimeGateClosed(s, j.Memory, now); closed {
-		return nil, ""
 	}
 	return j, ""
 }

@@ -5,20 +5,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/cmd/dream/internal/quickgate"
+	"github.com/dreamkit/dream/cmd/dream/internal/early"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
-// TestTimeGateClosedAgreesWithMaybe holds the hook path's shortcut to the
-// funnel it stands in for: wherever quickgate.TimeGateClosed says closed, a Dreamer
+// TestTimeGateClosedAgreesWithMaybe holds the early start's closed-gate
+// answer to the funnel it stands in for: wherever early.TimeGateClosed says closed, a Dreamer
 // built on the same directories stops at the time gate with the same words;
 // where a dead dream or a left-over journal would be recovered (which
 // reopens the gate), the shortcut stands aside.
@@ -33,7 +32,7 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 		name   string
 		setup  func(t *testing.T, mem, state string)
 		enable bool
-		want   bool // quickgate.TimeGateClosed's answer
+		want   bool // early.TimeGateClosed's answer
 	}{
 		{"consolidated an hour ago", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-time.Hour)) }, true, true},
 		{"empty body, 23.9h ago", func(t *testing.T, mem, _ string) { writeLock(t, mem, "", now.Add(-23*time.Hour-54*time.Minute)) }, true, true},
@@ -65,9 +64,9 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 			tc.setup(t, mem, state)
 			s := dream.DefaultSettings()
 			s.StateDir, s.Enabled = state, tc.enable
-			detail, closed := quickgate.TimeGateClosed(s, mem, now)
+			detail, closed := early.TimeGateClosed(s, mem, now)
 			if closed != tc.want {
-				t.Fatalf("quickgate.TimeGateClosed = %v (%q), want %v", closed, detail, tc.want)
+				t.Fatalf("early.TimeGateClosed = %v (%q), want %v", closed, detail, tc.want)
 			}
 			if !closed {
 				return
@@ -87,19 +86,19 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 
 // TestTimeGateClosedLeavesTheEtcdLockToTheCluster: with the etcd lock the
 // last consolidation is the cluster's; a fresh local lock file closes
-// nothing, and every caller (maybe's fast path, the hook, the early
-// start) goes on to ask the cluster.
+// nothing, and the early start hands `maybe` and the hook over to the
+// full command, which asks the cluster.
 func TestTimeGateClosedLeavesTheEtcdLockToTheCluster(t *testing.T) {
 	now := time.Now()
 	mem, state := t.TempDir(), t.TempDir()
 	writeLock(t, mem, "", now.Add(-time.Hour))
 	s := dream.DefaultSettings()
 	s.StateDir = state
-	if _, closed := quickgate.TimeGateClosed(s, mem, now); !closed {
+	if _, closed := early.TimeGateClosed(s, mem, now); !closed {
 		t.Fatal("file lock consolidated an hour ago: want closed")
 	}
 	s.Lock = settings.LockEtcd
-	if detail, closed := quickgate.TimeGateClosed(s, mem, now); closed {
+	if detail, closed := early.TimeGateClosed(s, mem, now); closed {
 		t.Fatalf("etcd lock: closed (%q) by the local file", detail)
 	}
 }
@@ -113,32 +112,5 @@ func writeLock(t *testing.T, mem, body string, mtime time.Time) {
 	}
 	if err := os.Chtimes(p, mtime, mtime); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestRelaxGCRestoresWhatItFound: overlapping relaxGC calls (an embedding
-// or tests calling Main concurrently) leave the collector as the first one
-// found it once the last one returns, whatever order they end in.
-func TestRelaxGCRestoresWhatItFound(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(137))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 40))
-	a := relaxGC()
-	b := relaxGC()
-	if got := debug.SetGCPercent(-1); got != -1 {
-		t.Errorf("inside relaxGC the GC percent is %d, want -1 (off)", got)
-	}
-	if got := debug.SetMemoryLimit(-1); got != shortLivedHeap {
-		t.Errorf("inside relaxGC the memory limit is %d, want %d", got, shortLivedHeap)
-	}
-	a() // the first out is not the last
-	if got := debug.SetGCPercent(-1); got != -1 {
-		t.Errorf("with one caller left the GC percent is %d, want -1", got)
-	}
-	b()
-	if got := debug.SetGCPercent(137); got != 137 {
-		t.Errorf("after the last caller the GC percent is %d, want 137", got)
-	}
-	if got := debug.SetMemoryLimit(-1); got != 1<<40 {
-		t.Errorf("after the last caller the memory limit is %d, want %d", got, int64(1<<40))
 	}
 }

@@ -8,20 +8,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dreamkit/dream/internal/journal"
 )
 
-// sparseRunner is a host Runner that opts in to sparse staging: it reads
-// Job.BaseDir and writes only what it changes into Job.MemoryDir.
-type sparseRunner struct{ RunnerFunc }
-
-func (sparseRunner) WritesChangesOnly() bool { return true }
-
-// sparseMemory is a small memory with headings, a numbered procedure, a
+// hostMemory is a small memory with headings, a numbered procedure, a
 // quote and Chinese, as a real one has.
-func sparseMemory() map[string]string {
+func hostMemory() map[string]string {
 	return map[string]string{
 		"MEMORY.md":         "# Memory\n\n- [Build](build.md) — how it builds\n- [People](people.md) — who is who\n- [Deploy](deploy.md) — shipping\n",
 		"build.md":          "# Build\n\n- make all\n\n## Tests\n\n- go test ./...\n",
@@ -32,18 +25,19 @@ func sparseMemory() map[string]string {
 	}
 }
 
-// newSparseDreamer writes the memory and returns a Dreamer over it with
-// run as a sparse runner; mutate may adjust the config.
-func newSparseDreamer(t *testing.T, run RunnerFunc, mutate func(*Config)) (d *Dreamer, mem, state string) {
+// newHostDreamer writes the memory and returns a Dreamer over it with run
+// as a host's own Runner (a RunnerFunc: it may write files in place, so it
+// gets a copy of the memory); mutate may adjust the config.
+func newHostDreamer(t *testing.T, run RunnerFunc, mutate func(*Config)) (d *Dreamer, mem, state string) {
 	t.Helper()
 	root := t.TempDir()
 	mem, state = filepath.Join(root, "memory"), filepath.Join(root, "state")
-	for p, b := range sparseMemory() {
+	for p, b := range hostMemory() {
 		replaceFile(t, filepath.Join(mem, p), b)
 	}
 	s := DefaultSettings()
 	s.StateDir = state
-	cfg := Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: sparseRunner{run}}
+	cfg := Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: run}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -73,83 +67,22 @@ func wantMemory(t *testing.T, mem string, want map[string]string) {
 	}
 }
 
-// A sparse runner reads the memory from BaseDir and starts from an empty
-// staging; while it runs the user edits a file it does not touch, a file it
-// rewrites at another place, and a line it rewrites. The first two edits
-// and the dream's changes land (the second merged), the overlap is parked
-// for review, and undoing the dream keeps the user's edits.
-func TestSparseDreamLandsAroundConcurrentHandEdits(t *testing.T) {
-	var mem string
-	run := func(ctx context.Context, job Job) (Outcome, error) {
-		if job.BaseDir != mem {
-			t.Errorf("BaseDir = %q, want the memory dir %q", job.BaseDir, mem)
-		}
-		if ents, err := os.ReadDir(job.MemoryDir); err != nil || len(ents) != 0 {
-			t.Errorf("sparse staging starts with %d entries (%v)", len(ents), err)
-		}
-		if b, err := os.ReadFile(filepath.Join(job.BaseDir, "people.md")); err != nil || !strings.Contains(string(b), "王芳") {
-			t.Errorf("the runner cannot read the memory from BaseDir: %q %v", b, err)
-		}
-		replaceFile(t, filepath.Join(job.MemoryDir, "build.md"), "# Build\n\n- make all (checked 2026-11-30)\n\n## Tests\n\n- go test ./...\n")
-		replaceFile(t, filepath.Join(job.MemoryDir, "deploy.md"), "# Deploy\n\n1. Tag the release (vX.Y.Z).\n2. Push the tag.\n")
-		replaceFile(t, filepath.Join(job.MemoryDir, "people.md"), "# People\n\n- 王芳 owns billing and invoices\n\n> ask before paging her\n")
-		replaceFile(t, filepath.Join(job.MemoryDir, "topics/storage.md"), sparseMemory()["topics/storage.md"]) // unchanged: dropped
-		replaceFile(t, filepath.Join(mem, "unused.md"), "# Unused\n\nNow used.\n")
-		replaceFile(t, filepath.Join(mem, "build.md"), "# Build\n\n- make all\n\n## Tests\n\n- go test -race ./...\n")
-		replaceFile(t, filepath.Join(mem, "deploy.md"), "# Deploy\n\n1. Tag the release with git tag -s.\n2. Push the tag.\n")
-		return Outcome{}, nil
-	}
-	d, m, state := newSparseDreamer(t, run, nil)
-	mem = m
-	rep, err := d.StartManual(context.Background())
-	if err != nil || rep.Status != StatusCompleted {
-		t.Fatalf("dream = %s, %v (%s; %s)", rep.Status, err, rep.Error, rep.Summary)
-	}
-	wantMemory(t, mem, map[string]string{
-		"unused.md": "# Unused\n\nNow used.\n",
-		"build.md":  "# Build\n\n- make all (checked 2026-11-30)\n\n## Tests\n\n- go test -race ./...\n",
-		"deploy.md": "# Deploy\n\n1. Tag the release with git tag -s.\n2. Push the tag.\n",
-		"people.md": "# People\n\n- 王芳 owns billing and invoices\n\n> ask before paging her\n",
-	})
-	if !slices.Equal(rep.Merged, []string{"build.md"}) || !slices.Equal(rep.ForReview, []string{"deploy.md"}) || rep.ReviewID == "" {
-		t.Fatalf("report: merged %v, for review %v (%q)", rep.Merged, rep.ForReview, rep.ReviewID)
-	}
-	if !slices.Equal(rep.FilesTouched, []string{"build.md", "people.md"}) {
-		t.Errorf("files touched = %v", rep.FilesTouched)
-	}
-	review, err := journal.Load(state, mem, rep.ReviewID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff, err := review.Diff(); err != nil || !strings.Contains(diff, "+1. Tag the release (vX.Y.Z).\n") {
-		t.Errorf("the parked review does not hold the dream's change (%v):\n%s", err, diff)
-	}
-	if _, err := d.Undo(context.Background(), rep.TaskID, false); err != nil {
-		t.Fatal(err)
-	}
-	wantMemory(t, mem, map[string]string{
-		"build.md":  "# Build\n\n- make all\n\n## Tests\n\n- go test -race ./...\n",
-		"people.md": sparseMemory()["people.md"],
-		"unused.md": "# Unused\n\nNow used.\n",
-	})
-}
-
-// A sparse dream as a dry run reports its diff and changes nothing; as a
+// A host's dream as a dry run reports its diff and changes nothing; as a
 // review run it is staged, shown, applied (then undone), or discarded.
-func TestSparseDreamDryRunReviewApplyDiscard(t *testing.T) {
+func TestHostDreamDryRunReviewApplyDiscard(t *testing.T) {
 	newBuild := "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n"
 	run := func(ctx context.Context, job Job) (Outcome, error) {
 		replaceFile(t, filepath.Join(job.MemoryDir, "build.md"), newBuild)
 		replaceFile(t, filepath.Join(job.MemoryDir, "topics/new.md"), "# New\n\n- 新的事实\n")
 		return Outcome{}, nil
 	}
-	d, mem, state := newSparseDreamer(t, run, nil)
+	d, mem, state := newHostDreamer(t, run, nil)
 	ctx := context.Background()
 	rep, err := d.Run(ctx, RunOptions{DryRun: true})
 	if err != nil || rep.Status != StatusDryRun || !strings.Contains(rep.Diff, "+- make lint\n") || !strings.Contains(rep.Diff, "+- 新的事实\n") {
 		t.Fatalf("dry run = %s, %v:\n%s", rep.Status, err, rep.Diff)
 	}
-	wantMemory(t, mem, map[string]string{"build.md": sparseMemory()["build.md"], "topics/new.md": ""})
+	wantMemory(t, mem, map[string]string{"build.md": hostMemory()["build.md"], "topics/new.md": ""})
 	if journal.HasPending(state, mem) {
 		t.Fatal("a dry run left a transaction")
 	}
@@ -166,7 +99,7 @@ func TestSparseDreamDryRunReviewApplyDiscard(t *testing.T) {
 	if err != nil || dd.Source != DiffStaged || len(dd.Changes) != 2 || !strings.Contains(dd.Diff, "+- make lint\n") {
 		t.Fatalf("diff = %+v, %v", dd, err)
 	}
-	wantMemory(t, mem, map[string]string{"build.md": sparseMemory()["build.md"]})
+	wantMemory(t, mem, map[string]string{"build.md": hostMemory()["build.md"]})
 	changes, _, err := d.Apply(ctx, rep.TaskID)
 	if err != nil || len(changes) != 2 {
 		t.Fatalf("apply = %+v, %v", changes, err)
@@ -175,7 +108,7 @@ func TestSparseDreamDryRunReviewApplyDiscard(t *testing.T) {
 	if _, err := d.Undo(ctx, rep.TaskID, false); err != nil {
 		t.Fatal(err)
 	}
-	wantMemory(t, mem, map[string]string{"build.md": sparseMemory()["build.md"], "topics/new.md": ""})
+	wantMemory(t, mem, map[string]string{"build.md": hostMemory()["build.md"], "topics/new.md": ""})
 
 	rep, err = d.Run(ctx, RunOptions{Review: true})
 	if err != nil || rep.Status != StatusStaged {
@@ -187,21 +120,21 @@ func TestSparseDreamDryRunReviewApplyDiscard(t *testing.T) {
 	if staged, _ := d.Staged(); len(staged) != 0 {
 		t.Fatalf("staged after discard = %+v", staged)
 	}
-	wantMemory(t, mem, map[string]string{"build.md": sparseMemory()["build.md"], "topics/new.md": ""})
+	wantMemory(t, mem, map[string]string{"build.md": hostMemory()["build.md"], "topics/new.md": ""})
 }
 
-// The guards judge a sparse dream against the memory it started from: a
+// The guards judge a host's dream against the memory it started from: a
 // file left half-written is held by the loss guard, a runner that fails
 // after half a write lands nothing, a file the host cannot load is kept as
 // it was while the rest lands, and a pinned fact is found in the files the
 // dream did not write, or missed when the dream dropped it.
-func TestSparseDreamGuards(t *testing.T) {
-	half := sparseMemory()["build.md"][:len(sparseMemory()["build.md"])/2]
+func TestHostDreamGuards(t *testing.T) {
+	half := hostMemory()["build.md"][:len(hostMemory()["build.md"])/2]
 	ctx := context.Background()
 	t.Run("half written", func(t *testing.T) {
 		// Every topic cut in half, as a runner killed mid-write leaves it.
-		d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
-			for p, b := range sparseMemory() {
+		d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+			for p, b := range hostMemory() {
 				if p != "MEMORY.md" {
 					replaceFile(t, filepath.Join(job.MemoryDir, p), b[:len(b)/2])
 				}
@@ -212,10 +145,10 @@ func TestSparseDreamGuards(t *testing.T) {
 		if err != nil || rep.Status != StatusStaged || !HeldByLossGuard(rep.ParkReason) {
 			t.Fatalf("dream = %s (%q), %v", rep.Status, rep.ParkReason, err)
 		}
-		wantMemory(t, mem, sparseMemory())
+		wantMemory(t, mem, hostMemory())
 	})
 	t.Run("failed mid-write", func(t *testing.T) {
-		d, mem, state := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+		d, mem, state := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
 			f, err := os.Create(filepath.Join(job.MemoryDir, "build.md"))
 			if err != nil {
 				return Outcome{}, err
@@ -228,20 +161,20 @@ func TestSparseDreamGuards(t *testing.T) {
 		if err == nil || rep.Status != StatusFailed {
 			t.Fatalf("dream = %s, %v", rep.Status, err)
 		}
-		wantMemory(t, mem, map[string]string{"build.md": sparseMemory()["build.md"]})
+		wantMemory(t, mem, map[string]string{"build.md": hostMemory()["build.md"]})
 		if journal.HasPending(state, mem) {
 			t.Fatal("a failed dream left its transaction")
 		}
 	})
 	t.Run("edit guard", func(t *testing.T) {
-		d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+		d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
 			replaceFile(t, filepath.Join(job.MemoryDir, "build.md"), "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n")
 			replaceFile(t, filepath.Join(job.MemoryDir, "people.md"), "# People\n\n- 王芳 owns billing and payroll\n\n> ask before paging her\n")
 			return Outcome{}, nil
 		}, func(c *Config) {
 			c.CheckEdit = func(rel string, before, after []byte) error {
 				if rel == "people.md" {
-					if string(before) != sparseMemory()["people.md"] {
+					if string(before) != hostMemory()["people.md"] {
 						t.Errorf("the edit guard's before of people.md = %q", before)
 					}
 					return errors.New("people.md: the host cannot load it")
@@ -253,33 +186,26 @@ func TestSparseDreamGuards(t *testing.T) {
 		if err != nil || rep.Status != StatusCompleted || !slices.Equal(rep.FilesTouched, []string{"build.md"}) {
 			t.Fatalf("dream = %s %v, %v", rep.Status, rep.FilesTouched, err)
 		}
-		wantMemory(t, mem, map[string]string{"people.md": sparseMemory()["people.md"], "build.md": "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n"})
+		wantMemory(t, mem, map[string]string{"people.md": hostMemory()["people.md"], "build.md": "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n"})
 	})
-	// Written just before the dream, the pinned file's start version comes
-	// from the history; settled, from the journal's own read of it.
-	for _, settled := range []bool{false, true} {
-		t.Run(map[bool]string{false: "marker pin dropped", true: "marker pin dropped settled"}[settled], func(t *testing.T) {
-			d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
-				if len(job.Pinned) != 0 {
-					t.Errorf("a sparse job's pinned facts = %q: the marker pins are read after the run", job.Pinned)
-				}
-				replaceFile(t, filepath.Join(job.MemoryDir, "deploy.md"), "# Deploy\n\n2. Push the tag.\n")
-				return Outcome{}, nil
-			}, nil)
-			replaceFile(t, filepath.Join(mem, "deploy.md"), "# Deploy\n\n1. Tag the release. <!-- pin -->\n2. Push the tag.\n")
-			if settled {
-				time.Sleep(100 * time.Millisecond) // older than the journal's clock margin
+	t.Run("marker pin dropped", func(t *testing.T) {
+		d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+			if !slices.Contains(job.Pinned, "Tag the release.") {
+				t.Errorf("the job's pinned facts = %q, want the marker-pinned one", job.Pinned)
 			}
-			rep, err := d.StartManual(ctx)
-			if err == nil || !strings.Contains(rep.Error, "Tag the release.") {
-				t.Fatalf("a dropped marker-pinned fact: %s, %v", rep.Status, err)
-			}
-			wantMemory(t, mem, map[string]string{"deploy.md": "# Deploy\n\n1. Tag the release. <!-- pin -->\n2. Push the tag.\n"})
-		})
-	}
+			replaceFile(t, filepath.Join(job.MemoryDir, "deploy.md"), "# Deploy\n\n2. Push the tag.\n")
+			return Outcome{}, nil
+		}, nil)
+		replaceFile(t, filepath.Join(mem, "deploy.md"), "# Deploy\n\n1. Tag the release. <!-- pin -->\n2. Push the tag.\n")
+		rep, err := d.StartManual(ctx)
+		if err == nil || !strings.Contains(rep.Error, "Tag the release.") {
+			t.Fatalf("a dropped marker-pinned fact: %s, %v", rep.Status, err)
+		}
+		wantMemory(t, mem, map[string]string{"deploy.md": "# Deploy\n\n1. Tag the release. <!-- pin -->\n2. Push the tag.\n"})
+	})
 	for _, drop := range []bool{false, true} {
 		t.Run(map[bool]string{false: "pinned kept", true: "pinned dropped"}[drop], func(t *testing.T) {
-			d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+			d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
 				replaceFile(t, filepath.Join(job.MemoryDir, "build.md"), "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n")
 				if drop {
 					replaceFile(t, filepath.Join(job.MemoryDir, "people.md"), "# People\n\n> ask before paging her\n")
@@ -291,7 +217,7 @@ func TestSparseDreamGuards(t *testing.T) {
 				if err == nil || !strings.Contains(rep.Error, "pinned") {
 					t.Fatalf("a dropped pinned fact: %s, %v", rep.Status, err)
 				}
-				wantMemory(t, mem, map[string]string{"people.md": sparseMemory()["people.md"], "build.md": sparseMemory()["build.md"]})
+				wantMemory(t, mem, map[string]string{"people.md": hostMemory()["people.md"], "build.md": hostMemory()["build.md"]})
 				return
 			}
 			if err != nil || rep.Status != StatusCompleted {
@@ -301,20 +227,20 @@ func TestSparseDreamGuards(t *testing.T) {
 	}
 }
 
-// Hostile sparse runners: a staged symlink to a file outside, a write that
+// Hostile host runners: a staged symlink to a file outside, a write that
 // climbs out of staging with "..", dream's own lock file written in
-// staging, and a write straight into BaseDir. None of them lands as the
-// dream's: only the dream's real change is committed and audited, the
-// outside file is never read into memory, the lock is untouched, and the
-// write into BaseDir is never recorded under the dream (it is the memory's
-// own state, kept, as a hand edit is).
-func TestSparseDreamHostileRunner(t *testing.T) {
+// staging, and a write straight into the user's memory dir. None of them
+// lands as the dream's: only the dream's real change is committed and
+// audited, the outside file is never read into memory, the lock is
+// untouched, and the write into the memory dir is never recorded under the
+// dream (it is the memory's own state, kept, as a hand edit is).
+func TestHostDreamHostileRunner(t *testing.T) {
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.md")
 	if err := os.WriteFile(secret, []byte("# Secret\n\n- sk-not-for-memory\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, mem, _ := newSparseDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
+	d, mem, _ := newHostDreamer(t, func(ctx context.Context, job Job) (Outcome, error) {
 		if err := os.Symlink(secret, filepath.Join(job.MemoryDir, "leak.md")); err != nil {
 			return Outcome{}, err
 		}
@@ -324,7 +250,7 @@ func TestSparseDreamHostileRunner(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(job.MemoryDir, journal.LockName), []byte("999"), 0o644); err != nil {
 			return Outcome{}, err
 		}
-		replaceFile(t, filepath.Join(job.BaseDir, "rogue.md"), "# Rogue\n")
+		replaceFile(t, filepath.Join(job.MemoryDisplayDir, "rogue.md"), "# Rogue\n")
 		replaceFile(t, filepath.Join(job.MemoryDir, "build.md"), "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n")
 		return Outcome{}, nil
 	}, nil)

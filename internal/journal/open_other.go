@@ -2,14 +2,7 @@
 
 package journal
 
-import (
-	"io/fs"
-	"os"
-)
-
-// device is unknown here: a sparse staging then has no file-system clock
-// and compares every written file's original by content (see resolveBase).
-func device(fs.FileInfo) (uint64, bool) { return 0, false }
+import "os"
 
 // openNoFollow opens a regular file for reading, refusing (errNotRegular)
 // anything else at its path.
@@ -23,3 +16,6 @@ func openNoFollow(path string) (*os.File, error) {
 	}
 	return os.Open(path)
 }
+
+// holdFlags open a file only to hold it (see apply).
+const holdFlags = os.O_RDONLY

@@ -1,4 +1,4 @@
-package hookplan
+package early
 
 import (
 	"os"
@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
-// TestPlanLeavesTheEtcdLockToMaybe: the quick time gate reads the local
+// TestPlanHookLeavesTheEtcdLockToMaybe: the quick time gate reads the local
 // lock file; with the etcd lock the last consolidation is the cluster's,
 // so the hook starts the detached maybe, which asks the cluster, instead
 // of trusting a local file another machine never touched.
-func TestPlanLeavesTheEtcdLockToMaybe(t *testing.T) {
+func TestPlanHookLeavesTheEtcdLockToMaybe(t *testing.T) {
 	root := t.TempDir()
 	mem := filepath.Join(root, "memory")
 	if err := os.MkdirAll(mem, 0o755); err != nil {
@@ -31,11 +32,11 @@ func TestPlanLeavesTheEtcdLockToMaybe(t *testing.T) {
 	}
 	s := settings.Defaults(env, filepath.Join(root, "home"))
 	s.MemoryDir, s.Repo, s.StateDir = mem, root, filepath.Join(root, "state")
-	if job, why := Plan(s, "", Payload{}, env, time.Now()); job != nil || why != "" {
+	if job, why := PlanHook(s, "", hookplan.Payload{}, env, time.Now()); job != nil || why != "" {
 		t.Fatalf("file lock, consolidated now: job %+v, why %q; want nothing to do", job, why)
 	}
 	s.Lock = settings.LockEtcd
-	if job, why := Plan(s, "", Payload{}, env, time.Now()); job == nil || job.Memory != mem {
+	if job, why := PlanHook(s, "", hookplan.Payload{}, env, time.Now()); job == nil || job.Memory != mem {
 		t.Fatalf("etcd lock: job %+v, why %q; want the detached maybe to decide", job, why)
 	}
 }

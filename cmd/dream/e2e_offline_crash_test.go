@@ -10,10 +10,10 @@ import (
 	"github.com/dreamkit/dream"
 )
 
-// sparseCrashWorld is a memory the offline engine changes in four files
-// (an exact duplicate in each) and leaves alone in two: the offline runner
-// works on a sparse staging, so its commit has four files to die between.
-func sparseCrashWorld(t *testing.T) *world {
+// offlineCrashWorld is a memory the offline engine changes in four files
+// (an exact duplicate in each) and leaves alone in two, so its commit has
+// four files to die between.
+func offlineCrashWorld(t *testing.T) *world {
 	w := newWorld(t)
 	for i := 0; i < 4; i++ {
 		w.write(w.mem, fmt.Sprintf("topic%d.md", i), fmt.Sprintf("---\nname: topic%d\ndescription: topic %d\ntype: reference\n---\n\n## Facts\n\n- Fact number %d.\n- 第%d条事实。\n- Fact number %d.\n", i, i, i, i, i))
@@ -23,14 +23,14 @@ func sparseCrashWorld(t *testing.T) *world {
 	return w
 }
 
-// TestSparseCrashAnywhereRecovers is TestCrashAnywhereRecovers for the
-// offline engine's sparse staging: SIGKILLed at every point of Begin and
+// TestOfflineCrashAnywhereRecovers is TestCrashAnywhereRecovers for the
+// offline engine on its linked staging: SIGKILLed at every point of Begin and
 // of the commit, the next `dream status` leaves the memory exactly the pre-
 // or the post-dream tree, the time gate open and no temp file behind, and
 // the next dream runs.
-func TestSparseCrashAnywhereRecovers(t *testing.T) {
+func TestOfflineCrashAnywhereRecovers(t *testing.T) {
 	bin := crashBinary(t)
-	w0 := sparseCrashWorld(t)
+	w0 := offlineCrashWorld(t)
 	pre := memHash(t, w0.mem)
 	if r := w0.dream(nil, append([]string{"run", "--json", "--provider", "offline"}, w0.locFlags()...)...); r.code != 0 {
 		t.Fatalf("uncrashed run:\n%s", r)
@@ -46,7 +46,7 @@ func TestSparseCrashAnywhereRecovers(t *testing.T) {
 	for _, p := range points {
 		t.Run(p, func(t *testing.T) {
 			t.Parallel()
-			w := sparseCrashWorld(t)
+			w := offlineCrashWorld(t)
 			if memHash(t, w.mem) != pre {
 				t.Fatal("crash worlds differ")
 			}

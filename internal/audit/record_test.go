@@ -12,8 +12,7 @@ import (
 	"github.com/dreamkit/dream/internal/fsutil"
 )
 
-// bigMemory writes a memory of n topic files (more than bulkBatch, so a
-// record of it takes the parallel path with the test's batches) shaped like a real one: an index
+// bigMemory writes a memory of n topic files shaped like a real one: an index
 // of pointers, topics nested in project and dated folders with headings,
 // numbered procedures, code, quotes and Chinese, names with spaces, a tab,
 // a newline and CJK characters, executable scripts, symlinks to a file, to
@@ -154,9 +153,9 @@ func bigDream(t *testing.T, dir string, round int) []string {
 }
 
 // recordedTree is HEAD's tree id, after checking that the history is
-// whole (every object there, nothing left of the helpers) and that the
+// whole (every object there, no temporary index or pack left) and that the
 // index holds HEAD with every file's stat data: a change check right after
-// the record finds nothing, as it does after a single update-index.
+// the record finds nothing.
 func recordedTree(t *testing.T, h *History) string {
 	t.Helper()
 	ctx := testCtx(t)
@@ -181,106 +180,51 @@ func recordedTree(t *testing.T, h *History) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestParallelRecordSameTrees records the same memory with one, two and
-// three git processes compressing, through its first record, a big dream
-// (an explicit path list) and a big hand edit (git's stat check), and
-// wants the same trees, the same dream message, and for the first record
-// the tree plain `git add -A` makes of the same dir.
-func TestParallelRecordSameTrees(t *testing.T) {
+// TestRecordSameTreeAsGitAdd records a big memory, a big dream (an
+// explicit path list) and a big hand edit (git's stat check), and wants for
+// the first record the tree plain `git add -A` makes of the same dir, the
+// history whole after each, and the dream's message naming its files.
+func TestRecordSameTreeAsGitAdd(t *testing.T) {
 	t.Parallel()
 	needGit(t)
-	type result struct{ trees, dreamMsg string }
-	var results []result
-	var firstDir string
-	for _, workers := range []int{1, 2, 3} {
-		mem := t.TempDir()
-		bigMemory(t, mem, 900)
-		if firstDir == "" {
-			firstDir = mem
-		}
-		ctx := testCtx(t)
-		h, err := Open(ctx, t.TempDir(), mem)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h.workers, h.batch = workers, 100
-		var trees []string
-		if _, err := h.RecordHandEdits(ctx); err != nil {
-			t.Fatal(err)
-		}
-		trees = append(trees, recordedTree(t, h))
-		if workers == 1 {
-			// git's own add of the same dir, in a repository of its own
-			gitDir := t.TempDir()
-			plainGit(t, mem, "--git-dir="+gitDir, "--work-tree="+mem, "init", "-q")
-			plainGit(t, mem, "--git-dir="+gitDir, "--work-tree="+mem, "add", "-A")
-			plain := strings.TrimSpace(plainGit(t, mem, "--git-dir="+gitDir, "--work-tree="+mem, "write-tree"))
-			if plain != trees[0] {
-				t.Fatalf("first record's tree %s, git add -A's %s", trees[0], plain)
-			}
-		}
-		touched := bigDream(t, mem, 1)
-		if len(touched) <= 4*h.batch {
-			t.Fatalf("the dream touched %d files, want more than %d", len(touched), 4*h.batch)
-		}
-		if _, err := h.RecordDream(ctx, Meta{DreamID: "d1", Status: "completed", Provider: "offline", StartedAt: started, Kind: KindDream, Paths: touched}); err != nil {
-			t.Fatal(err)
-		}
-		trees = append(trees, recordedTree(t, h))
-		msg, err := h.Git(ctx, nil, "log", "-1", "--format=%B")
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A hand edit of most of it again, found by git's stat check.
-		bigDream(t, mem, 2)
-		if _, err := h.RecordHandEdits(ctx); err != nil {
-			t.Fatal(err)
-		}
-		trees = append(trees, recordedTree(t, h))
-		results = append(results, result{strings.Join(trees, " "), string(msg)})
-	}
-	for i, r := range results[1:] {
-		if r.trees != results[0].trees {
-			t.Errorf("%d workers recorded trees %s, one worker %s", i+2, r.trees, results[0].trees)
-		}
-		if r.dreamMsg != results[0].dreamMsg {
-			t.Errorf("%d workers wrote the dream message\n%s\none worker\n%s", i+2, r.dreamMsg, results[0].dreamMsg)
-		}
-	}
-	for _, want := range []string{"flat_00028.md/inner.md", "fixed/dir", "新/merged 1-0.md"} {
-		if !strings.Contains(results[0].dreamMsg, want) && !strings.Contains(results[0].dreamMsg, "more files") {
-			t.Errorf("dream message lists neither %q nor a count of more files:\n%.2000s", want, results[0].dreamMsg)
-		}
-	}
-}
-
-// A file edited after a helper compressed it is recorded as it is when it
-// is staged, and its new blob is in the history.
-func TestPrehashedThenEditedRecordsNewContent(t *testing.T) {
-	h, mem := setup(t)
+	mem := t.TempDir()
+	bigMemory(t, mem, 900)
 	ctx := testCtx(t)
-	writeFile(t, mem, "topic.md", "# Before\n\nthe helper saw this\n", 0o644)
-	h.prehashBatch(ctx, filepath.Join(h.gitDir, "index.dream-prehash-test"), []byte("topic.md\x00sub/keep.md\x00missing.md\x00sub\x00"))
-	if _, err := os.Stat(filepath.Join(h.gitDir, "index.dream-prehash-test")); err != nil {
-		t.Fatalf("the helper ran no git process: %v", err)
-	}
-	os.Remove(filepath.Join(h.gitDir, "index.dream-prehash-test"))
-	seen, err := h.Git(ctx, []byte("topic.md"), "hash-object", "--stdin-paths")
+	h, err := Open(ctx, t.TempDir(), mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Git(ctx, nil, "cat-file", "-e", strings.TrimSpace(string(seen))); err != nil {
-		t.Fatalf("the helper did not store the blob it compressed: %v", err)
-	}
-	writeFile(t, mem, "topic.md", "# After\n\nthe user edited it since\n", 0o644)
 	if _, err := h.RecordHandEdits(ctx); err != nil {
 		t.Fatal(err)
 	}
-	got, err := h.FileAt(ctx, "HEAD", "topic.md")
-	if err != nil || string(got) != "# After\n\nthe user edited it since\n" {
-		t.Fatalf("recorded %q (%v)", got, err)
+	first := recordedTree(t, h)
+	// git's own add of the same dir, in a repository of its own
+	gitDir := t.TempDir()
+	plainGit(t, mem, "--git-dir="+gitDir, "--work-tree="+mem, "init", "-q")
+	plainGit(t, mem, "--git-dir="+gitDir, "--work-tree="+mem, "add", "-A")
+	if plain := strings.TrimSpace(plainGit(t, mem, "--git-dir="+gitDir, "--work-tree="+mem, "write-tree")); plain != first {
+		t.Fatalf("first record's tree %s, git add -A's %s", first, plain)
+	}
+	touched := bigDream(t, mem, 1)
+	if _, err := h.RecordDream(ctx, Meta{DreamID: "d1", Status: "completed", Provider: "offline", StartedAt: started, Kind: KindDream, Paths: touched}); err != nil {
+		t.Fatal(err)
 	}
 	recordedTree(t, h)
+	msg, err := h.Git(ctx, nil, "log", "-1", "--format=%B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A hand edit of most of it again, found by git's stat check.
+	bigDream(t, mem, 2)
+	if _, err := h.RecordHandEdits(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recordedTree(t, h)
+	for _, want := range []string{"flat_00028.md/inner.md", "fixed/dir", "新/merged 1-0.md"} {
+		if !strings.Contains(string(msg), want) && !strings.Contains(string(msg), "more files") {
+			t.Errorf("dream message lists neither %q nor a count of more files:\n%.2000s", want, msg)
+		}
+	}
 }
 
 // A record fails cleanly, and moves nothing, when HEAD moved after the
@@ -411,32 +355,6 @@ func TestHeadFromRefFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("detached")
-}
-
-// The pre-hash batches stay out of the way of the staging order: paths
-// a helper skips (gone, a directory, beyond a symlink, empty, past the
-// threshold) are left to the staging pass.
-func TestPrehashSkips(t *testing.T) {
-	h, mem := setup(t)
-	ctx := testCtx(t)
-	writeFile(t, mem, "real/a.md", "in a real folder\n", 0o644)
-	if err := os.Symlink("real", filepath.Join(mem, "link")); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, mem, "e.md", "", 0o644)
-	index := filepath.Join(h.gitDir, "index.dream-prehash-test")
-	h.prehashBatch(ctx, index, []byte("link/a.md\x00missing.md\x00real\x00e.md\x00"))
-	if _, err := os.Stat(index); !os.IsNotExist(err) {
-		t.Fatalf("a batch of nothing to compress ran git: %v", err)
-	}
-	h.prehashBatch(ctx, index, []byte("real/a.md\x00"))
-	out, err := h.Git(ctx, nil, "ls-files", "-z")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if slices.Contains(strings.Split(string(out), "\x00"), "real/a.md") {
-		t.Fatal("a helper staged into the record's index")
-	}
 }
 
 // A record that stages nothing skips asking git only while the index is
