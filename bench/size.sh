@@ -22,7 +22,7 @@ go build -o "$tmp/apisize" ./bench/cmd/apisize
 
 # measure DIR NAME: one line per figure, "key value", into $tmp/NAME.
 measure() {
-  local dir=$1 out=$tmp/$2
+  local dir=$1 out=$tmp/$2.figures
   (
     cd "$dir"
     mapfile -t gofiles < <(git ls-files '*.go')
@@ -61,10 +61,10 @@ measure() {
 
 measure "$here" head
 if [ -z "${BASE:-}" ]; then
-  awk '{ printf "%-30s %14s\n", $1, $2 }' "$tmp/head"
+  awk '{ printf "%-30s %14s\n", $1, $2 }' "$tmp/head.figures"
   exit 0
 fi
 git worktree add --detach -q "$tmp/base" "$BASE"
 measure "$tmp/base" base
 printf '%-30s %14s %14s %8s\n' figure "$BASE" HEAD ratio
-paste "$tmp/base" "$tmp/head" | awk '{ r = $2 > 0 ? sprintf("%.2f", $4 / $2) : "-"; printf "%-30s %14s %14s %8s\n", $1, $2, $4, r }'
+paste "$tmp/base.figures" "$tmp/head.figures" | awk '{ r = $2 > 0 ? sprintf("%.2f", $4 / $2) : "-"; printf "%-30s %14s %14s %8s\n", $1, $2, $4, r }'
