@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -23,15 +20,16 @@ import (
 // is cut off from it (then the counts are as of the last fetch).
 const syncTimeout = 5 * time.Second
 
-// openLock builds the backend the settings ask for. The file lock is always
-// there: with etcd it is taken too, for agents that know only the file.
+// openLock builds the consolidation lock: the file lock, always, wrapped
+// by Config.OpenLock when the settings ask for another backend (lock =
+// etcd), which the root does not link.
 //
 // The memory dream's lock is the memory dir's .consolidate-lock, which
 // Claude Code and codebot share. A job's is its own, one per job and write
 // dir in the job's part of the state dir (<StateDir>/lock/<memKey>/),
 // with the same three meanings: its mtime is the job's last run, its body
 // the holder's PID, and a dead or stale holder may be reclaimed.
-func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
+func openLock(cfg Config, memKey string) (Lock, error) {
 	dir := cfg.MemoryDir
 	if !cfg.Job.IsMemory() {
 		dir = jobs.LockDir(cfg.StateDir, memKey)
@@ -39,18 +37,14 @@ func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
 			return nil, err
 		}
 	}
-	file := lockbackend.NewFile(lock.New(dir, filepath.Join(cfg.StateDir, "locks", memKey+".flock")))
-	switch cfg.Settings.Lock {
-	case "", settings.LockFile:
+	file := FileLock(dir, filepath.Join(cfg.StateDir, "locks", memKey+".flock"))
+	switch {
+	case cfg.Settings.Lock == "" || cfg.Settings.Lock == settings.LockFile:
 		return file, nil
-	case settings.LockEtcd:
-		ec, err := etcdlock.FromSettings(cfg.Settings.Distributed, syncBranch(cfg))
-		if err != nil {
-			return nil, err
-		}
-		return etcdlock.New(ec, file)
+	case cfg.OpenLock == nil:
+		return nil, fmt.Errorf("lock backend %q is not linked into this program (Config.OpenLock is nil; the dream command wires it)", cfg.Settings.Lock)
 	default:
-		return nil, fmt.Errorf("unknown lock backend %q (want file or etcd)", cfg.Settings.Lock)
+		return cfg.OpenLock(cfg, file)
 	}
 }
 
@@ -234,7 +228,7 @@ func (d *Dreamer) SyncWith(ctx context.Context, o SyncOptions) (SyncReport, erro
 	if o.Resolved && o.AdoptRemote {
 		return rep, errors.New("dream: resolving a conflict and adopting the remote's history exclude each other")
 	}
-	err := d.locked(ctx, stepOptions{claim: true, wait: o.Wait}, func(*lockbackend.Held, journal.Recovery) (bool, error) {
+	err := d.locked(ctx, stepOptions{claim: true, wait: o.Wait}, func(*held, journal.Recovery) (bool, error) {
 		hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
 		if err != nil {
 			return false, fmt.Errorf("dream: opening the audit history: %w", err)

@@ -80,7 +80,7 @@ func TestSyncWaitsForTheLock(t *testing.T) {
 	d := f.dreamer(t, func(c *Config) { c.Settings.SyncRemote = remote })
 	holder := f.dreamer(t, func(c *Config) { c.Settings.SyncRemote = remote })
 
-	held, err := holder.lock.Acquire(ctx)
+	held, err := acquireOnce(ctx, holder.lock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -152,6 +152,11 @@ type Config struct {
 	Now func() time.Time
 	// Job is the job this Dreamer runs; the zero value is the memory dream.
 	Job JobSpec
+	// OpenLock builds the consolidation lock Settings.Lock names when it is
+	// not the file lock (etcd), wrapping file, which it must take too; the
+	// library does not link those backends: the dream command wires them.
+	// cfg is the resolved Config (Settings.SyncBranch is the memory's name).
+	OpenLock func(cfg Config, file Lock) (Lock, error)
 
 	// sharedState is the state dir the task registry and the telemetry
 	// are in, shared by every job: StateDir itself for the memory dream,
@@ -186,7 +191,7 @@ var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XD
 // Dreamer runs dreams for one memory directory.
 type Dreamer struct {
 	cfg      Config
-	lock     lockbackend.Backend
+	lock     Lock
 	memKey   string
 	rule     *gate.Rule // Config.SessionRule, converted once
 	minHours time.Duration
@@ -235,7 +240,7 @@ func New(cfg Config) (*Dreamer, error) {
 		cfg.Logf("dream: %v", err)
 	}
 	last, err := d.lock.LastConsolidatedAt()
-	if errors.Is(err, lockbackend.ErrUnreachable) {
+	if errors.Is(err, lock.ErrUnreachable) {
 		// A lock server cut off is no reason not to build the Dreamer:
 		// Status shows what is known locally, and every gate that needs the
 		// server reads it again (and says it cannot).

@@ -82,7 +82,7 @@ type probe struct {
 	sessions int // the session gate's count
 	scanErr  error
 
-	holder      lock.Holder // the lock gate's look at the lock
+	holder      LockHolder // the lock gate's look at the lock
 	lockProblem string
 
 	changed  string // the file gate's first changed file

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/task"
 )
 
@@ -91,7 +90,7 @@ func (d *Dreamer) Show(ctx context.Context, id string) (HistoryEntry, error) {
 // locked). complete says whether fn's change counts as a consolidation (the
 // lock's mtime moves forward) or not (the mtime is rewound to where it was).
 func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err error)) error {
-	return d.locked(ctx, stepOptions{claim: true}, func(*lockbackend.Held, journal.Recovery) (bool, error) {
+	return d.locked(ctx, stepOptions{claim: true}, func(*held, journal.Recovery) (bool, error) {
 		return fn()
 	})
 }

@@ -6,10 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/dreamkit/dream/internal/etcdlock"
-	"github.com/dreamkit/dream/internal/etcdtest"
-	"github.com/dreamkit/dream/internal/settings"
 )
 
 func TestSyncIdentity(t *testing.T) {
@@ -133,44 +129,5 @@ func TestSyncKeepsMemoriesApart(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(other.cfg.MemoryDir, "build.md")); err != nil {
 		t.Fatalf("sync_branch did not join the memory: %v", err)
-	}
-}
-
-// TestEtcdPrefixPerMemory: with lock = etcd and no lock_prefix, two
-// projects get two locks and two last consolidation times, and one project
-// on two machines gets one.
-func TestEtcdPrefixPerMemory(t *testing.T) {
-	srv := etcdtest.Start(t, "127.0.0.1")
-	root := t.TempDir()
-	etcd := func(s *Settings) {
-		s.Lock = settings.LockEtcd
-		s.EtcdEndpoints = []string{srv.URL}
-	}
-	laptop, desk := filepath.Join(root, "Users", "ann"), filepath.Join(root, "home", "ann")
-	api := syncMachine(t, laptop, "src/api/memory", "", nil, etcd)
-	web := syncMachine(t, laptop, "src/web/memory", "", nil, etcd)
-	apiDesk := syncMachine(t, desk, "src/api/memory", "", nil, etcd)
-	prefix := func(d *Dreamer) string { return d.lock.(*etcdlock.Lock).Prefix() }
-	if prefix(api) == prefix(web) {
-		t.Fatalf("two projects share the etcd prefix %s", prefix(api))
-	}
-	if prefix(api) != prefix(apiDesk) {
-		t.Fatalf("one project on two machines: prefixes %s and %s", prefix(api), prefix(apiDesk))
-	}
-	// The locks really are apart: the api project's holder does not
-	// block the web project, and does block the api project's other machine.
-	ctx := context.Background()
-	held, err := api.lock.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Rollback()
-	webHeld, err := web.lock.Acquire(ctx)
-	if err != nil {
-		t.Fatalf("the web project is blocked by the api project's lock: %v", err)
-	}
-	webHeld.Rollback()
-	if _, err := apiDesk.lock.Acquire(ctx); err == nil {
-		t.Fatal("the api project's second machine took the lock its first machine holds")
 	}
 }

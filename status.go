@@ -11,7 +11,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/lock"
 )
 
 // LockStatus describes the consolidation lock's holder.
@@ -96,14 +96,6 @@ type LockHolder struct {
 	Reason string `json:"reason"`
 }
 
-// lockBackendStatusOf converts the backend's status at the API's boundary.
-func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
-	f := s.File
-	return LockBackendStatus{Backend: s.Backend, Where: s.Where, Held: s.Held, Host: s.Host, PID: s.PID, TaskID: s.TaskID,
-		Since: s.Since, LeaseRemaining: s.LeaseRemaining, Reason: s.Reason, Unreachable: s.Unreachable,
-		File: LockHolder{Exists: f.Exists, PID: f.PID, MTime: f.MTime, Live: f.Live, Dream: f.Dream, Reason: f.Reason}}
-}
-
 // Status evaluates every gate without starting a dream. It re-reads the lock
 // mtime (a hand edit may have moved it back) and, like every dream process
 // that looks, recovers a dream whose holder died: its staging is discarded
@@ -132,9 +124,9 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	if derr != nil {
 		s.Warnings = append(s.Warnings, derr.Error())
 	} else {
-		s.LockBackend = lockBackendStatusOf(b)
+		s.LockBackend = b
 	}
-	if errors.Is(err, lockbackend.ErrUnreachable) && derr == nil && b.File.Exists {
+	if errors.Is(err, lock.ErrUnreachable) && derr == nil && b.File.Exists {
 		// Cut off from the lock server: this machine's file is what is
 		// known, and it is said to be only that.
 		last, err = b.File.MTime, nil
@@ -185,7 +177,7 @@ func (d *Dreamer) Recover(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	var did []string
-	err = d.locked(ctx, stepOptions{keepRecovering: true, releaseErr: true}, func(_ *lockbackend.Held, rec journal.Recovery) (bool, error) {
+	err = d.locked(ctx, stepOptions{keepRecovering: true, releaseErr: true}, func(_ *held, rec journal.Recovery) (bool, error) {
 		for _, id := range rec.RolledForward {
 			did = append(did, "finished the interrupted commit of dream "+id)
 		}

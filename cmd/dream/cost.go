@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
@@ -296,7 +297,7 @@ func (a *app) recordModelDreams(agent string) (modelDreamsView, error) {
 	}
 	s.Host = agent
 	cfg, err := dream.ConfigForProject(dream.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
-		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s}, a.home(), a.env)
+		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s, OpenLock: etcdlock.Open}, a.home(), a.env)
 	if err != nil {
 		return md, nil
 	}
