@@ -17,7 +17,8 @@ var serverModules = []string{"go.etcd.io", "google.golang.org/grpc", "google.gol
 // TestBackendsStayOutsideTheRoot runs the real `go list -deps`: package dream
 // must link neither model SDK nor the machinery of the runners it ships
 // (the sub-agent, its tools and sandbox, the prompts, the history dream,
-// the runner and provider packages), nor the etcd lock (etcd, gRPC,
+// the runner and provider packages), nor the backends the command wires
+// (git sync, the etcd lock with its etcd, gRPC and
 // protobuf) nor the MCP SDK, so that a host bringing its own Runner pays
 // for none of them; and a host that dreams only offline (package runner)
 // links no SDK either.
@@ -33,7 +34,7 @@ func TestBackendsStayOutsideTheRoot(t *testing.T) {
 		{pkg: mod, forbidden: append([]string{
 			mod + "/internal/agent", mod + "/internal/tools", mod + "/internal/sandbox", mod + "/internal/prompt",
 			mod + "/internal/historydream", mod + "/runner", mod + "/provider", mod + "/llm/anthropic", mod + "/llm/openai",
-			mod + "/internal/etcdlock", mod + "/internal/mcpserver", mod + "/internal/daemon",
+			mod + "/internal/etcdlock", mod + "/internal/gitsync", mod + "/internal/mcpserver", mod + "/internal/daemon",
 		}, append(sdkModules, serverModules...)...)},
 		{pkg: mod + "/runner", forbidden: append([]string{mod + "/provider", mod + "/llm/anthropic", mod + "/llm/openai"}, sdkModules...)},
 	} {

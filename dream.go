@@ -157,6 +157,11 @@ type Config struct {
 	// library does not link those backends: the dream command wires them.
 	// cfg is the resolved Config (Settings.SyncBranch is the memory's name).
 	OpenLock func(cfg Config, file Lock) (Lock, error)
+	// OpenSync opens the memory's history on Settings.SyncRemote (set by
+	// the dream command to the git backend); fence is what the Syncer
+	// calls right before a pull lands files, to prove the lock is still
+	// held. Unused without a sync remote.
+	OpenSync func(ctx context.Context, cfg Config, fence func(context.Context) error) (Syncer, error)
 
 	// sharedState is the state dir the task registry and the telemetry
 	// are in, shared by every job: StateDir itself for the memory dream,
@@ -301,6 +306,9 @@ func resolveConfig(cfg Config) (Config, error) {
 		return cfg, err
 	}
 	s := &cfg.Settings
+	if s.SyncRemote != "" && cfg.OpenSync == nil {
+		return cfg, errors.New("dream: sync_remote is set, but git sync is not linked into this program (Config.OpenSync is nil; the dream command wires it)")
+	}
 	if cfg.Provider == "" && cfg.Model == "" {
 		cfg.Provider, cfg.Model = s.Provider, s.Model // as for the state dir
 	}

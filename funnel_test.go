@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/task"
@@ -207,8 +206,6 @@ func TestPublicJSONMatchesInternal(t *testing.T) {
 		{"HistoryEntry", audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}}, historyEntryOf(audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}})},
 		{"FileStat", audit.FileStat{Path: "a"}, FileStat{Path: "a"}},
 		{"LockHolder", lock.Holder{Exists: true}, LockHolder{Exists: true}},
-		{"SyncState", gitsync.State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"}, syncStateOf(gitsync.State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"})},
-		{"SyncPull", gitsync.PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"}, syncPullOf(gitsync.PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"})},
 		{"Task", task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true}, taskOf(task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true})},
 	}
 	for _, c := range cases {

@@ -478,7 +478,7 @@ func (r *dreamRun) land() error {
 	if err := r.commit(); err != nil {
 		return err
 	}
-	d.syncPush(r.ctx, r.hist, r.rep.Sync)
+	d.syncPush(r.ctx, r.rep.Sync)
 	if err := r.held.Complete(); err != nil {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}

@@ -33,6 +33,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/etcdlock"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/fsnotify/fsnotify"
 )
@@ -613,6 +614,7 @@ func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.D
 		Model:           cfg.Model,
 		PersistThrottle: true,
 		OpenLock:        etcdlock.Open,
+		OpenSync:        gitsync.Open,
 		OnProgress: func(id string, _ dream.Progress) {
 			d.mu.Lock()
 			if t := d.targets[p.MemoryDir]; t != nil && t.taskID == "" {
