@@ -204,8 +204,6 @@ func TestPublicJSONMatchesInternal(t *testing.T) {
 		{"Change", journal.Change{Path: "a.md", Kind: "added", Added: 1}, changesOf([]journal.Change{{Path: "a.md", Kind: "added", Added: 1}})[0]},
 		{"StagedRun", journal.Info{ID: "x", State: "parked", PID: 1, CreatedAt: now}, stagedRunsOf([]journal.Info{{ID: "x", State: "parked", PID: 1, CreatedAt: now}})[0]},
 		{"HistoryEntry", audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}}, historyEntryOf(audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}})},
-		{"FileStat", audit.FileStat{Path: "a"}, FileStat{Path: "a"}},
-		{"LockHolder", lock.Holder{Exists: true}, LockHolder{Exists: true}},
 		{"Task", task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true}, taskOf(task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true})},
 	}
 	for _, c := range cases {

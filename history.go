@@ -21,10 +21,10 @@ type HistoryEntry struct {
 	// Commit is the change's commit in the audit history.
 	Commit string `json:"commit"`
 	// Kind is "dream", "undo", "apply" or "hand".
-	Kind      string     `json:"kind"`
-	Status    string     `json:"status"`
-	StartedAt time.Time  `json:"started_at"`
-	Files     []FileStat `json:"files"`
+	Kind      string    `json:"kind"`
+	Status    string    `json:"status"`
+	StartedAt time.Time `json:"started_at"`
+	Files     []Change  `json:"files"`
 	// Diff is the unified diff of the memory files.
 	Diff string `json:"diff"`
 	// Units are a model dream's account of every unit it removed or
@@ -32,23 +32,14 @@ type HistoryEntry struct {
 	Units []UnitChange `json:"units,omitempty"`
 }
 
-// FileStat is one file of a HistoryEntry, with its line counts.
-type FileStat struct {
-	Path    string `json:"path"`
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-	// Status is "added", "modified" or "deleted".
-	Status string `json:"status"`
-}
-
 // historyEntryOf converts an audit entry at the API's boundary.
 func historyEntryOf(e audit.Entry) HistoryEntry {
 	out := HistoryEntry{ID: e.ID, Commit: e.Commit, Kind: e.Kind, Status: e.Status, StartedAt: e.StartedAt, Diff: e.Diff}
 	if e.Files != nil {
-		out.Files = make([]FileStat, 0, len(e.Files))
+		out.Files = make([]Change, 0, len(e.Files))
 	}
 	for _, f := range e.Files {
-		out.Files = append(out.Files, FileStat{Path: f.Path, Added: f.Added, Removed: f.Removed, Status: f.Status})
+		out.Files = append(out.Files, Change{Path: f.Path, Kind: f.Status, Added: f.Added, Removed: f.Removed})
 	}
 	for _, u := range e.Units {
 		var c UnitChange

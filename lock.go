@@ -23,8 +23,6 @@ import (
 // lose the lock behind a holder's back proves it still holds it. An error
 // meaning "another live holder" matches errors.Is(err, ErrLockHeld).
 type Lock interface {
-	// Name is "file" or "etcd".
-	Name() string
 	// Path says where the lock lives: the lock file, or the etcd key prefix.
 	Path() string
 	// LastConsolidatedAt is the time of the last completed consolidation,
@@ -49,9 +47,50 @@ type Lock interface {
 	// when another machine holds a distributed lock.
 	Inspect() (LockHolder, error)
 	// Describe is the full picture for `dream status`.
-	Describe(ctx context.Context) (LockBackendStatus, error)
+	Describe(ctx context.Context) (LockHolder, error)
 	// Close releases what the backend keeps open (connections).
 	Close() error
+}
+
+// LockHolder is the consolidation lock as a would-be acquirer sees it: who
+// holds it, here or on another machine. Inspect fills the local file's
+// fields (Exists, MTime, Dream); Describe the backend's, with the local
+// file beside a distributed lock in File. A *LockHeldError carries one.
+type LockHolder struct {
+	// Backend is "file" or "etcd"; empty for the file's own look.
+	Backend string `json:"backend,omitempty"`
+	// Where is the lock file, or the etcd endpoints and key prefix.
+	Where string `json:"where,omitempty"`
+	// Held says an acquirer would yield: some live holder has the lock
+	// (here or on another machine), or its server cannot be asked.
+	Held bool `json:"held"`
+	// Host, PID and TaskID name the holder; empty or zero when unknown.
+	// PID is the one the lock file names for the file's own look.
+	Host   string `json:"host,omitempty"`
+	PID    int    `json:"pid"`
+	TaskID string `json:"task_id,omitempty"`
+	// Since is when the holder acquired, when known.
+	Since *time.Time `json:"since,omitempty"`
+	// LeaseRemaining is the holder's etcd lease time left: how soon another
+	// machine could take over if the holder stopped renewing it.
+	LeaseRemaining *time.Duration `json:"lease_remaining_ns,omitempty"`
+	// Reason is a one-line human account, e.g. "live pid 123 (12m old)".
+	Reason string `json:"reason"`
+	// Unreachable says the lock server (etcd) did not answer: Held is the
+	// safe guess, File all that is known.
+	Unreachable bool `json:"unreachable,omitempty"`
+	// Problem is set when the lock file cannot be used at all (a
+	// directory, a FIFO, unreadable): no dream can start until it is fixed.
+	Problem string `json:"problem,omitempty"`
+	// Exists says there is a lock file at all; MTime is its mtime, the last
+	// consolidation time; Dream says its holder is a dream process. A
+	// backend's own look leaves them zero (see File).
+	Exists bool      `json:"exists,omitzero"`
+	MTime  time.Time `json:"mtime,omitzero"`
+	Dream  bool      `json:"dream,omitzero"`
+	// File is the local .consolidate-lock beside a distributed lock, which
+	// is taken with every backend.
+	File *LockHolder `json:"file,omitempty"`
 }
 
 // held is one acquisition of the consolidation lock. It owns the last
@@ -137,8 +176,6 @@ func FileLock(memoryDir, guardPath string) Lock {
 	return fileLock{lock.New(memoryDir, guardPath)}
 }
 
-func (f fileLock) Name() string { return "file" }
-
 // SetTask is a no-op: the file's body is a PID, as the other agents expect,
 // and cannot carry more.
 func (f fileLock) SetTask(context.Context, string) error { return nil }
@@ -160,17 +197,17 @@ func (f fileLock) Fence(context.Context) error {
 // Inspect is internal/lock's look at the file, as the API's holder.
 func (f fileLock) Inspect() (LockHolder, error) {
 	h, err := f.Lock.Inspect()
-	return LockHolder{Exists: h.Exists, PID: h.PID, MTime: h.MTime, Live: h.Live, Dream: h.Dream, Reason: h.Reason}, err
+	return LockHolder{Exists: h.Exists, PID: h.PID, MTime: h.MTime, Held: h.Live, Dream: h.Dream, Reason: h.Reason}, err
 }
 
 // Describe reports the file's holder.
-func (f fileLock) Describe(context.Context) (LockBackendStatus, error) {
+func (f fileLock) Describe(context.Context) (LockHolder, error) {
 	h, err := f.Inspect()
 	if err != nil {
-		return LockBackendStatus{}, err
+		return LockHolder{}, err
 	}
-	s := LockBackendStatus{Backend: "file", Where: f.Path(), Held: h.Live, PID: h.PID, Reason: h.Reason, File: h}
-	if h.Live && !h.MTime.IsZero() {
+	s := LockHolder{Backend: "file", Where: f.Path(), Held: h.Held, PID: h.PID, Reason: h.Reason, File: &h}
+	if h.Held && !h.MTime.IsZero() {
 		t := h.MTime
 		s.Since = &t
 	}

@@ -133,9 +133,6 @@ func (l *Lock) ttlSeconds() int64 {
 	return int64(math.Ceil(l.cfg.TTL.Seconds()))
 }
 
-// Name is "etcd".
-func (l *Lock) Name() string { return "etcd" }
-
 // Path is the endpoints and key prefix.
 func (l *Lock) Path() string {
 	return strings.Join(l.cfg.Endpoints, ",") + " " + l.cfg.Prefix
@@ -514,13 +511,13 @@ func (l *Lock) Inspect() (dream.LockHolder, error) {
 	st, err := l.describeEtcd(ctx)
 	switch {
 	case errors.Is(err, lock.ErrUnreachable):
-		h.Live = true
+		h.Held = true
 		h.Reason = err.Error() + "; file: " + h.Reason
 	case err != nil:
-		h.Live = true
+		h.Held = true
 		h.Reason = "etcd unreachable (" + err.Error() + "); file: " + h.Reason
 	case st.Held && !l.heldHere():
-		h.Live = true
+		h.Held = true
 		h.PID = st.PID
 		h.Reason = st.Reason + "; file: " + h.Reason
 	}
@@ -535,15 +532,15 @@ func (l *Lock) heldHere() bool {
 
 // Describe is the etcd holder (wherever it runs), its lease's time left,
 // and the local file.
-func (l *Lock) Describe(ctx context.Context) (dream.LockBackendStatus, error) {
+func (l *Lock) Describe(ctx context.Context) (dream.LockHolder, error) {
 	fh, err := l.file.Inspect()
 	if err != nil {
-		return dream.LockBackendStatus{}, err
+		return dream.LockHolder{}, err
 	}
 	ctx, cancel := l.op(ctx)
 	defer cancel()
 	st, err := l.describeEtcd(ctx)
-	st.File = fh
+	st.File = &fh
 	if err != nil {
 		st.Held, st.Unreachable = true, true
 		st.Reason = err.Error()
@@ -555,8 +552,8 @@ func (l *Lock) Describe(ctx context.Context) (dream.LockBackendStatus, error) {
 }
 
 // describeEtcd reads the oldest lock key (the holder) and its lease.
-func (l *Lock) describeEtcd(ctx context.Context) (dream.LockBackendStatus, error) {
-	st := dream.LockBackendStatus{Backend: "etcd", Where: l.Path()}
+func (l *Lock) describeEtcd(ctx context.Context) (dream.LockHolder, error) {
+	st := dream.LockHolder{Backend: "etcd", Where: l.Path()}
 	if err := l.reachable(ctx); err != nil {
 		return st, err
 	}

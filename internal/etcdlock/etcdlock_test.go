@@ -245,7 +245,7 @@ func TestUnreachableEtcdIsNotFree(t *testing.T) {
 	}
 	defer l.Close()
 	h, err := l.Inspect()
-	if err != nil || !h.Live || !strings.Contains(h.Reason, "unreachable") {
+	if err != nil || !h.Held || !strings.Contains(h.Reason, "unreachable") {
 		t.Fatalf("Inspect with etcd down: %+v %v, want live (unknown) and unreachable", h, err)
 	}
 	if _, err := l.TryAcquire(); err == nil || errors.Is(err, lock.ErrHeld) {

@@ -79,7 +79,7 @@ func TestCutOffFromEtcdAnswersAtOnce(t *testing.T) {
 	if err != nil || !st.Unreachable || !st.Held || st.File.Reason == "" {
 		t.Fatalf("describe: %+v %v, want unreachable with the file", st, err)
 	}
-	if h, err := l.Inspect(); err != nil || !h.Live {
+	if h, err := l.Inspect(); err != nil || !h.Held {
 		t.Fatalf("inspect: %+v %v, want a live (unknown) holder", h, err)
 	}
 	if _, err := l.TryAcquire(); !errors.Is(err, lock.ErrUnreachable) || errors.Is(err, lock.ErrHeld) {

@@ -145,13 +145,13 @@ type KillOutput struct {
 }
 
 type Entry struct {
-	ID        string           `json:"id"`
-	Kind      string           `json:"kind"`
-	Status    string           `json:"status"`
-	StartedAt string           `json:"started_at"`
-	Commit    string           `json:"commit"`
-	Files     []dream.FileStat `json:"files"`
-	Diff      string           `json:"diff,omitempty"`
+	ID        string         `json:"id"`
+	Kind      string         `json:"kind"`
+	Status    string         `json:"status"`
+	StartedAt string         `json:"started_at"`
+	Commit    string         `json:"commit"`
+	Files     []dream.Change `json:"files"`
+	Diff      string         `json:"diff,omitempty"`
 }
 
 type LogOutput struct {
@@ -542,7 +542,7 @@ func task(t dream.Task) Task {
 func entry(e dream.HistoryEntry) Entry {
 	out := Entry{ID: e.ID, Kind: e.Kind, Status: e.Status, StartedAt: e.StartedAt.Format(time.RFC3339), Commit: e.Commit, Files: e.Files, Diff: e.Diff}
 	if out.Files == nil {
-		out.Files = []dream.FileStat{}
+		out.Files = []dream.Change{}
 	}
 	return out
 }
