@@ -4,8 +4,8 @@
 //
 // A host agent embeds it by building a Dreamer with New and calling
 // MaybeStart from its idle hook after every turn (MaybeRun is the same
-// funnel in the foreground, for short-lived processes; Run and StartManual
-// skip the gates). MaybeStart walks the gate funnel cheapest first (enabled flag, in-process running flag, time gate,
+// funnel in the foreground, for short-lived processes; Run skips the
+// gates). MaybeStart walks the gate funnel cheapest first (enabled flag, in-process running flag, time gate,
 // scan throttle, session gate, lock) and returns at once when a gate is
 // closed: while the time gate is closed the check makes no system call at
 // all. When every gate opens, the dream runs in the background under the
@@ -469,13 +469,6 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.mu.Lock()
 	d.lastAt = t
 	d.mu.Unlock()
-}
-
-// StartManual is exactly Run(ctx, RunOptions{}): one dream now. It stays
-// because it is the name the design gives, beside MaybeStart, to what a
-// host embeds.
-func (d *Dreamer) StartManual(ctx context.Context) (Report, error) {
-	return d.Run(ctx, RunOptions{})
 }
 
 // RunOptions tune a manual run.

@@ -80,7 +80,7 @@ func cmdEval(a *app, args []string) error {
 				return eval.Outcome{}, err
 			}
 			defer d.Close()
-			rep, err := d.StartManual(ctx)
+			rep, err := d.Run(ctx, dream.RunOptions{})
 			out := eval.Outcome{Usage: rep.Usage}
 			switch {
 			case rep.Status == dream.StatusStaged:

@@ -229,7 +229,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 		}
 		f.WriteString("{\"role\":\"assistant\",\"content\":\"noted\"}\n")
 		f.Close()
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, dream.RunOptions{})
 		if err != nil || rep.Status != dream.StatusCompleted || rep.Sync == nil || rep.Sync.Error != "" {
 			t.Fatalf("dream %d: %v %+v", i, err, rep)
 		}
