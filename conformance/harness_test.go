@@ -400,3 +400,6 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// Unsetenv removes a variable from every later agent and dream run of s.
+func (s *Sandbox) Unsetenv(k string) { delete(s.env, k) }
