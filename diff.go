@@ -82,9 +82,8 @@ func (d *Dreamer) Diff(ctx context.Context, id string) (DreamDiff, error) {
 	if err != nil {
 		return DreamDiff{}, fmt.Errorf("dream %s: neither staged nor in the audit history: %w", id, err)
 	}
-	out := DreamDiff{ID: e.ID, Source: DiffAudit, Status: e.Status, Changes: make([]Change, 0, len(e.Files)), Diff: e.Diff}
-	for _, f := range e.Files {
-		out.Changes = append(out.Changes, Change{Path: f.Path, Kind: f.Status, Added: f.Added, Removed: f.Removed})
+	if e.Files == nil {
+		e.Files = []Change{}
 	}
-	return out, nil
+	return DreamDiff{ID: e.ID, Source: DiffAudit, Status: e.Status, Changes: e.Files, Diff: e.Diff}, nil
 }

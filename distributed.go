@@ -9,12 +9,9 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/etcdlock"
-	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -23,15 +20,16 @@ import (
 // is cut off from it (then the counts are as of the last fetch).
 const syncTimeout = 5 * time.Second
 
-// openLock builds the backend the settings ask for. The file lock is always
-// there: with etcd it is taken too, for agents that know only the file.
+// openLock builds the consolidation lock: the file lock, always, wrapped
+// by Config.OpenLock when the settings ask for another backend (lock =
+// etcd), which the root does not link.
 //
 // The memory dream's lock is the memory dir's .consolidate-lock, which
 // Claude Code and codebot share. A job's is its own, one per job and write
 // dir in the job's part of the state dir (<StateDir>/lock/<memKey>/),
 // with the same three meanings: its mtime is the job's last run, its body
 // the holder's PID, and a dead or stale holder may be reclaimed.
-func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
+func openLock(cfg Config, memKey string) (Lock, error) {
 	dir := cfg.MemoryDir
 	if !cfg.Job.IsMemory() {
 		dir = jobs.LockDir(cfg.StateDir, memKey)
@@ -39,32 +37,52 @@ func openLock(cfg Config, memKey string) (lockbackend.Backend, error) {
 			return nil, err
 		}
 	}
-	file := lockbackend.NewFile(lock.New(dir, filepath.Join(cfg.StateDir, "locks", memKey+".flock")))
-	switch cfg.Settings.Lock {
-	case "", settings.LockFile:
+	file := FileLock(dir, filepath.Join(cfg.StateDir, "locks", memKey+".flock"))
+	switch {
+	case cfg.Settings.Lock == "" || cfg.Settings.Lock == settings.LockFile:
 		return file, nil
-	case settings.LockEtcd:
-		ec, err := etcdlock.FromSettings(cfg.Settings.Distributed, syncBranch(cfg))
-		if err != nil {
-			return nil, err
-		}
-		return etcdlock.New(ec, file)
+	case cfg.OpenLock == nil:
+		return nil, fmt.Errorf("lock backend %q is not linked into this program (Config.OpenLock is nil; the dream command wires it)", cfg.Settings.Lock)
 	default:
-		return nil, fmt.Errorf("unknown lock backend %q (want file or etcd)", cfg.Settings.Lock)
+		return cfg.OpenLock(cfg, file)
 	}
 }
 
+// Syncer carries the memory's audit history to and from its branch on
+// sync_remote, under the consolidation lock: a dream pulls before and
+// pushes after, `dream sync` does both by hand, `dream status` compares.
+// The library does not link it: the dream command fills Config.OpenSync
+// with the git backend. A remote that cannot be reached is an error that
+// matches errors.Is(err, ErrUnreachable).
+type Syncer interface {
+	// Remote is the URL as configured.
+	Remote() string
+	// Pull merges the remote's history; resolved accepts a hand resolution
+	// of the conflict the last pull reported (SyncOptions.Resolved).
+	Pull(ctx context.Context, resolved bool) (SyncPull, error)
+	// AdoptRemote takes the remote's rewritten history (SyncOptions.AdoptRemote).
+	AdoptRemote(ctx context.Context) (SyncPull, error)
+	// Push sends the local history and returns how many commits it sent.
+	Push(ctx context.Context) (int, error)
+	// Status compares the local history with the remote's.
+	Status(ctx context.Context) SyncState
+}
+
+// ErrUnreachable marks a server that did not answer (an etcd cluster, a
+// git remote): nothing is known beyond this machine. A dream goes on with
+// this machine's memory when its sync remote cannot be reached.
+var ErrUnreachable = lock.ErrUnreachable
+
 // syncRepo is the memory's branch on its remote, nil when sync_remote is
 // not set.
-func (d *Dreamer) syncRepo(hist *audit.History) (*gitsync.Repo, error) {
+func (d *Dreamer) syncRepo(ctx context.Context) (Syncer, error) {
 	if d.cfg.Settings.SyncRemote == "" {
 		return nil, nil
 	}
-	r, err := gitsync.New(hist, d.cfg.Settings.SyncRemote, syncBranch(d.cfg), d.cfg.StateDir)
+	r, err := d.cfg.OpenSync(ctx, d.cfg, func(ctx context.Context) error { return d.fenceLanding(ctx, false) })
 	if err != nil {
-		return nil, fmt.Errorf("dream: sync_branch: %w", err)
+		return nil, fmt.Errorf("dream: sync: %w", err)
 	}
-	r.SetFence(func(ctx context.Context) error { return d.fenceLanding(ctx, false) })
 	return r, nil
 }
 
@@ -76,7 +94,7 @@ func (d *Dreamer) syncRepo(hist *audit.History) (*gitsync.Repo, error) {
 // reached does not: the dream goes on with this machine's memory, says so
 // in its report, and the next dream or `dream sync` pushes it.
 func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) (*DreamSync, error) {
-	r, err := d.syncRepo(hist)
+	r, err := d.syncRepo(ctx)
 	if r == nil || err != nil {
 		return nil, err
 	}
@@ -85,7 +103,7 @@ func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) (*DreamSync
 	}
 	s := &DreamSync{}
 	res, err := r.Pull(ctx, false)
-	if errors.Is(err, gitsync.ErrUnreachable) {
+	if errors.Is(err, ErrUnreachable) {
 		s.Error = fmt.Sprintf("%v; the dream went on with this machine's memory, and the next dream or `dream sync` that reaches the remote pushes it", err)
 		return s, nil
 	}
@@ -104,11 +122,11 @@ func (d *Dreamer) syncPull(ctx context.Context, hist *audit.History) (*DreamSync
 // fails (or is not tried: the pull found the remote unreachable) is said in
 // s.Error: the dream has landed here and the next dream or `dream sync`
 // pushes it.
-func (d *Dreamer) syncPush(ctx context.Context, hist *audit.History, s *DreamSync) {
+func (d *Dreamer) syncPush(ctx context.Context, s *DreamSync) {
 	if s == nil || s.Error != "" {
 		return
 	}
-	r, err := d.syncRepo(hist)
+	r, err := d.syncRepo(ctx)
 	if err != nil {
 		s.Error = err.Error()
 		return
@@ -142,7 +160,7 @@ type SyncOptions struct {
 	// version is still the one the conflict error reported. The merge
 	// commit has both histories as parents.
 	Resolved bool
-	// AdoptRemote answers a rewritten remote (gitsync.ErrRewritten): this
+	// AdoptRemote answers a rewritten remote: this
 	// machine's history is kept under a backup ref (SyncPull.Backup) and
 	// the memory takes the remote's history as it is now.
 	AdoptRemote bool
@@ -201,21 +219,6 @@ type SyncPull struct {
 	Head string `json:"head,omitempty"`
 }
 
-// syncStateOf converts gitsync's comparison at the API's boundary.
-func syncStateOf(s gitsync.State) SyncState {
-	return SyncState{Remote: s.Remote, Branch: s.Branch, State: s.State, Ahead: s.Ahead, Behind: s.Behind, Local: s.Local, Theirs: s.Theirs,
-		Next: s.Next, Conflicts: s.Conflicts, HandEdits: s.HandEdits, Error: s.Error}
-}
-
-// syncPullOf converts gitsync's pull result at the API's boundary.
-func syncPullOf(p gitsync.PullResult) SyncPull {
-	out := SyncPull{Kind: p.Kind, Commits: p.Commits, Head: p.Head, Resolved: p.Resolved}
-	if p.Files != nil {
-		out.Files = changesOf(p.Files)
-	}
-	return out
-}
-
 // ErrNoRemote: `dream sync` without sync_remote.
 var ErrNoRemote = fmt.Errorf("dream: no sync_remote configured")
 
@@ -234,12 +237,12 @@ func (d *Dreamer) SyncWith(ctx context.Context, o SyncOptions) (SyncReport, erro
 	if o.Resolved && o.AdoptRemote {
 		return rep, errors.New("dream: resolving a conflict and adopting the remote's history exclude each other")
 	}
-	err := d.locked(ctx, stepOptions{claim: true, wait: o.Wait}, func(*lockbackend.Held, journal.Recovery) (bool, error) {
+	err := d.locked(ctx, stepOptions{claim: true, wait: o.Wait}, func(*held, journal.Recovery) (bool, error) {
 		hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
 		if err != nil {
 			return false, fmt.Errorf("dream: opening the audit history: %w", err)
 		}
-		r, err := d.syncRepo(hist)
+		r, err := d.syncRepo(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -247,14 +250,12 @@ func (d *Dreamer) SyncWith(ctx context.Context, o SyncOptions) (SyncReport, erro
 			return false, fmt.Errorf("dream: recording hand edits: %w", err)
 		}
 		if o.AdoptRemote {
-			a, err := r.AdoptRemote(ctx)
-			rep.Pulled = SyncPull{Kind: "adopted", Files: changesOf(a.Files), Head: a.Head, Backup: a.Backup, Unsynced: a.Unsynced, ShowBackup: a.Show}
+			rep.Pulled, err = r.AdoptRemote(ctx)
 			if err != nil {
 				return false, fmt.Errorf("dream: adopting the history of %s: %w", r.Remote(), err)
 			}
 		} else {
-			pulled, err := r.Pull(ctx, o.Resolved)
-			rep.Pulled = syncPullOf(pulled)
+			rep.Pulled, err = r.Pull(ctx, o.Resolved)
 			if err != nil {
 				return false, fmt.Errorf("dream: pulling from %s: %w", r.Remote(), err)
 			}
@@ -262,7 +263,7 @@ func (d *Dreamer) SyncWith(ctx context.Context, o SyncOptions) (SyncReport, erro
 		if rep.Pushed, err = r.Push(ctx); err != nil {
 			return false, fmt.Errorf("dream: pushing to %s: %w", r.Remote(), err)
 		}
-		rep.State = syncStateOf(r.Status(ctx))
+		rep.State = r.Status(ctx)
 		return false, nil
 	})
 	return rep, err
@@ -275,14 +276,10 @@ func (d *Dreamer) syncStatus(ctx context.Context) *SyncState {
 	}
 	ctx, cancel := context.WithTimeout(ctx, syncTimeout)
 	defer cancel()
-	hist, err := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+	r, err := d.syncRepo(ctx)
 	if err != nil {
 		return &SyncState{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
 	}
-	r, err := d.syncRepo(hist)
-	if err != nil {
-		return &SyncState{Remote: d.cfg.Settings.SyncRemote, State: "unknown", Error: err.Error()}
-	}
-	st := syncStateOf(r.Status(ctx))
+	st := r.Status(ctx)
 	return &st
 }

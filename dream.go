@@ -4,8 +4,8 @@
 //
 // A host agent embeds it by building a Dreamer with New and calling
 // MaybeStart from its idle hook after every turn (MaybeRun is the same
-// funnel in the foreground, for short-lived processes; Run and StartManual
-// skip the gates). MaybeStart walks the gate funnel cheapest first (enabled flag, in-process running flag, time gate,
+// funnel in the foreground, for short-lived processes; Run skips the
+// gates). MaybeStart walks the gate funnel cheapest first (enabled flag, in-process running flag, time gate,
 // scan throttle, session gate, lock) and returns at once when a gate is
 // closed: while the time gate is closed the check makes no system call at
 // all. When every gate opens, the dream runs in the background under the
@@ -26,7 +26,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -152,6 +152,16 @@ type Config struct {
 	Now func() time.Time
 	// Job is the job this Dreamer runs; the zero value is the memory dream.
 	Job JobSpec
+	// OpenLock builds the consolidation lock Settings.Lock names when it is
+	// not the file lock (etcd), wrapping file, which it must take too; the
+	// library does not link those backends: the dream command wires them.
+	// cfg is the resolved Config (Settings.SyncBranch is the memory's name).
+	OpenLock func(cfg Config, file Lock) (Lock, error)
+	// OpenSync opens the memory's history on Settings.SyncRemote (set by
+	// the dream command to the git backend); fence is what the Syncer
+	// calls right before a pull lands files, to prove the lock is still
+	// held. Unused without a sync remote.
+	OpenSync func(ctx context.Context, cfg Config, fence func(context.Context) error) (Syncer, error)
 
 	// sharedState is the state dir the task registry and the telemetry
 	// are in, shared by every job: StateDir itself for the memory dream,
@@ -186,7 +196,7 @@ var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XD
 // Dreamer runs dreams for one memory directory.
 type Dreamer struct {
 	cfg      Config
-	lock     lockbackend.Backend
+	lock     Lock
 	memKey   string
 	rule     *gate.Rule // Config.SessionRule, converted once
 	minHours time.Duration
@@ -235,7 +245,7 @@ func New(cfg Config) (*Dreamer, error) {
 		cfg.Logf("dream: %v", err)
 	}
 	last, err := d.lock.LastConsolidatedAt()
-	if errors.Is(err, lockbackend.ErrUnreachable) {
+	if errors.Is(err, lock.ErrUnreachable) {
 		// A lock server cut off is no reason not to build the Dreamer:
 		// Status shows what is known locally, and every gate that needs the
 		// server reads it again (and says it cannot).
@@ -296,6 +306,9 @@ func resolveConfig(cfg Config) (Config, error) {
 		return cfg, err
 	}
 	s := &cfg.Settings
+	if s.SyncRemote != "" && cfg.OpenSync == nil {
+		return cfg, errors.New("dream: sync_remote is set, but git sync is not linked into this program (Config.OpenSync is nil; the dream command wires it)")
+	}
 	if cfg.Provider == "" && cfg.Model == "" {
 		cfg.Provider, cfg.Model = s.Provider, s.Model // as for the state dir
 	}
@@ -456,13 +469,6 @@ func (d *Dreamer) setLast(t time.Time) {
 	d.mu.Lock()
 	d.lastAt = t
 	d.mu.Unlock()
-}
-
-// StartManual is exactly Run(ctx, RunOptions{}): one dream now. It stays
-// because it is the name the design gives, beside MaybeStart, to what a
-// host embeds.
-func (d *Dreamer) StartManual(ctx context.Context) (Report, error) {
-	return d.Run(ctx, RunOptions{})
 }
 
 // RunOptions tune a manual run.

@@ -346,8 +346,8 @@ func TestRunningFlagBlocksSecondDream(t *testing.T) {
 	for i := 0; i < 50; i++ {
 		d.MaybeStart()
 	}
-	if _, err := d.StartManual(context.Background()); !errors.Is(err, ErrRunning) {
-		t.Errorf("StartManual during a dream: err = %v, want ErrRunning", err)
+	if _, err := d.Run(context.Background(), RunOptions{}); !errors.Is(err, ErrRunning) {
+		t.Errorf("Run during a dream: err = %v, want ErrRunning", err)
 	}
 	close(f.runner.block)
 	d.waitIdle()
@@ -380,9 +380,9 @@ func TestMaybeStartConcurrentCallers(t *testing.T) {
 func TestSuccessfulDreamCompletesLock(t *testing.T) {
 	f := newFixture(t)
 	d := f.dreamer(t, nil)
-	rep, err := d.StartManual(context.Background())
+	rep, err := d.Run(context.Background(), RunOptions{})
 	if err != nil {
-		t.Fatalf("StartManual: %v (%+v)", err, rep)
+		t.Fatalf("Run: %v (%+v)", err, rep)
 	}
 	if rep.Status != StatusCompleted || len(rep.FilesTouched) != 1 || rep.FilesTouched[0] != "dreamt.md" {
 		t.Fatalf("report %+v", rep)
@@ -410,7 +410,7 @@ func TestFailedDreamRollsBack(t *testing.T) {
 			}
 			f.runner.err = errors.New("model exploded")
 			d := f.dreamer(t, nil)
-			rep, err := d.StartManual(context.Background())
+			rep, err := d.Run(context.Background(), RunOptions{})
 			if err == nil || rep.Status != StatusFailed {
 				t.Fatalf("want a failure, got %v %+v", err, rep)
 			}
@@ -435,7 +435,7 @@ func TestKillByTimeout(t *testing.T) {
 	f := newFixture(t)
 	f.runner.block = make(chan struct{})
 	d := f.dreamer(t, func(c *Config) { c.Settings.Timeout = 100 * time.Millisecond })
-	rep, err := d.StartManual(context.Background())
+	rep, err := d.Run(context.Background(), RunOptions{})
 	if err == nil || rep.Status != StatusFailed {
 		t.Fatalf("want a timeout failure, got %v %+v", err, rep)
 	}
@@ -444,14 +444,14 @@ func TestKillByTimeout(t *testing.T) {
 	}
 }
 
-func TestStartManualLockHeld(t *testing.T) {
+func TestRunLockHeld(t *testing.T) {
 	f := newFixture(t)
 	p := filepath.Join(f.mem, lock.FileName)
 	if err := os.WriteFile(p, []byte(strconv.Itoa(os.Getppid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d := f.dreamer(t, nil)
-	rep, err := d.StartManual(context.Background())
+	rep, err := d.Run(context.Background(), RunOptions{})
 	if !errors.Is(err, ErrLockHeld) {
 		t.Fatalf("err = %v, want ErrLockHeld", err)
 	}
@@ -481,7 +481,7 @@ func TestStartManualLockHeld(t *testing.T) {
 func TestNoRunner(t *testing.T) {
 	f := newFixture(t)
 	d := f.dreamer(t, func(c *Config) { c.Runner = nil })
-	if _, err := d.StartManual(context.Background()); !errors.Is(err, ErrNoRunner) {
+	if _, err := d.Run(context.Background(), RunOptions{}); !errors.Is(err, ErrNoRunner) {
 		t.Fatalf("err = %v, want ErrNoRunner", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.mem, lock.FileName)); !os.IsNotExist(err) {
@@ -560,7 +560,7 @@ func TestHelperHangingDream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.StartManual(context.Background())
+	d.Run(context.Background(), RunOptions{})
 }
 
 // TestNewRecoversADeadDream: a host SIGKILLed mid-dream leaves the lock

@@ -45,7 +45,7 @@ func evidenceDream(t *testing.T, memory map[string]string, writes map[string]str
 		t.Fatal(err)
 	}
 	defer d.Close()
-	rep, err := d.StartManual(context.Background())
+	rep, err := d.Run(context.Background(), RunOptions{})
 	if err != nil {
 		t.Fatalf("%v: %+v", err, rep)
 	}

@@ -11,10 +11,10 @@ import (
 )
 
 // A host embeds dream by building a Dreamer once and calling MaybeStart
-// from its idle hook; StartManual runs one dream now, as `dream run` does.
+// from its idle hook; Run runs one dream now, as `dream run` does.
 // This one uses the offline engine (package runner), which needs no model
 // and links no model SDK.
-func ExampleDreamer_StartManual() {
+func ExampleDreamer_Run() {
 	root, _ := os.MkdirTemp("", "dream-example-")
 	defer os.RemoveAll(root)
 	mem := filepath.Join(root, "memory")
@@ -40,7 +40,7 @@ func ExampleDreamer_StartManual() {
 	defer d.Close()
 	// A host's idle hook would call d.MaybeStart() after every turn; it
 	// returns at once, and dreams in the background once every gate opens.
-	if _, err := d.StartManual(context.Background()); err != nil {
+	if _, err := d.Run(context.Background(), dream.RunOptions{}); err != nil {
 		fmt.Println(err)
 		return
 	}

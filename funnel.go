@@ -82,7 +82,7 @@ type probe struct {
 	sessions int // the session gate's count
 	scanErr  error
 
-	holder      lock.Holder // the lock gate's look at the lock
+	holder      LockHolder // the lock gate's look at the lock
 	lockProblem string
 
 	changed  string // the file gate's first changed file
@@ -270,14 +270,14 @@ func (d *Dreamer) commitsDetail(p *probe, _ bool) string {
 // authority (a holder may arrive between this look and the dream).
 func (d *Dreamer) lockOpen(p *probe) bool {
 	p.holder, p.lockProblem = d.inspectForStatus()
-	return p.lockProblem == "" && !p.holder.Live
+	return p.lockProblem == "" && !p.holder.Held
 }
 
 func (d *Dreamer) lockDetail(p *probe, _ bool) string {
 	switch {
 	case p.lockProblem != "":
 		return "unusable: " + p.lockProblem
-	case p.holder.Live:
+	case p.holder.Held:
 		return fmt.Sprintf("held by pid %d: %s", p.holder.PID, p.holder.Reason)
 	}
 	return "free: " + p.holder.Reason

@@ -14,10 +14,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/task"
 )
 
@@ -199,7 +197,6 @@ func TestPublicJSONMatchesInternal(t *testing.T) {
 		return strings.Join(ks, ",")
 	}
 	now := time.Now()
-	ttl := time.Second
 	cases := []struct {
 		name             string
 		internal, public any
@@ -207,11 +204,6 @@ func TestPublicJSONMatchesInternal(t *testing.T) {
 		{"Change", journal.Change{Path: "a.md", Kind: "added", Added: 1}, changesOf([]journal.Change{{Path: "a.md", Kind: "added", Added: 1}})[0]},
 		{"StagedRun", journal.Info{ID: "x", State: "parked", PID: 1, CreatedAt: now}, stagedRunsOf([]journal.Info{{ID: "x", State: "parked", PID: 1, CreatedAt: now}})[0]},
 		{"HistoryEntry", audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}}, historyEntryOf(audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}})},
-		{"FileStat", audit.FileStat{Path: "a"}, FileStat{Path: "a"}},
-		{"LockBackendStatus", lockbackend.Status{Backend: "etcd", Host: "h", PID: 1, TaskID: "t", Since: &now, LeaseRemaining: &ttl}, lockBackendStatusOf(lockbackend.Status{Backend: "etcd", Host: "h", PID: 1, TaskID: "t", Since: &now, LeaseRemaining: &ttl})},
-		{"LockHolder", lock.Holder{Exists: true}, lockBackendStatusOf(lockbackend.Status{File: lock.Holder{Exists: true}}).File},
-		{"SyncState", gitsync.State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"}, syncStateOf(gitsync.State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"})},
-		{"SyncPull", gitsync.PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"}, syncPullOf(gitsync.PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"})},
 		{"Task", task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true}, taskOf(task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true})},
 	}
 	for _, c := range cases {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/task"
 )
 
@@ -22,10 +21,10 @@ type HistoryEntry struct {
 	// Commit is the change's commit in the audit history.
 	Commit string `json:"commit"`
 	// Kind is "dream", "undo", "apply" or "hand".
-	Kind      string     `json:"kind"`
-	Status    string     `json:"status"`
-	StartedAt time.Time  `json:"started_at"`
-	Files     []FileStat `json:"files"`
+	Kind      string    `json:"kind"`
+	Status    string    `json:"status"`
+	StartedAt time.Time `json:"started_at"`
+	Files     []Change  `json:"files"`
 	// Diff is the unified diff of the memory files.
 	Diff string `json:"diff"`
 	// Units are a model dream's account of every unit it removed or
@@ -33,23 +32,14 @@ type HistoryEntry struct {
 	Units []UnitChange `json:"units,omitempty"`
 }
 
-// FileStat is one file of a HistoryEntry, with its line counts.
-type FileStat struct {
-	Path    string `json:"path"`
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-	// Status is "added", "modified" or "deleted".
-	Status string `json:"status"`
-}
-
 // historyEntryOf converts an audit entry at the API's boundary.
 func historyEntryOf(e audit.Entry) HistoryEntry {
 	out := HistoryEntry{ID: e.ID, Commit: e.Commit, Kind: e.Kind, Status: e.Status, StartedAt: e.StartedAt, Diff: e.Diff}
 	if e.Files != nil {
-		out.Files = make([]FileStat, 0, len(e.Files))
+		out.Files = make([]Change, 0, len(e.Files))
 	}
 	for _, f := range e.Files {
-		out.Files = append(out.Files, FileStat{Path: f.Path, Added: f.Added, Removed: f.Removed, Status: f.Status})
+		out.Files = append(out.Files, Change{Path: f.Path, Kind: f.Status, Added: f.Added, Removed: f.Removed})
 	}
 	for _, u := range e.Units {
 		var c UnitChange
@@ -91,7 +81,7 @@ func (d *Dreamer) Show(ctx context.Context, id string) (HistoryEntry, error) {
 // locked). complete says whether fn's change counts as a consolidation (the
 // lock's mtime moves forward) or not (the mtime is rewound to where it was).
 func (d *Dreamer) withLock(ctx context.Context, fn func() (complete bool, err error)) error {
-	return d.locked(ctx, stepOptions{claim: true}, func(*lockbackend.Held, journal.Recovery) (bool, error) {
+	return d.locked(ctx, stepOptions{claim: true}, func(*held, journal.Recovery) (bool, error) {
 		return fn()
 	})
 }

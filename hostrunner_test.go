@@ -141,7 +141,7 @@ func TestHostDreamGuards(t *testing.T) {
 			}
 			return Outcome{}, nil
 		}, nil)
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, RunOptions{})
 		if err != nil || rep.Status != StatusStaged || !HeldByLossGuard(rep.ParkReason) {
 			t.Fatalf("dream = %s (%q), %v", rep.Status, rep.ParkReason, err)
 		}
@@ -157,7 +157,7 @@ func TestHostDreamGuards(t *testing.T) {
 			f.Close()
 			return Outcome{}, errors.New("disk went away")
 		}, nil)
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, RunOptions{})
 		if err == nil || rep.Status != StatusFailed {
 			t.Fatalf("dream = %s, %v", rep.Status, err)
 		}
@@ -182,7 +182,7 @@ func TestHostDreamGuards(t *testing.T) {
 				return nil
 			}
 		})
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, RunOptions{})
 		if err != nil || rep.Status != StatusCompleted || !slices.Equal(rep.FilesTouched, []string{"build.md"}) {
 			t.Fatalf("dream = %s %v, %v", rep.Status, rep.FilesTouched, err)
 		}
@@ -197,7 +197,7 @@ func TestHostDreamGuards(t *testing.T) {
 			return Outcome{}, nil
 		}, nil)
 		replaceFile(t, filepath.Join(mem, "deploy.md"), "# Deploy\n\n1. Tag the release. <!-- pin -->\n2. Push the tag.\n")
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, RunOptions{})
 		if err == nil || !strings.Contains(rep.Error, "Tag the release.") {
 			t.Fatalf("a dropped marker-pinned fact: %s, %v", rep.Status, err)
 		}
@@ -212,7 +212,7 @@ func TestHostDreamGuards(t *testing.T) {
 				}
 				return Outcome{}, nil
 			}, func(c *Config) { c.Settings.Pinned = []string{"王芳 owns billing", "nightly at 02:00"} })
-			rep, err := d.StartManual(ctx)
+			rep, err := d.Run(ctx, RunOptions{})
 			if drop {
 				if err == nil || !strings.Contains(rep.Error, "pinned") {
 					t.Fatalf("a dropped pinned fact: %s, %v", rep.Status, err)
@@ -254,7 +254,7 @@ func TestHostDreamHostileRunner(t *testing.T) {
 		replaceFile(t, filepath.Join(job.MemoryDir, "build.md"), "# Build\n\n- make all\n- make lint\n\n## Tests\n\n- go test ./...\n")
 		return Outcome{}, nil
 	}, nil)
-	rep, err := d.StartManual(context.Background())
+	rep, err := d.Run(context.Background(), RunOptions{})
 	if err != nil || rep.Status != StatusCompleted {
 		t.Fatalf("dream = %s, %v (%s)", rep.Status, err, rep.Error)
 	}

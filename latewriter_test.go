@@ -42,7 +42,7 @@ func TestHostRunnerWritingAfterItReturned(t *testing.T) {
 			}()
 			return Outcome{}, nil
 		}, nil)
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, RunOptions{})
 		time.Sleep(20 * time.Millisecond) // it goes on after the dream too
 		stop.Store(true)
 		wg.Wait()
@@ -74,7 +74,7 @@ func TestHostRunnerWritingAfterItReturned(t *testing.T) {
 			kept = f
 			return Outcome{}, nil
 		}, nil)
-		rep, err := d.StartManual(ctx)
+		rep, err := d.Run(ctx, RunOptions{})
 		if kept == nil {
 			t.Fatal("the runner never ran")
 		}

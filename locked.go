@@ -8,7 +8,6 @@ import (
 
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 // stepOptions say how a step under the consolidation lock is taken.
@@ -38,7 +37,7 @@ type stepOptions struct {
 // held.Complete itself; otherwise complete says whether the step counts as
 // a consolidation (the lock's time moves forward) or not (it is rewound to
 // held.Prior). rec is what recovering a dead dream's journal did.
-type stepFunc func(held *lockbackend.Held, rec journal.Recovery) (complete bool, err error)
+type stepFunc func(held *held, rec journal.Recovery) (complete bool, err error)
 
 // locked is the one locked step every change of the memory takes: dreams,
 // Undo, Apply, Sync and Recover. It acquires the lock (a live holder comes
@@ -100,11 +99,11 @@ func (d *Dreamer) locked(ctx context.Context, o stepOptions, step stepFunc) (err
 // until wait has passed, as git waits for its index lock: a pause that
 // grows from 50 ms to a second, so a short holder (a sync) is followed at
 // once and a long one (a dream) is not asked twenty times a second.
-func (d *Dreamer) acquire(ctx context.Context, wait time.Duration) (*lockbackend.Held, error) {
+func (d *Dreamer) acquire(ctx context.Context, wait time.Duration) (*held, error) {
 	deadline := time.Now().Add(wait)
 	pause := 50 * time.Millisecond
 	for {
-		held, err := d.lock.Acquire(ctx)
+		held, err := acquireOnce(ctx, d.lock)
 		left := time.Until(deadline)
 		if err == nil || !errors.Is(err, lock.ErrHeld) || left <= 0 {
 			return held, err

@@ -14,17 +14,10 @@ import (
 // errors.Is(err, ErrLockHeld), so callers that only need to know "held" keep
 // testing that; callers that show the user who to wait for use errors.As.
 type LockHeldError struct {
-	// PID and Host name the holder; zero or empty when unknown.
-	PID  int
-	Host string
-	// Since is when the holder acquired the lock; zero when unknown.
-	Since time.Time
-	// TaskID is the holder's dream, when it named one.
-	TaskID string
-	// Backend is "file" or "etcd".
-	Backend string
-	// Reason is the lock's own one-line account of the holder.
-	Reason string
+	// LockHolder is the holder as the backend described it (PID, Host,
+	// Since, TaskID, Backend), with the PID the lock file names when the
+	// backend knew none; its Reason is the lock's own one-line account.
+	LockHolder
 	// Waited is how long the caller waited for the holder to finish
 	// (SyncOptions.Wait).
 	Waited time.Duration
@@ -50,7 +43,7 @@ func (e *LockHeldError) Error() string {
 	if e.TaskID != "" {
 		fmt.Fprintf(&b, " (dream %s)", e.TaskID)
 	}
-	if !e.Since.IsZero() {
+	if e.Since != nil {
 		fmt.Fprintf(&b, " since %s", e.Since.UTC().Format(time.RFC3339))
 	} else if e.Reason != "" && e.PID == 0 && e.Host == "" {
 		fmt.Fprintf(&b, ": %s", e.Reason)
@@ -67,15 +60,13 @@ func (d *Dreamer) lockHeld(ctx context.Context, err error) error {
 	if !errors.Is(err, lock.ErrHeld) {
 		return fmt.Errorf("dream: acquiring the consolidation lock: %w", err)
 	}
-	he := &LockHeldError{Reason: strings.TrimPrefix(err.Error(), lock.ErrHeld.Error()+": ")}
+	he := &LockHeldError{}
 	if st, derr := d.lock.Describe(ctx); derr == nil {
-		he.Backend, he.Host, he.PID, he.TaskID = st.Backend, st.Host, st.PID, st.TaskID
-		if st.Since != nil {
-			he.Since = *st.Since
-		}
-		if he.PID == 0 {
+		he.LockHolder = st
+		if he.PID == 0 && st.File != nil {
 			he.PID = st.File.PID
 		}
 	}
+	he.Reason = strings.TrimPrefix(err.Error(), lock.ErrHeld.Error()+": ")
 	return he
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/spend"
@@ -113,7 +112,7 @@ type dreamRun struct {
 	rep   Report
 	start time.Time
 
-	held *lockbackend.Held
+	held *held
 	hist *audit.History
 	reg  *task.Registry
 	task *task.Handle // nil until the task is registered
@@ -158,7 +157,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (Report, error) {
 			return r.rep, r.fail(fmt.Errorf("dream: job %s's dir: %w", d.cfg.Job.Name, err))
 		}
 	}
-	err := d.locked(ctx, stepOptions{afterRelease: r.released}, func(held *lockbackend.Held, _ journal.Recovery) (bool, error) {
+	err := d.locked(ctx, stepOptions{afterRelease: r.released}, func(held *held, _ journal.Recovery) (bool, error) {
 		r.held = held
 		defer r.dropStaging()
 		for _, stage := range []func() error{r.prepare, r.stage, r.execute, r.verify, r.land} {
@@ -479,7 +478,7 @@ func (r *dreamRun) land() error {
 	if err := r.commit(); err != nil {
 		return err
 	}
-	d.syncPush(r.ctx, r.hist, r.rep.Sync)
+	d.syncPush(r.ctx, r.rep.Sync)
 	if err := r.held.Complete(); err != nil {
 		d.cfg.Logf("dream: completing the lock: %v", err)
 	}

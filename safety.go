@@ -89,10 +89,10 @@ func (d *Dreamer) watchLock(ctx context.Context, cancel context.CancelCauseFunc)
 // inspectForStatus is Inspect for `dream status`, which must explain a lock
 // file it cannot use (a directory, a FIFO, an unreadable file) instead of
 // failing: the problem comes back in words, with a holder that is not live.
-func (d *Dreamer) inspectForStatus() (lock.Holder, string) {
+func (d *Dreamer) inspectForStatus() (LockHolder, string) {
 	h, err := d.lock.Inspect()
 	if err != nil {
-		return lock.Holder{Exists: true, Reason: "unusable lock file"}, err.Error()
+		return LockHolder{Exists: true, Reason: "unusable lock file"}, err.Error()
 	}
 	return h, ""
 }

@@ -78,7 +78,7 @@ func TestDreamLandsAroundConcurrentHandEdits(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			rep, err := d.StartManual(context.Background())
+			rep, err := d.Run(context.Background(), RunOptions{})
 			if err != nil || rep.Status != StatusCompleted {
 				t.Fatalf("dream = %s, %v (%s; %s)", rep.Status, err, rep.Error, rep.Summary)
 			}

@@ -11,19 +11,8 @@ import (
 
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream/internal/lock"
 )
-
-// LockStatus describes the consolidation lock's holder.
-type LockStatus struct {
-	Path   string `json:"path"`
-	Held   bool   `json:"held"`
-	PID    int    `json:"pid"`
-	Reason string `json:"reason"`
-	// Problem is set when the lock file cannot be used at all (a directory,
-	// a FIFO, unreadable): no dream can start until it is fixed.
-	Problem string `json:"problem,omitempty"`
-}
 
 // StatusReport says why a dream would or would not start now.
 type StatusReport struct {
@@ -38,70 +27,22 @@ type StatusReport struct {
 	SessionsTouchedSince int         `json:"sessions_touched_since"`
 	MinHours             float64     `json:"min_hours"`
 	MinSessions          int         `json:"min_sessions"`
-	Lock                 LockStatus  `json:"lock"`
+	Lock                 LockHolder  `json:"lock"`
 	Gates                []GateState `json:"gates"`
 	Next                 string      `json:"next"`
 	Recovered            []string    `json:"recovered,omitempty"`
 	Warnings             []string    `json:"warnings,omitempty"`
 
-	// LockBackend is the lock's backend and holder wherever it runs.
-	LockBackend LockBackendStatus `json:"lock_backend"`
+	// Lock is the lock gate's look at the lock (Inspect: the local file,
+	// held too when another machine holds a distributed lock); LockBackend
+	// the backend's full picture (Describe: the holder wherever it runs,
+	// with the local file beside it).
+	LockBackend LockHolder `json:"lock_backend"`
 	// Sync compares the memory's history with sync_remote; nil without one.
 	Sync *SyncState `json:"sync,omitempty"`
 	// LastConsolidatedFrom is set when the lock server could not be asked:
 	// LastConsolidatedAt is then this machine's lock file's time.
 	LastConsolidatedFrom string `json:"last_consolidated_from,omitempty"`
-}
-
-// LockBackendStatus is the consolidation lock seen through its backend:
-// the file alone, or etcd with the file beside it.
-type LockBackendStatus struct {
-	// Backend is "file" or "etcd".
-	Backend string `json:"backend"`
-	// Where is the lock file, or the etcd endpoints and key prefix.
-	Where string `json:"where"`
-	// Held says some live holder has the lock (here or on another machine).
-	Held bool `json:"held"`
-	// Host, PID and TaskID name the holder; empty or zero when unknown.
-	Host   string `json:"host,omitempty"`
-	PID    int    `json:"pid,omitempty"`
-	TaskID string `json:"task_id,omitempty"`
-	// Since is when the holder acquired, when known.
-	Since *time.Time `json:"since,omitempty"`
-	// LeaseRemaining is the holder's etcd lease time left: how soon another
-	// machine could take over if the holder stopped renewing it.
-	LeaseRemaining *time.Duration `json:"lease_remaining_ns,omitempty"`
-	// Reason is a one-line human account.
-	Reason string `json:"reason"`
-	// Unreachable says the lock server (etcd) did not answer a short
-	// probe: Held is the safe guess, File all that is known.
-	Unreachable bool `json:"unreachable,omitempty"`
-	// File is the local .consolidate-lock, taken with every backend.
-	File LockHolder `json:"file"`
-}
-
-// LockHolder is the local .consolidate-lock as a would-be acquirer sees it.
-type LockHolder struct {
-	// Exists says there is a lock file at all.
-	Exists bool `json:"exists"`
-	// PID is the holder named in the body; 0 when it is empty or garbage.
-	PID int `json:"pid"`
-	// MTime is the lock file's mtime, the last consolidation time.
-	MTime time.Time `json:"mtime"`
-	// Live says an acquirer would yield to this holder.
-	Live bool `json:"live"`
-	// Dream says the holder is a dream process.
-	Dream bool `json:"dream"`
-	// Reason is a human explanation, e.g. "live pid 123 (12m old)".
-	Reason string `json:"reason"`
-}
-
-// lockBackendStatusOf converts the backend's status at the API's boundary.
-func lockBackendStatusOf(s lockbackend.Status) LockBackendStatus {
-	f := s.File
-	return LockBackendStatus{Backend: s.Backend, Where: s.Where, Held: s.Held, Host: s.Host, PID: s.PID, TaskID: s.TaskID,
-		Since: s.Since, LeaseRemaining: s.LeaseRemaining, Reason: s.Reason, Unreachable: s.Unreachable,
-		File: LockHolder{Exists: f.Exists, PID: f.PID, MTime: f.MTime, Live: f.Live, Dream: f.Dream, Reason: f.Reason}}
 }
 
 // Status evaluates every gate without starting a dream. It re-reads the lock
@@ -132,9 +73,9 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	if derr != nil {
 		s.Warnings = append(s.Warnings, derr.Error())
 	} else {
-		s.LockBackend = lockBackendStatusOf(b)
+		s.LockBackend = b
 	}
-	if errors.Is(err, lockbackend.ErrUnreachable) && derr == nil && b.File.Exists {
+	if errors.Is(err, lock.ErrUnreachable) && derr == nil && b.File != nil && b.File.Exists {
 		// Cut off from the lock server: this machine's file is what is
 		// known, and it is said to be only that.
 		last, err = b.File.MTime, nil
@@ -161,7 +102,8 @@ func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
 	closed := d.walk(&p, 0, len(funnel), true)
 	s.Gates = d.states(&p)
 	s.SessionsTouchedSince = p.sessions
-	s.Lock = LockStatus{Path: d.lock.Path(), Held: p.holder.Live, PID: p.holder.PID, Reason: p.holder.Reason, Problem: p.lockProblem}
+	s.Lock = p.holder
+	s.Lock.Where, s.Lock.Problem = d.lock.Path(), p.lockProblem
 	s.Next = GateReady
 	if closed >= 0 {
 		s.Next = funnel[closed].name
@@ -180,12 +122,12 @@ func (d *Dreamer) Recover(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
 	}
-	deadHolder := holder.Exists && holder.PID > 0 && !holder.Live
+	deadHolder := holder.Exists && holder.PID > 0 && !holder.Held
 	if !deadHolder && !journal.HasPending(d.cfg.StateDir, d.cfg.MemoryDir) {
 		return nil, nil
 	}
 	var did []string
-	err = d.locked(ctx, stepOptions{keepRecovering: true, releaseErr: true}, func(_ *lockbackend.Held, rec journal.Recovery) (bool, error) {
+	err = d.locked(ctx, stepOptions{keepRecovering: true, releaseErr: true}, func(_ *held, rec journal.Recovery) (bool, error) {
 		for _, id := range rec.RolledForward {
 			did = append(did, "finished the interrupted commit of dream "+id)
 		}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
+	"github.com/dreamkit/dream/internal/etcdlock"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
 	"golang.org/x/term"
@@ -182,6 +184,8 @@ func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress fun
 		Runner:          runner,
 		PersistThrottle: true,
 		OnProgress:      onProgress,
+		OpenLock:        etcdlock.Open,
+		OpenSync:        gitsync.Open,
 		Logf: func(format string, args ...any) {
 			fmt.Fprintf(a.stderr, format+"\n", args...)
 		},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/demo"
 	"github.com/dreamkit/dream/provider"
 )
@@ -73,7 +74,7 @@ func cmdDemo(a *app, args []string) error {
 	if st, err := d.Status(a.ctx); err == nil && !a.jsonOut {
 		fmt.Fprintf(w, "status before: %d sessions since the last dream, next gate: %s\n\n", st.SessionsTouchedSince, st.Next)
 	}
-	rep, err := d.StartManual(a.ctx)
+	rep, err := d.Run(a.ctx, dream.RunOptions{})
 	view.done()
 	if a.jsonOut {
 		a.printJSON(rep)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/eval"
+	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/provider"
 	"github.com/dreamkit/dream/runner"
 )
@@ -57,6 +58,9 @@ func cmdEval(a *app, args []string) error {
 		fmt.Fprintf(a.stderr, "dream eval: %d scenario(s) from %s with the %s\n", len(scenarios), from, engine)
 	}
 	s := a.loaded.Settings
+	// A scenario's workspace is thrown away: it never takes the team's etcd
+	// lock nor pushes to the sync remote the user's settings name.
+	s.Lock, s.SyncRemote = settings.LockFile, ""
 	// One dream on a scenario's workspace with the runner r makes, as
 	// `dream run` would: gates skipped, the lock, the guards, the commit.
 	dreamWith := func(r func(clock func() time.Time, sc eval.Scenario) dream.Runner) eval.DreamFunc {
@@ -76,7 +80,7 @@ func cmdEval(a *app, args []string) error {
 				return eval.Outcome{}, err
 			}
 			defer d.Close()
-			rep, err := d.StartManual(ctx)
+			rep, err := d.Run(ctx, dream.RunOptions{})
 			out := eval.Outcome{Usage: rep.Usage}
 			switch {
 			case rep.Status == dream.StatusStaged:

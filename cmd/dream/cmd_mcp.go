@@ -8,6 +8,8 @@ import (
 	"os"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/etcdlock"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/mcpserver"
 )
@@ -25,7 +27,7 @@ func cmdMCP(a *app, args []string) error {
 	s := a.loaded.Settings
 	// No runner here: the server fits each dream to its host through
 	// dream.ConfigForProject (mcpserver.Options.Host, Backend).
-	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true}
+	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}
 	hostName := ""
 	if s.MemoryDir != "" || s.Host != "" {
 		mem, sessions, repo, err := a.locations()

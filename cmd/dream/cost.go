@@ -11,7 +11,9 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/spend"
@@ -296,7 +298,7 @@ func (a *app) recordModelDreams(agent string) (modelDreamsView, error) {
 	}
 	s.Host = agent
 	cfg, err := dream.ConfigForProject(dream.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
-		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s}, a.home(), a.env)
+		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}, a.home(), a.env)
 	if err != nil {
 		return md, nil
 	}

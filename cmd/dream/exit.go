@@ -51,19 +51,10 @@ func reported(code int, err error) error { return reportedError{code, err} }
 // {"error": {...}}. Code is a stable snake_case word scripts can switch on;
 // Message is the sentence stderr shows.
 type cliError struct {
-	Code     string      `json:"code"`
-	Message  string      `json:"message"`
-	ExitCode int         `json:"exit_code"`
-	Holder   *lockHolder `json:"holder,omitempty"`
-}
-
-// lockHolder is the holder of a held consolidation lock, as far as known.
-type lockHolder struct {
-	PID     int        `json:"pid,omitempty"`
-	Host    string     `json:"host,omitempty"`
-	Since   *time.Time `json:"since,omitempty"`
-	TaskID  string     `json:"task_id,omitempty"`
-	Backend string     `json:"backend,omitempty"`
+	Code     string            `json:"code"`
+	Message  string            `json:"message"`
+	ExitCode int               `json:"exit_code"`
+	Holder   *dream.LockHolder `json:"holder,omitempty"`
 }
 
 // Error codes of cliError.Code.
@@ -99,11 +90,12 @@ func classify(err error, hint func(args ...string) string) cliError {
 		e.Code, e.ExitCode = codeUsage, exitUsage
 	case errors.As(err, &held):
 		e.Code, e.ExitCode = codeLockHeld, exitHeld
-		e.Holder = &lockHolder{PID: held.PID, Host: held.Host, TaskID: held.TaskID, Backend: held.Backend}
-		if !held.Since.IsZero() {
-			since := held.Since.UTC()
-			e.Holder.Since = &since
+		h := held.LockHolder
+		if h.Since != nil {
+			since := h.Since.UTC()
+			h.Since = &since
 		}
+		e.Holder = &h
 		e.Message += lockHeldHint(held, time.Now(), hint)
 	case errors.Is(err, dream.ErrLockHeld):
 		e.Code, e.ExitCode = codeLockHeld, exitHeld
@@ -198,8 +190,8 @@ func lockHeldHint(h *dream.LockHeldError, now time.Time, hint func(args ...strin
 		hint = plainHint
 	}
 	var b strings.Builder
-	if !h.Since.IsZero() && now.After(h.Since) {
-		fmt.Fprintf(&b, " (%s ago)", now.Sub(h.Since).Round(time.Second))
+	if h.Since != nil && now.After(*h.Since) {
+		fmt.Fprintf(&b, " (%s ago)", now.Sub(*h.Since).Round(time.Second))
 	}
 	local, _ := os.Hostname()
 	switch {

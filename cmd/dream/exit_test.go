@@ -19,7 +19,7 @@ import (
 // JSON code, wrapped or not.
 func TestClassify(t *testing.T) {
 	since := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	held := &dream.LockHeldError{PID: 42, Host: "build-01", Since: since, TaskID: "t1", Backend: "file"}
+	held := &dream.LockHeldError{LockHolder: dream.LockHolder{PID: 42, Host: "build-01", Since: &since, TaskID: "t1", Backend: "file"}}
 	for _, tt := range []struct {
 		name string
 		err  error
@@ -48,7 +48,7 @@ func TestClassify(t *testing.T) {
 			}
 		})
 	}
-	if h := classify(held, nil).Holder; h.PID != 42 || h.Host != "build-01" || !h.Since.Equal(since) || h.TaskID != "t1" {
+	if h := classify(held, nil).Holder; h.PID != 42 || h.Host != "build-01" || h.Since == nil || !h.Since.Equal(since) || h.TaskID != "t1" {
 		t.Errorf("holder %+v", h)
 	}
 }
@@ -94,10 +94,10 @@ func TestLockHeldHint(t *testing.T) {
 		h    dream.LockHeldError
 		want string
 	}{
-		{dream.LockHeldError{PID: 42, Host: local, TaskID: "t1", Since: since}, "(12m30s ago); wait for it to finish, or stop it with: dream kill t1"},
-		{dream.LockHeldError{PID: 42, TaskID: "t1", Since: since}, "dream kill t1"},
-		{dream.LockHeldError{PID: 42, Host: "elsewhere-" + local, TaskID: "t1", Since: since}, "the dream runs on elsewhere-"},
-		{dream.LockHeldError{PID: 42}, "another dream or agent is consolidating this memory"},
+		{dream.LockHeldError{LockHolder: dream.LockHolder{PID: 42, Host: local, TaskID: "t1", Since: &since}}, "(12m30s ago); wait for it to finish, or stop it with: dream kill t1"},
+		{dream.LockHeldError{LockHolder: dream.LockHolder{PID: 42, TaskID: "t1", Since: &since}}, "dream kill t1"},
+		{dream.LockHeldError{LockHolder: dream.LockHolder{PID: 42, Host: "elsewhere-" + local, TaskID: "t1", Since: &since}}, "the dream runs on elsewhere-"},
+		{dream.LockHeldError{LockHolder: dream.LockHolder{PID: 42}}, "another dream or agent is consolidating this memory"},
 	} {
 		if got := lockHeldHint(&tt.h, now, nil); !strings.Contains(got, tt.want) {
 			t.Errorf("hint for %+v = %q, want %q", tt.h, got, tt.want)

@@ -32,6 +32,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/etcdlock"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/fsnotify/fsnotify"
 )
@@ -611,6 +613,8 @@ func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.D
 		Provider:        cfg.Provider,
 		Model:           cfg.Model,
 		PersistThrottle: true,
+		OpenLock:        etcdlock.Open,
+		OpenSync:        gitsync.Open,
 		OnProgress: func(id string, _ dream.Progress) {
 			d.mu.Lock()
 			if t := d.targets[p.MemoryDir]; t != nil && t.taskID == "" {

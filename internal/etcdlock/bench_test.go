@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
+	"github.com/dreamkit/dream"
 )
 
 // BenchmarkAcquireComplete measures one uncontended TryAcquire + Complete
@@ -19,7 +18,7 @@ import (
 // completion, an unlock and a revoke: five round trips to a loopback etcd.
 func BenchmarkAcquireComplete(b *testing.B) {
 	dir := b.TempDir()
-	fileOnly := lockbackend.NewFile(lock.New(filepath.Join(dir, "a"), filepath.Join(dir, "a.flock")))
+	fileOnly := dream.FileLock(filepath.Join(dir, "a"), filepath.Join(dir, "a.flock"))
 	m := newMachine(b, newPrefix(b), "bench", 10*time.Second)
 	mkdir(b, filepath.Join(dir, "a"))
 	var fileNs, etcdNs []float64

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -147,4 +148,17 @@ func tlsConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 		t.Certificates = []tls.Certificate{pair}
 	}
 	return t, nil
+}
+
+// Open is dream.Config.OpenLock for lock = etcd: the etcd lock the
+// settings describe, named by the memory's sync branch, wrapping file.
+func Open(cfg dream.Config, file dream.Lock) (dream.Lock, error) {
+	if cfg.Settings.Lock != settings.LockEtcd {
+		return nil, fmt.Errorf("unknown lock backend %q (want file or etcd)", cfg.Settings.Lock)
+	}
+	ec, err := FromSettings(cfg.Settings.Distributed, cfg.Settings.SyncBranch)
+	if err != nil {
+		return nil, err
+	}
+	return New(ec, file)
 }

@@ -49,15 +49,15 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 // Lock is one memory's etcd lock, plus the local file lock.
 type Lock struct {
 	cfg    Config
 	client *clientv3.Client
-	file   *lockbackend.File
+	file   dream.Lock
 
 	// base outlives every request: the lease's keepalive runs under it.
 	base   context.Context
@@ -76,7 +76,7 @@ type Lock struct {
 
 // New connects to etcd (lazily: no request is sent until the first call)
 // and returns the lock; file is this machine's file lock, taken too.
-func New(cfg Config, file *lockbackend.File) (*Lock, error) {
+func New(cfg Config, file dream.Lock) (*Lock, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, fmt.Errorf("%w: no etcd endpoints", ErrConfig)
 	}
@@ -133,9 +133,6 @@ func (l *Lock) ttlSeconds() int64 {
 	return int64(math.Ceil(l.cfg.TTL.Seconds()))
 }
 
-// Name is lockbackend.NameEtcd.
-func (l *Lock) Name() string { return lockbackend.NameEtcd }
-
 // Path is the endpoints and key prefix.
 func (l *Lock) Path() string {
 	return strings.Join(l.cfg.Endpoints, ",") + " " + l.cfg.Prefix
@@ -178,20 +175,6 @@ func (l *Lock) LastConsolidatedAt() (time.Time, error) {
 		return r.Prior, nil
 	}
 	return r.At, nil
-}
-
-// Acquire is TryAcquire as lockbackend.Backend wants it: the Held it
-// returns owns the prior time and ends the acquisition with this lock's
-// Complete or Rollback.
-func (l *Lock) Acquire(ctx context.Context) (*lockbackend.Held, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	prior, err := l.TryAcquire()
-	if err != nil {
-		return nil, err
-	}
-	return lockbackend.NewHeld(prior, l), nil
 }
 
 // TryAcquire takes the file lock, then the etcd lock, and returns the last
@@ -309,7 +292,7 @@ func (l *Lock) SetTask(ctx context.Context, taskID string) error {
 		return fmt.Errorf("etcd lock: naming the task: %w", err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("%w: the etcd lock key is gone", lockbackend.ErrFenced)
+		return fmt.Errorf("%w: the etcd lock key is gone", lock.ErrFenced)
 	}
 	l.holder = h
 	return nil
@@ -347,20 +330,20 @@ func (l *Lock) CheckOwner(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.session == nil {
-		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, lock.ErrNotHeld)
+		return fmt.Errorf("%w: %w", lock.ErrFenced, lock.ErrNotHeld)
 	}
 	if err := l.file.Verify(); err != nil {
-		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, err)
+		return fmt.Errorf("%w: %w", lock.ErrFenced, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(l.cfg.OpTimeout, l.cfg.TTL))
 	defer cancel()
 	resp, err := l.client.Txn(ctx).If(l.mutex.IsOwner()).Commit()
 	if err != nil {
-		return fmt.Errorf("%w: could not confirm ownership with etcd (%v)", lockbackend.ErrFenced, err)
+		return fmt.Errorf("%w: could not confirm ownership with etcd (%v)", lock.ErrFenced, err)
 	}
 	if !resp.Succeeded {
 		return fmt.Errorf("%w: the etcd lock key %s no longer has create revision %d (the lease expired: paused or cut off for more than %s)",
-			lockbackend.ErrFenced, l.mutex.Key(), l.mutex.Header().GetRevision(), l.cfg.TTL)
+			lock.ErrFenced, l.mutex.Key(), l.mutex.Header().GetRevision(), l.cfg.TTL)
 	}
 	return nil
 }
@@ -376,7 +359,7 @@ func (l *Lock) Fence(ctx context.Context) error {
 
 func (l *Lock) fence(ctx context.Context) error {
 	if l.session == nil {
-		return fmt.Errorf("%w: %w", lockbackend.ErrFenced, lock.ErrNotHeld)
+		return fmt.Errorf("%w: %w", lock.ErrFenced, lock.ErrNotHeld)
 	}
 	if l.ours != nil {
 		return nil
@@ -398,12 +381,12 @@ func (l *Lock) fence(ctx context.Context) error {
 		Then(clientv3.OpPut(l.lastKey(), string(body))).
 		Commit()
 	if err != nil {
-		return fmt.Errorf("%w: could not confirm ownership with etcd (%v)", lockbackend.ErrFenced, err)
+		return fmt.Errorf("%w: could not confirm ownership with etcd (%v)", lock.ErrFenced, err)
 	}
 	if !resp.Succeeded {
 		l.ours = nil
 		return fmt.Errorf("%w: the etcd lock key %s no longer has create revision %d (the lease expired: paused or cut off for more than %s)",
-			lockbackend.ErrFenced, l.mutex.Key(), l.mutex.Header().GetRevision(), l.cfg.TTL)
+			lock.ErrFenced, l.mutex.Key(), l.mutex.Header().GetRevision(), l.cfg.TTL)
 	}
 	return nil
 }
@@ -518,7 +501,7 @@ func (l *Lock) release() error {
 // Inspect is the local file's holder, marked live when another machine
 // holds the etcd lock or etcd cannot be asked (the conservative answer: no
 // one recovers or dreams on a lock whose state is unknown).
-func (l *Lock) Inspect() (lock.Holder, error) {
+func (l *Lock) Inspect() (dream.LockHolder, error) {
 	h, err := l.file.Inspect()
 	if err != nil {
 		return h, err
@@ -527,14 +510,14 @@ func (l *Lock) Inspect() (lock.Holder, error) {
 	defer cancel()
 	st, err := l.describeEtcd(ctx)
 	switch {
-	case errors.Is(err, lockbackend.ErrUnreachable):
-		h.Live = true
+	case errors.Is(err, lock.ErrUnreachable):
+		h.Held = true
 		h.Reason = err.Error() + "; file: " + h.Reason
 	case err != nil:
-		h.Live = true
+		h.Held = true
 		h.Reason = "etcd unreachable (" + err.Error() + "); file: " + h.Reason
 	case st.Held && !l.heldHere():
-		h.Live = true
+		h.Held = true
 		h.PID = st.PID
 		h.Reason = st.Reason + "; file: " + h.Reason
 	}
@@ -549,19 +532,19 @@ func (l *Lock) heldHere() bool {
 
 // Describe is the etcd holder (wherever it runs), its lease's time left,
 // and the local file.
-func (l *Lock) Describe(ctx context.Context) (lockbackend.Status, error) {
+func (l *Lock) Describe(ctx context.Context) (dream.LockHolder, error) {
 	fh, err := l.file.Inspect()
 	if err != nil {
-		return lockbackend.Status{}, err
+		return dream.LockHolder{}, err
 	}
 	ctx, cancel := l.op(ctx)
 	defer cancel()
 	st, err := l.describeEtcd(ctx)
-	st.File = fh
+	st.File = &fh
 	if err != nil {
 		st.Held, st.Unreachable = true, true
 		st.Reason = err.Error()
-		if !errors.Is(err, lockbackend.ErrUnreachable) {
+		if !errors.Is(err, lock.ErrUnreachable) {
 			st.Reason = "etcd unreachable: " + st.Reason
 		}
 	}
@@ -569,8 +552,8 @@ func (l *Lock) Describe(ctx context.Context) (lockbackend.Status, error) {
 }
 
 // describeEtcd reads the oldest lock key (the holder) and its lease.
-func (l *Lock) describeEtcd(ctx context.Context) (lockbackend.Status, error) {
-	st := lockbackend.Status{Backend: lockbackend.NameEtcd, Where: l.Path()}
+func (l *Lock) describeEtcd(ctx context.Context) (dream.LockHolder, error) {
+	st := dream.LockHolder{Backend: "etcd", Where: l.Path()}
 	if err := l.reachable(ctx); err != nil {
 		return st, err
 	}
@@ -645,7 +628,7 @@ type reach struct {
 
 // reachable probes etcd with one short request unless it answered since
 // the last failure; a probe unanswered within ProbeTimeout is
-// lockbackend.ErrUnreachable, remembered for recheckAfter.
+// lock.ErrUnreachable, remembered for recheckAfter.
 func (l *Lock) reachable(ctx context.Context) error {
 	r := &l.reach
 	r.mu.Lock()
@@ -660,7 +643,7 @@ func (l *Lock) reachable(ctx context.Context) error {
 	defer cancel()
 	if _, err := l.client.Get(ctx, l.lastKey(), clientv3.WithCountOnly()); err != nil {
 		r.downAt = time.Now()
-		r.err = fmt.Errorf("etcd at %s: %w (no answer within %s: %v)", strings.Join(l.cfg.Endpoints, ","), lockbackend.ErrUnreachable, min(ProbeTimeout, l.cfg.OpTimeout), err)
+		r.err = fmt.Errorf("etcd at %s: %w (no answer within %s: %v)", strings.Join(l.cfg.Endpoints, ","), lock.ErrUnreachable, min(ProbeTimeout, l.cfg.OpTimeout), err)
 		return r.err
 	}
 	r.up = true
@@ -674,4 +657,4 @@ func (l *Lock) failed() {
 	l.reach.mu.Unlock()
 }
 
-var _ lockbackend.Backend = (*Lock)(nil)
+var _ dream.Lock = (*Lock)(nil)

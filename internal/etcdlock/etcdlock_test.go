@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 func TestCompleteMovesGateRollbackDoesNot(t *testing.T) {
@@ -110,7 +110,7 @@ func TestFencingPausedHolder(t *testing.T) {
 
 	// The paused holder wakes up and tries to land its dream.
 	err := a.lock.Fence(bg)
-	if !errors.Is(err, lockbackend.ErrFenced) || !strings.Contains(err.Error(), "revision") {
+	if !errors.Is(err, lock.ErrFenced) || !strings.Contains(err.Error(), "revision") {
 		t.Fatalf("Fence after the lease expired: %v, want ErrFenced naming the revision", err)
 	}
 	if err := a.lock.Rollback(time.Time{}); err != nil && !strings.Contains(err.Error(), "releasing") {
@@ -130,7 +130,7 @@ func TestFencingPausedHolder(t *testing.T) {
 	if _, err := b.lock.TryAcquire(); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.lock.Complete(); !errors.Is(err, lockbackend.ErrFenced) {
+	if err := a.lock.Complete(); !errors.Is(err, lock.ErrFenced) {
 		t.Fatalf("Complete after the lease expired: %v, want ErrFenced", err)
 	}
 	if err := b.lock.Rollback(bLast); err != nil {
@@ -238,21 +238,21 @@ func TestRacingMachines(t *testing.T) {
 
 func TestUnreachableEtcdIsNotFree(t *testing.T) {
 	dir := t.TempDir()
-	fl := lockbackend.NewFile(lock.New(dir, dir+"/guard"))
+	fl := dream.FileLock(dir, dir+"/guard")
 	l, err := New(Config{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/x/", TTL: time.Second, DialTimeout: 200 * time.Millisecond, OpTimeout: 300 * time.Millisecond}, fl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	h, err := l.Inspect()
-	if err != nil || !h.Live || !strings.Contains(h.Reason, "unreachable") {
+	if err != nil || !h.Held || !strings.Contains(h.Reason, "unreachable") {
 		t.Fatalf("Inspect with etcd down: %+v %v, want live (unknown) and unreachable", h, err)
 	}
 	if _, err := l.TryAcquire(); err == nil || errors.Is(err, lock.ErrHeld) {
 		t.Fatalf("TryAcquire with etcd down: %v, want a connection error", err)
 	}
 	// The file lock taken first was given back.
-	if fl.Held() {
+	if err := fl.Verify(); !errors.Is(err, lock.ErrNotHeld) {
 		t.Fatal("file lock left held after the etcd acquire failed")
 	}
 }

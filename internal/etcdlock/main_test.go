@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/etcdtest"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 // server is one embedded etcd for the package: starting one costs about a
@@ -55,7 +55,7 @@ func newMachine(t testing.TB, prefix, host string, ttl time.Duration) *machine {
 		t.Fatal(err)
 	}
 	guard := filepath.Join(dir, "state", "guard.flock")
-	fl := lockbackend.NewFile(lock.New(mem, guard))
+	fl := dream.FileLock(mem, guard)
 	l, err := New(Config{Endpoints: []string{server.URL}, Prefix: prefix, TTL: ttl, Host: host}, fl)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/lockbackend"
 )
 
 // cutOff is an endpoint whose link is cut: it accepts connections and
@@ -58,7 +58,7 @@ func TestCutOffFromEtcdAnswersAtOnce(t *testing.T) {
 	if err := os.MkdirAll(mem, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	fl := lockbackend.NewFile(lock.New(mem, filepath.Join(dir, "state", "guard.flock")))
+	fl := dream.FileLock(mem, filepath.Join(dir, "state", "guard.flock"))
 	l, err := New(Config{Endpoints: []string{cutOff(t)}, Prefix: newPrefix(t), TTL: 5 * time.Second, Host: "cut"}, fl)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestCutOffFromEtcdAnswersAtOnce(t *testing.T) {
 	start := time.Now()
 	_, err = l.LastConsolidatedAt()
 	first := time.Since(start)
-	if !errors.Is(err, lockbackend.ErrUnreachable) {
+	if !errors.Is(err, lock.ErrUnreachable) {
 		t.Fatalf("last consolidation with etcd cut off: %v, want ErrUnreachable", err)
 	}
 	if first > ProbeTimeout+time.Second {
@@ -79,10 +79,10 @@ func TestCutOffFromEtcdAnswersAtOnce(t *testing.T) {
 	if err != nil || !st.Unreachable || !st.Held || st.File.Reason == "" {
 		t.Fatalf("describe: %+v %v, want unreachable with the file", st, err)
 	}
-	if h, err := l.Inspect(); err != nil || !h.Live {
+	if h, err := l.Inspect(); err != nil || !h.Held {
 		t.Fatalf("inspect: %+v %v, want a live (unknown) holder", h, err)
 	}
-	if _, err := l.TryAcquire(); !errors.Is(err, lockbackend.ErrUnreachable) || errors.Is(err, lock.ErrHeld) {
+	if _, err := l.TryAcquire(); !errors.Is(err, lock.ErrUnreachable) || errors.Is(err, lock.ErrHeld) {
 		t.Fatalf("acquire: %v, want ErrUnreachable", err)
 	}
 	if later := time.Since(start); later > 200*time.Millisecond {
@@ -91,7 +91,7 @@ func TestCutOffFromEtcdAnswersAtOnce(t *testing.T) {
 	if _, err := fl.Inspect(); err != nil {
 		t.Fatal(err)
 	}
-	if fl.Held() {
+	if err := fl.Verify(); !errors.Is(err, lock.ErrNotHeld) {
 		t.Fatal("the refused acquisition left the file lock taken")
 	}
 }

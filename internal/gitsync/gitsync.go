@@ -34,6 +34,7 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
 )
 
 // The refs gitsync keeps in the audit repository, per remote branch B.
@@ -77,14 +78,22 @@ var (
 	// symlink, a submodule, a path escaping the memory dir).
 	ErrUnsafe = errors.New("the remote holds an entry dream will not write into memory")
 	// ErrUnreachable: the remote could not be fetched from (down, cut off,
-	// refused): this machine's memory is as it was and can go on alone.
-	ErrUnreachable = errors.New("the remote could not be reached")
+	// refused): this machine's memory is as it was and can go on alone. It
+	// matches dream.ErrUnreachable.
+	ErrUnreachable error = unreachable{}
 	// ErrRewritten: the remote no longer contains the commit this machine
 	// last synced with (its history was rewritten and force-pushed, or the
 	// branch deleted). Nothing is merged or pushed over it until the user
 	// adopts the remote's history (AdoptRemote).
 	ErrRewritten = errors.New("the remote's history was rewritten")
 )
+
+// unreachable is ErrUnreachable: its own words, and the mark every backend
+// whose server did not answer carries.
+type unreachable struct{}
+
+func (unreachable) Error() string        { return "the remote could not be reached" }
+func (unreachable) Is(target error) bool { return target == lock.ErrUnreachable }
 
 // ErrBranch marks a remote branch name git would refuse or read as an
 // option.

@@ -83,6 +83,16 @@ var ErrHeld = errors.New("consolidation lock is held")
 // not hold the lock.
 var ErrNotHeld = errors.New("consolidation lock is not held by this process")
 
+// ErrUnreachable marks a backend whose server did not answer (etcd down,
+// or this machine cut off from it): nothing is known of the holder or of
+// the last consolidation beyond this machine's file.
+var ErrUnreachable = errors.New("unreachable")
+
+// ErrFenced is returned by a backend's Fence when the lock was lost between
+// the acquisition and the landing of the dream's changes: the dream must
+// roll back.
+var ErrFenced = errors.New("consolidation lock lost before the commit (fenced): nothing landed")
+
 // ErrLost is matched (errors.Is) by a *LostError: while this Lock held the
 // flock, another agent (which knows nothing of it) reclaimed the lock file,
 // typically because the dream ran longer than StaleAfter. The lock file is

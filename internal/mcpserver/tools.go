@@ -80,49 +80,35 @@ type StatusOutput struct {
 	Cost     *dream.CostOutlook `json:"cost,omitempty"`
 }
 
-type Usage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-}
-
-type Change struct {
-	Path    string `json:"path"`
-	Kind    string `json:"kind"`
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-}
-
 type RunOutput struct {
-	TaskID       string   `json:"task_id"`
-	Status       string   `json:"status"`
-	MemoryDir    string   `json:"memory_dir"`
-	Staged       bool     `json:"staged"`
-	FilesTouched []string `json:"files_touched"`
-	Changes      []Change `json:"changes"`
-	Turns        int      `json:"turns"`
-	ToolCalls    int      `json:"tool_calls"`
-	Usage        Usage    `json:"usage"`
-	Summary      string   `json:"summary,omitempty"`
-	AuditCommit  string   `json:"audit_commit,omitempty"`
-	DurationMS   int64    `json:"duration_ms"`
+	TaskID       string         `json:"task_id"`
+	Status       string         `json:"status"`
+	MemoryDir    string         `json:"memory_dir"`
+	Staged       bool           `json:"staged"`
+	FilesTouched []string       `json:"files_touched"`
+	Changes      []dream.Change `json:"changes"`
+	Turns        int            `json:"turns"`
+	ToolCalls    int            `json:"tool_calls"`
+	Usage        llm.Usage      `json:"usage"`
+	Summary      string         `json:"summary,omitempty"`
+	AuditCommit  string         `json:"audit_commit,omitempty"`
+	DurationMS   int64          `json:"duration_ms"`
 }
 
 type DiffOutput struct {
-	ID        string   `json:"id"`
-	MemoryDir string   `json:"memory_dir"`
-	Source    string   `json:"source" jsonschema:"staged: waiting for dream_apply; audit: already landed"`
-	Status    string   `json:"status,omitempty"`
-	Changes   []Change `json:"changes"`
-	Diff      string   `json:"diff"`
+	ID        string         `json:"id"`
+	MemoryDir string         `json:"memory_dir"`
+	Source    string         `json:"source" jsonschema:"staged: waiting for dream_apply; audit: already landed"`
+	Status    string         `json:"status,omitempty"`
+	Changes   []dream.Change `json:"changes"`
+	Diff      string         `json:"diff"`
 }
 
 type ApplyOutput struct {
-	ID          string   `json:"id"`
-	MemoryDir   string   `json:"memory_dir"`
-	Changes     []Change `json:"changes"`
-	AuditCommit string   `json:"audit_commit,omitempty"`
+	ID          string         `json:"id"`
+	MemoryDir   string         `json:"memory_dir"`
+	Changes     []dream.Change `json:"changes"`
+	AuditCommit string         `json:"audit_commit,omitempty"`
 }
 
 type DiscardOutput struct {
@@ -132,20 +118,20 @@ type DiscardOutput struct {
 }
 
 type Task struct {
-	ID               string   `json:"id"`
-	Status           string   `json:"status"`
-	Phase            string   `json:"phase"`
-	MemoryDir        string   `json:"memory_dir"`
-	PID              int      `json:"pid"`
-	Review           bool     `json:"review,omitempty"`
-	SessionsReviewed int      `json:"sessions_reviewed"`
-	FilesTouched     []string `json:"files_touched"`
-	RecentTurns      []string `json:"recent_turns"`
-	ToolCalls        int      `json:"tool_calls"`
-	Usage            Usage    `json:"usage"`
-	StartedAt        string   `json:"started_at"`
-	EndedAt          string   `json:"ended_at,omitempty"`
-	Error            string   `json:"error,omitempty"`
+	ID               string    `json:"id"`
+	Status           string    `json:"status"`
+	Phase            string    `json:"phase"`
+	MemoryDir        string    `json:"memory_dir"`
+	PID              int       `json:"pid"`
+	Review           bool      `json:"review,omitempty"`
+	SessionsReviewed int       `json:"sessions_reviewed"`
+	FilesTouched     []string  `json:"files_touched"`
+	RecentTurns      []string  `json:"recent_turns"`
+	ToolCalls        int       `json:"tool_calls"`
+	Usage            llm.Usage `json:"usage"`
+	StartedAt        string    `json:"started_at"`
+	EndedAt          string    `json:"ended_at,omitempty"`
+	Error            string    `json:"error,omitempty"`
 }
 
 type TasksOutput struct {
@@ -158,21 +144,14 @@ type KillOutput struct {
 	RolledBack bool `json:"rolled_back"`
 }
 
-type FileStat struct {
-	Path    string `json:"path"`
-	Status  string `json:"status"`
-	Added   int    `json:"added"`
-	Removed int    `json:"removed"`
-}
-
 type Entry struct {
-	ID        string     `json:"id"`
-	Kind      string     `json:"kind"`
-	Status    string     `json:"status"`
-	StartedAt string     `json:"started_at"`
-	Commit    string     `json:"commit"`
-	Files     []FileStat `json:"files"`
-	Diff      string     `json:"diff,omitempty"`
+	ID        string         `json:"id"`
+	Kind      string         `json:"kind"`
+	Status    string         `json:"status"`
+	StartedAt string         `json:"started_at"`
+	Commit    string         `json:"commit"`
+	Files     []dream.Change `json:"files"`
+	Diff      string         `json:"diff,omitempty"`
 }
 
 type LogOutput struct {
@@ -317,7 +296,7 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	}
 	out := RunOutput{TaskID: rep.TaskID, Status: rep.Status, MemoryDir: mem, Staged: rep.Status == dream.StatusStaged,
 		FilesTouched: nonNil(rep.FilesTouched), Changes: changes(rep.Changes), Turns: rep.Turns, ToolCalls: rep.ToolCalls,
-		Usage: usage(rep.Usage), Summary: rep.Summary, AuditCommit: rep.AuditCommit, DurationMS: rep.DurationMS}
+		Usage: rep.Usage, Summary: rep.Summary, AuditCommit: rep.AuditCommit, DurationMS: rep.DurationMS}
 	switch {
 	case len(rep.Changes) == 0:
 		return text("dream %s %s and changed nothing: %s", rep.TaskID, rep.Status, rep.Summary), out, nil
@@ -542,22 +521,18 @@ func nonNil(ss []string) []string {
 	return ss
 }
 
-func changes(cs []dream.Change) []Change {
-	out := make([]Change, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, Change(c))
+// changes is never nil, so the JSON shows [].
+func changes(cs []dream.Change) []dream.Change {
+	if cs == nil {
+		return []dream.Change{}
 	}
-	return out
-}
-
-func usage(u llm.Usage) Usage {
-	return Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CacheReadInputTokens: u.CacheReadInputTokens, CacheCreationInputTokens: u.CacheCreationInputTokens}
+	return cs
 }
 
 func task(t dream.Task) Task {
 	out := Task{ID: t.ID, Status: string(t.Status), Phase: string(t.Phase), MemoryDir: t.MemoryDir, PID: t.PID, Review: t.Review,
 		SessionsReviewed: t.SessionsReviewed, FilesTouched: nonNil(t.FilesTouched), RecentTurns: nonNil(t.Turns), ToolCalls: t.ToolCalls,
-		Usage: usage(t.Usage), StartedAt: t.StartedAt.Format(time.RFC3339), Error: t.Error}
+		Usage: t.Usage, StartedAt: t.StartedAt.Format(time.RFC3339), Error: t.Error}
 	if t.EndedAt != nil {
 		out.EndedAt = t.EndedAt.Format(time.RFC3339)
 	}
@@ -565,9 +540,9 @@ func task(t dream.Task) Task {
 }
 
 func entry(e dream.HistoryEntry) Entry {
-	out := Entry{ID: e.ID, Kind: e.Kind, Status: e.Status, StartedAt: e.StartedAt.Format(time.RFC3339), Commit: e.Commit, Files: []FileStat{}, Diff: e.Diff}
-	for _, f := range e.Files {
-		out.Files = append(out.Files, FileStat{Path: f.Path, Status: f.Status, Added: f.Added, Removed: f.Removed})
+	out := Entry{ID: e.ID, Kind: e.Kind, Status: e.Status, StartedAt: e.StartedAt.Format(time.RFC3339), Commit: e.Commit, Files: e.Files, Diff: e.Diff}
+	if out.Files == nil {
+		out.Files = []dream.Change{}
 	}
 	return out
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/etcdlock"
+	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -136,7 +138,7 @@ func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *h
 	// Each host's memory lives at its own path: name the shared memory.
 	s.SyncBranch = sharedBranch
 	s.Timeout = 2 * time.Minute
-	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "test"})
+	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "test", OpenLock: etcdlock.Open, OpenSync: gitsync.Open})
 }
 
 func appendJSON(path string, v any) error {

@@ -56,7 +56,7 @@ func main() {
 		fail(err)
 	}
 	start := time.Now()
-	rep, err := d.StartManual(context.Background())
+	rep, err := d.Run(context.Background(), dream.RunOptions{})
 	elapsed := time.Since(start)
 	d.Close()
 	if *heap != "" {
