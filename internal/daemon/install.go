@@ -130,7 +130,7 @@ func Install(u Unit) (changed bool, err error) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("daemon install: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(u.Path, []byte(u.Content), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(u.Path, []byte(u.Content), 0o600, true); err != nil {
 		return false, fmt.Errorf("daemon install: %w", err)
 	}
 	return true, os.Chmod(u.Path, 0o644)

@@ -170,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		cursor = batch.Entries[len(batch.Entries)-1].Cursor
 		// The cursor goes into the same copy as the edits: the journal lands
 		// both or neither.
-		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, history.DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644); err != nil {
+		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, history.DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644, true); err != nil {
 			return res, fmt.Errorf("historydream: recording the dream cursor: %w", err)
 		}
 		res.Batches++

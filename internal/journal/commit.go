@@ -318,7 +318,7 @@ func (t *Txn) merge(c recChange, baseOf func(string) ([]byte, bool, error)) (rec
 	out := []byte(strings.Join(lines, ""))
 	// The merged text replaces the dream's in staging, and the user's
 	// version becomes the base the commit (or a roll-forward) expects.
-	if err := fsutil.WriteFileAtomic(dreamPath, out, c.Mode.Perm()|0o200); err != nil {
+	if err := fsutil.WriteFileAtomic(dreamPath, out, c.Mode.Perm()|0o200, true); err != nil {
 		return c, false, err
 	}
 	if info, err := os.Lstat(dreamPath); err == nil && t.hashedAt != nil {

@@ -226,7 +226,7 @@ func (s *Store) update(change func(*storeFile)) error {
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(s.path, append(b, '\n'), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(s.path, append(b, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("trust: writing the store: %w", err)
 	}
 	return nil
