@@ -12,6 +12,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
+	"github.com/dreamkit/dream/internal/sandbox"
 )
 
 func (e Expect) validate() error {
@@ -152,8 +153,10 @@ func (e Expect) holds(s, before *snapshot) bool {
 		}
 		return true
 	case KindNoSecret:
+		// The sandbox's rules, the ones a dream's writes are refused by:
+		// one home for what counts as a secret.
 		for _, t := range s.memoryText() {
-			if containsSecret(t) {
+			if sandbox.CheckSecret(t) != nil {
 				return false
 			}
 		}
@@ -182,26 +185,3 @@ func orDefault(v, def int) int {
 var relativeDateRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this (?:morning|afternoon|evening|week)|last (?:week|month|night)|\d+ (?:days?|weeks?|months?) ago|(?:one|two|three|four|five|six|a) (?:days?|weeks?|months?) ago)\b|昨天|今天|前天|上周|上个?月|上个?星期|[0-9一二两三四五六七八九十]+ ?(?:天|周|个月)前`)
 })
-
-// secretREs are credentials that must never be copied from a transcript
-// into memory.
-var secretREs = sync.OnceValue(func() []*regexp.Regexp {
-	return []*regexp.Regexp{
-		regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-		regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
-		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`),
-		regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),
-		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),
-		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-	}
-})
-
-func containsSecret(s string) bool {
-	for _, re := range secretREs() {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
-}
