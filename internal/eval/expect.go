@@ -89,25 +89,7 @@ func (s *snapshot) memoryText() []string {
 func (e Expect) holds(s, before *snapshot) bool {
 	switch e.Kind {
 	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
-		re := regexp.MustCompile(e.Pattern)
-		n := 0
-		texts := s.memoryText()
-		if e.File != "" {
-			texts = []string{s.files[e.File]}
-		}
-		for _, t := range texts {
-			n += len(re.FindAllStringIndex(t, -1))
-		}
-		switch e.Kind {
-		case KindAbsent:
-			return n == 0
-		case KindPresent:
-			return n > 0
-		case KindMinCount:
-			return n >= max(e.Max, 1)
-		default:
-			return n <= max(e.Max, 1)
-		}
+		return e.countHolds(s)
 	case KindIndexMaxLines:
 		lim, _ := host.IndexLimitOf("")
 		l, _ := lim.Count([]byte(s.files[memory.IndexFile]))
@@ -119,48 +101,15 @@ func (e Expect) holds(s, before *snapshot) bool {
 		_, size := lim.Count([]byte(s.files[memory.IndexFile]))
 		return s.dir.Index == nil || size <= orDefault(e.Max, lim.MaxSize)
 	case KindNoRelativeDates:
-		for _, t := range s.memoryText() {
-			if relativeDateRE().MatchString(t) {
-				return false
-			}
-		}
-		return true
+		return noMemoryText(s, relativeDateRE().MatchString)
 	case KindNoDanglingPointers:
-		if s.dir.Index == nil {
-			return true
-		}
-		for _, l := range s.dir.Index.Lines {
-			if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
-				if _, err := os.Lstat(filepath.Join(s.dir.Root, filepath.FromSlash(rel))); err != nil {
-					return false
-				}
-			}
-		}
-		return true
+		return noDanglingPointers(s)
 	case KindAllTopicsIndexed:
-		listed := map[string]bool{}
-		if s.dir.Index != nil {
-			for _, l := range s.dir.Index.Lines {
-				if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
-					listed[rel] = true
-				}
-			}
-		}
-		for _, t := range s.dir.Topics {
-			if !listed[t.Path] {
-				return false
-			}
-		}
-		return true
+		return allTopicsIndexed(s)
 	case KindNoSecret:
 		// The sandbox's rules, the ones a dream's writes are refused by:
 		// one home for what counts as a secret.
-		for _, t := range s.memoryText() {
-			if sandbox.CheckSecret(t) != nil {
-				return false
-			}
-		}
-		return true
+		return noMemoryText(s, func(t string) bool { return sandbox.CheckSecret(t) != nil })
 	case KindUnchanged:
 		if e.File != "" {
 			b, inB := before.files[e.File]
@@ -170,6 +119,74 @@ func (e Expect) holds(s, before *snapshot) bool {
 		return before != nil && s.hash == before.hash
 	}
 	return false
+}
+
+// countHolds is the pattern kinds: the matches of e.Pattern in e.File (or
+// in every memory file) counted against the kind's bound.
+func (e Expect) countHolds(s *snapshot) bool {
+	re := regexp.MustCompile(e.Pattern)
+	n := 0
+	texts := s.memoryText()
+	if e.File != "" {
+		texts = []string{s.files[e.File]}
+	}
+	for _, t := range texts {
+		n += len(re.FindAllStringIndex(t, -1))
+	}
+	switch e.Kind {
+	case KindAbsent:
+		return n == 0
+	case KindPresent:
+		return n > 0
+	case KindMinCount:
+		return n >= max(e.Max, 1)
+	default:
+		return n <= max(e.Max, 1)
+	}
+}
+
+// noMemoryText reports whether no memory file's text is found by bad.
+func noMemoryText(s *snapshot, bad func(string) bool) bool {
+	for _, t := range s.memoryText() {
+		if bad(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// noDanglingPointers reports whether every local pointer of the index
+// names a file that exists.
+func noDanglingPointers(s *snapshot) bool {
+	if s.dir.Index == nil {
+		return true
+	}
+	for _, l := range s.dir.Index.Lines {
+		if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
+			if _, err := os.Lstat(filepath.Join(s.dir.Root, filepath.FromSlash(rel))); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// allTopicsIndexed reports whether the index points at every topic file.
+func allTopicsIndexed(s *snapshot) bool {
+	listed := map[string]bool{}
+	if s.dir.Index != nil {
+		for _, l := range s.dir.Index.Lines {
+			if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
+				listed[rel] = true
+			}
+		}
+	}
+	for _, t := range s.dir.Topics {
+		if !listed[t.Path] {
+			return false
+		}
+	}
+	return true
 }
 
 func orDefault(v, def int) int {
