@@ -87,49 +87,8 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var review []recChange
-	var reasons []string
-	if len(o.Hold) > 0 {
-		rest := chs[:0:0]
-		for _, c := range chs {
-			if why, ok := o.Hold[c.Path]; ok {
-				review = append(review, c)
-				reasons = append(reasons, why+" ("+c.Path+")")
-				continue
-			}
-			rest = append(rest, c)
-		}
-		chs = rest
-	}
-	both, err := t.checkConflicts(chs)
-	if err != nil {
+	if chs, err = t.settle(chs, o, &res); err != nil {
 		return res, err
-	}
-	if len(both) > 0 {
-		if o.Base == nil {
-			bad := make([]string, 0, len(both))
-			for _, b := range both {
-				bad = append(bad, b.why)
-			}
-			return res, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
-		}
-		var edited []recChange
-		chs, res.Merged, edited, err = t.resolve(chs, both, o.Base)
-		if err != nil {
-			return res, err
-		}
-		for _, c := range edited {
-			review = append(review, c)
-			reasons = append(reasons, "edited during the dream where the dream changed it too ("+c.Path+")")
-		}
-	}
-	if len(review) > 0 {
-		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; ")); err != nil {
-			return res, err
-		}
-		for _, c := range review {
-			res.ForReview = append(res.ForReview, c.Path)
-		}
 	}
 	if len(res.Merged) > 0 && o.BeforeApply != nil {
 		if err := o.BeforeApply(res.Merged); err != nil {
@@ -189,6 +148,59 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	}
 	res.Applied = applied
 	return res, nil
+}
+
+// settle takes out of chs what must not land now and returns what does:
+// the changes o.Hold names and those of files someone edited during the
+// dream that cannot be merged are parked for review (res.ReviewID,
+// res.ForReview); the merged ones are in res.Merged. Without o.Base, a
+// file both changed is ErrConflict.
+func (t *Txn) settle(chs []recChange, o CommitOptions, res *CommitResult) ([]recChange, error) {
+	var review []recChange
+	var reasons []string
+	if len(o.Hold) > 0 {
+		rest := chs[:0:0]
+		for _, c := range chs {
+			if why, ok := o.Hold[c.Path]; ok {
+				review = append(review, c)
+				reasons = append(reasons, why+" ("+c.Path+")")
+				continue
+			}
+			rest = append(rest, c)
+		}
+		chs = rest
+	}
+	both, err := t.checkConflicts(chs)
+	if err != nil {
+		return nil, err
+	}
+	if len(both) > 0 {
+		if o.Base == nil {
+			bad := make([]string, 0, len(both))
+			for _, b := range both {
+				bad = append(bad, b.why)
+			}
+			return nil, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
+		}
+		var edited []recChange
+		chs, res.Merged, edited, err = t.resolve(chs, both, o.Base)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range edited {
+			review = append(review, c)
+			reasons = append(reasons, "edited during the dream where the dream changed it too ("+c.Path+")")
+		}
+	}
+	if len(review) > 0 {
+		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; ")); err != nil {
+			return nil, err
+		}
+		for _, c := range review {
+			res.ForReview = append(res.ForReview, c.Path)
+		}
+	}
+	return chs, nil
 }
 
 // bothChanged is a file the dream changed that someone else changed too.
