@@ -121,7 +121,7 @@ func inParallel(n int, fn func(i int)) {
 // write through it would change the user's memory.
 func writeStaged(path string, data []byte) error {
 	// The staging is made durable by the journal's commit, so no fsync here.
-	return fsutil.WriteFileAtomicNoSync(path, data, 0o644)
+	return fsutil.WriteFileAtomic(path, data, 0o644, false)
 }
 
 // readOptional reads path; nil, nil when it does not exist.

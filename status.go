@@ -163,7 +163,7 @@ func (d *Dreamer) readThrottle() time.Time {
 }
 
 func (d *Dreamer) writeThrottle(t time.Time) {
-	if err := fsutil.WriteFileAtomic(d.throttlePath(), []byte(t.Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(d.throttlePath(), []byte(t.Format(time.RFC3339Nano)+"\n"), 0o644, true); err != nil {
 		d.cfg.Logf("dream: recording the scan time: %v", err)
 	}
 }

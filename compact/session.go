@@ -304,7 +304,7 @@ func (s *Session) encode() []byte {
 // write: its temporary name carries dream's prefix, so a crash's leftover is
 // recognised and cleaned like every other).
 func (s *Session) Save(path string) error {
-	if err := fsutil.WriteFileAtomic(path, s.encode(), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(path, s.encode(), 0o600, true); err != nil {
 		return fmt.Errorf("compact: saving session: %w", err)
 	}
 	return nil

@@ -93,7 +93,7 @@ func (g *rejectionGuard) Complete(ctx context.Context, req *llm.Request) (*llm.R
 		errors.As(err, &api)
 		r := Rejection{Provider: g.name, BaseURL: g.base, Model: g.model, At: time.Now().UTC(), Message: api.Error()}
 		if b, merr := json.Marshal(r); merr == nil {
-			_ = fsutil.WriteFileAtomic(filepath.Join(g.stateDir, rejectedFile), append(b, '\n'), 0o600)
+			_ = fsutil.WriteFileAtomic(filepath.Join(g.stateDir, rejectedFile), append(b, '\n'), 0o600, true)
 		}
 	}
 	return resp, err

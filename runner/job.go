@@ -68,7 +68,7 @@ func (r *JobRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, erro
 		}
 		// Replaced, never written in place: unchanged staged files are
 		// links to the user's (ReplacesFiles).
-		if err := fsutil.WriteFileAtomic(path, []byte(md), 0o644); err != nil {
+		if err := fsutil.WriteFileAtomic(path, []byte(md), 0o644, true); err != nil {
 			return out, fmt.Errorf("job %s: writing its report: %w", spec.Name, err)
 		}
 		out.FilesTouched, out.Found = []string{report}, found

@@ -14,6 +14,7 @@ import (
 
 // TestHelpGolden pins `dream help` and two commands' help.
 func TestHelpGolden(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := &session{w: w}
 	for _, args := range [][]string{{"help"}, {"help", "undo"}, {"run", "--help"}} {
@@ -29,6 +30,7 @@ func TestHelpGolden(t *testing.T) {
 // has an example, writes flags with two dashes, shows each value's
 // placeholder and only the flags that command registers.
 func TestHelpEveryCommand(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	list := w.dream(nil, "help")
 	placeholderless := regexp.MustCompile(`(?m)^  --[a-z-]+ (VALUE|STRING|string|int|duration|float)\b`)
@@ -77,6 +79,7 @@ func TestHelpEveryCommand(t *testing.T) {
 
 // TestJSONKeysSnakeCase walks every key of each command's --json output.
 func TestJSONKeysSnakeCase(t *testing.T) {
+	t.Parallel()
 	w := dupWorld(t)
 	off := offlineEnv
 	loc := w.locFlags()

@@ -125,6 +125,7 @@ func holdLock(t *testing.T, w *world, since time.Time) {
 // TestMessageLockHeld: every command that takes the lock says who holds it
 // and since when, once, with exit 3; nothing reaches the model.
 func TestMessageLockHeld(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	holdLock(t, w, time.Now().Add(-30*time.Minute))
 	model := []string{"DREAM_PROVIDER=anthropic", "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL=http://127.0.0.1:1"}
@@ -167,6 +168,7 @@ var offlineEnv = []string{"DREAM_PROVIDER=offline"}
 // TestMessageAlreadyApplied: a second apply of a review run says it was
 // applied, when and how to see or undo it, and succeeds (exit 0).
 func TestMessageAlreadyApplied(t *testing.T) {
+	t.Parallel()
 	w := dupWorld(t)
 	r := w.dream(offlineEnv, append([]string{"run", "--review", "--json"}, w.locFlags()...)...)
 	rep := decodeJSON[struct {
@@ -194,6 +196,7 @@ func TestMessageAlreadyApplied(t *testing.T) {
 // TestMessageUndoConflict: an undo whose lines were edited since names the
 // file, the lines and --force; --force then restores.
 func TestMessageUndoConflict(t *testing.T) {
+	t.Parallel()
 	w := dupWorld(t)
 	r := w.dream(offlineEnv, append([]string{"run", "--json"}, w.locFlags()...)...)
 	rep := decodeJSON[struct {
@@ -224,6 +227,7 @@ func TestMessageUndoConflict(t *testing.T) {
 
 // TestMessageTypo: a mistyped command or flag gets the nearest real one.
 func TestMessageTypo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := &session{w: w}
 	for _, tt := range []struct {
@@ -254,6 +258,7 @@ func TestMessageTypo(t *testing.T) {
 // (exit 2) naming the flag with two dashes; the same value from the
 // environment warns and falls back, as documented.
 func TestMessageBadFlagValue(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := &session{w: w}
 	for _, args := range [][]string{
@@ -285,6 +290,7 @@ func TestMessageBadFlagValue(t *testing.T) {
 // TestMessageJSONError: under --json every error is one object on stdout
 // with a stable code, and the message is on stderr too.
 func TestMessageJSONError(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	s := &session{w: w}
 	for _, tt := range []struct {

@@ -282,7 +282,7 @@ func (a *app) daemonInstall(df daemonFlags) error {
 	if real, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = real
 	}
-	u, err := daemon.UnitFor(kind, exe, a.home(), a.getenv("XDG_CONFIG_HOME"))
+	u, err := daemon.UnitFor(kind, exe, a.home(), settings.ConfigHome(a.lookupEnv, a.home()))
 	if err != nil {
 		return usagef("%v", err)
 	}

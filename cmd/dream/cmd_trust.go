@@ -25,7 +25,7 @@ func cmdTrust(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	store := trust.Open(trust.DefaultPath(a.env, a.home()))
+	store := trust.Open(trust.DefaultPath(settings.StateDir(a.env, a.home())))
 	if list {
 		if remove || len(pos) > 0 {
 			return usagef("trust --list takes no path and no --remove")

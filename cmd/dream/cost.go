@@ -351,7 +351,7 @@ func setTopLevelKey(path, key, value string) (changed bool, err error) {
 	if _, err := toml.Decode(next, &check); err != nil || check[key] != value {
 		return false, fmt.Errorf("%s: could not set %s = %q without rewriting the file (%v): add that line at its top by hand", path, key, value, err)
 	}
-	if err := fsutil.WriteFileAtomic(path, []byte(next), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(path, []byte(next), 0o600, true); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -93,6 +93,7 @@ func findLog(t *testing.T, out, msg string) map[string]any {
 }
 
 func TestDaemonSIGTERMMidDreamRollsBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	before := snapshot(t, w.mem)
 	srv := llmtest.NewServer(
@@ -151,6 +152,7 @@ func TestDaemonSIGTERMMidDreamRollsBack(t *testing.T) {
 }
 
 func TestDaemonSIGHUPReloadsAndServesStatus(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	second := filepath.Join(w.root, "second")
 	w.write(filepath.Join(second, "memory"), "MEMORY.md", "# Memory\n\n- [Ops](ops.md) — 运维\n")
@@ -211,6 +213,7 @@ func TestDaemonSIGHUPReloadsAndServesStatus(t *testing.T) {
 }
 
 func TestDaemonRefusesNonLoopbackListen(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, addr := range []string{"0.0.0.0:9464", "[::]:9464", "192.168.1.5:9464"} {
 		r := w.dream(nil, "daemon", "--listen", addr, "--no-detect", "--state-dir", w.state)
@@ -221,6 +224,7 @@ func TestDaemonRefusesNonLoopbackListen(t *testing.T) {
 }
 
 func TestDaemonInstallAndRemove(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, kind := range []string{"systemd", "launchd"} {
 		r := w.dream(nil, "daemon", "install", "--kind", kind)
@@ -271,6 +275,7 @@ func TestDaemonInstallAndRemove(t *testing.T) {
 // A storm of 10,000 transcript writes against the real binary: one dream
 // for the memory dir, whatever the number of events.
 func TestDaemonEventStormOneDream(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.mem, "dup.md", "---\nname: dup\ndescription: d\ntype: user\n---\n\n- 用 tab 缩进。\n- 用 tab 缩进。\n")
 	w.daemonFile(fmt.Sprintf("detect = false\n\n[[project]]\nmemory_dir = %q\nsessions_dir = %q\n", w.mem, w.sessions))

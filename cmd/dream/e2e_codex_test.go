@@ -21,6 +21,7 @@ var trustLine = regexp.MustCompile(`\[hooks\.state\."([^"]+)"\]\ntrusted_hash = 
 // writes nothing; doctor tells a trusted hook from an untrusted or a
 // changed one; --remove gives both files back byte for byte.
 func TestInitCodexTrust(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "codex")
 	codex := filepath.Join(w.home, ".codex")
 	hooks, config := filepath.Join(codex, "hooks.json"), filepath.Join(codex, "config.toml")
@@ -119,6 +120,7 @@ func TestInitCodexTrust(t *testing.T) {
 // CODEX_HOME) keys it; an inline hooks table in config.toml is left
 // alone and the user is led to Codex's own /hooks.
 func TestInitCodexHome(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "codex")
 	real := filepath.Join(w.root, "dotfiles", "codex")
 	mustMkdir(t, real)
@@ -150,6 +152,7 @@ func TestInitCodexHome(t *testing.T) {
 // says why (the memories feature is off) and that there is nothing to
 // dream, with exit 0, in text and JSON; doctor points at the feature.
 func TestCodexStatusNoMemory(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude") // a home with no Codex in it
 	r := w.dream("status", "--host", "codex")
 	if r.code != 0 || !strings.Contains(r.stdout, "(does not exist yet)") || !strings.Contains(r.stdout, "next: nothing to dream yet") ||
@@ -176,6 +179,7 @@ func TestCodexStatusNoMemory(t *testing.T) {
 // run and the hook all say why, and nothing is written there); exec
 // rollouts are counted only with codex_exec_sessions.
 func TestCodexOwnerAndExec(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "codex")
 	os.WriteFile(filepath.Join(w.home, ".codex", "config.toml"), []byte("[features]\nmemories = true\n"), 0o600)
 	mem := w.layout.MemoryDir

@@ -46,6 +46,7 @@ func waitFinishedTask(t *testing.T, w *hostWorld, deadline time.Time) map[string
 // dream's config.toml, keeping the rest of the file, and shows the cost;
 // the next hook's dream then reaches the model.
 func TestHookInheritedKeyNeedsConsent(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	srv := llmtest.NewServer(llmtest.Consolidator())
 	defer srv.Close()
@@ -143,6 +144,7 @@ func estimateOf(t *testing.T, w *world, env []string) spend.Estimate {
 // exits 1 with the report's status not_started, `maybe` treats it as a
 // closed gate (exit 0), and nothing reaches the model.
 func TestEstimateOverWhatIsLeftNotStarted(t *testing.T) {
+	t.Parallel()
 	w, srv, env := modelWorld(t, llmtest.Consolidator())
 	est := estimateOf(t, w, env)
 	env = append(env, "DREAM_MAX_COST_PER_DAY="+strconv.FormatFloat(est.USD/2, 'g', -1, 64))
@@ -170,6 +172,7 @@ func TestEstimateOverWhatIsLeftNotStarted(t *testing.T) {
 // it; what it wrote is staged for review, nothing lands, the report says
 // why, and the ledger holds what it spent, within the ceiling.
 func TestCeilingReachedMidRun(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("A note the model keeps adding to, to run up the bill. ", 6)
 	var turns []llmtest.Turn
 	for i := range 40 {
@@ -208,6 +211,7 @@ func TestCeilingReachedMidRun(t *testing.T) {
 // third does not start; the ledger's total for the day stays under the
 // ceiling.
 func TestThreeDreamsShareTheDayCeiling(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// One fake server each: the fake's cache is the previous request it
 	// served, which three dreams at once would keep breaking.

@@ -60,6 +60,7 @@ func memHash(t *testing.T, dir string) string {
 // `dream status` the memory must be byte-for-byte the pre-dream or the
 // post-dream tree, never a mix, and the time gate open again.
 func TestCrashAnywhereRecovers(t *testing.T) {
+	t.Parallel()
 	bin := crashBinary(t)
 
 	// The post-dream tree, from an uncrashed run.

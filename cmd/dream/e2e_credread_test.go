@@ -17,6 +17,7 @@ import (
 // nothing of them (content or names) may reach the provider's requests,
 // each direct read is a tool error, and the dream still completes.
 func TestCredentialsUnreadableThroughRepoRoot(t *testing.T) {
+	t.Parallel()
 	aw := newAttackWorld(t)
 	os.Remove(filepath.Join(aw.repo, ".dream.toml"))
 	const awsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzEXAMPLEKEY"
@@ -93,6 +94,7 @@ func TestCredentialsUnreadableThroughRepoRoot(t *testing.T) {
 // check a dream makes: pointed at ~/.ssh (or at $HOME, which holds it) they
 // refuse and ~/.ssh is left as it was.
 func TestHistoryAndCompactNeverWriteCredentialDirs(t *testing.T) {
+	t.Parallel()
 	aw := newAttackWorld(t)
 	os.Remove(filepath.Join(aw.repo, ".dream.toml"))
 	sessions := filepath.Join(aw.root, "nanobot-sessions")

@@ -33,6 +33,7 @@ func agentOnPath(t *testing.T, w *hostWorld, version string) {
 // TestDoctorGolden: `dream doctor` on a healthy and on a broken Claude Code
 // setup, against golden files (paths shown as $ROOT).
 func TestDoctorGolden(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(w *hostWorld)

@@ -27,6 +27,7 @@ var heavyInit = regexp.MustCompile(`(?m)^init (github\.com/openai/openai-go/v3|g
 // checks, a warning to print), the full command answers, with the same
 // stdout.
 func TestEarlyStartAnswersBeforeTheSDKs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		args   []string
@@ -103,6 +104,7 @@ func TestEarlyStartNamesMatchTheRoot(t *testing.T) {
 // logged, and none of the SDKs initialised; with the gate open the full
 // command takes the same payload over and starts the dream (logged).
 func TestEarlyStartSettlesAQuietHook(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeLock(t, w.mem, "", time.Now().Add(-2*time.Hour))
 	run := func(extra ...string) (stdout, trace string) {

@@ -94,6 +94,7 @@ func unit(rep dream.Report, text string) *dream.UnitChange {
 // review, and the report accounts for every unit lost or changed, from the
 // diff, not from the model's summary.
 func TestDestructiveDreamsNeedReview(t *testing.T) {
+	t.Parallel()
 	merged := "---\nname: auth\ndescription: the auth and billing services\ntype: project\n---\n\n# Auth and billing services\n\n- Port: 8081\n- Owner: team atlas, paged through PagerDuty\n- Sessions live in Redis, evicted after 30 days.\n- Billing owner: team borealis, paged through PagerDuty\n- Invoices are rendered by the pdf worker.\n"
 	allStubs := func(stub func(i int) string) []llmtest.Call {
 		var cs []llmtest.Call
@@ -252,6 +253,7 @@ func snapshotOf(t *testing.T, w *world) map[string]string { return snapshot(t, w
 // read it there and cites it), and a date fixed to its dated heading, land,
 // each with its evidence in the report and in `dream show`.
 func TestTrueCorrectionsLand(t *testing.T) {
+	t.Parallel()
 	w := evidenceWorld(t)
 	session := filepath.Join(w.sessions, "s-move.jsonl")
 	w.write(w.sessions, "s-move.jsonl", `{"type":"user","message":{"role":"user","content":"heads up: we moved the auth service to port 9091 last night"}}`+"\n")
@@ -296,6 +298,7 @@ func TestTrueCorrectionsLand(t *testing.T) {
 // stages the port for review: one commit, one audit entry, the held part
 // reviewable with diff, apply and discard.
 func TestUnbackedValueIsHeldWhileTheRestLands(t *testing.T) {
+	t.Parallel()
 	w := evidenceWorld(t)
 	deploy := "---\nname: deploy\ndescription: how the shop deploys\ntype: project\n---\n\n# Deploy\n\n- Deploys go through the blue/green script.\n"
 	rep, r := runScript(t, w, "Added the deploy notes and fixed the billing port.",
@@ -357,6 +360,7 @@ func TestUnbackedValueIsHeldWhileTheRestLands(t *testing.T) {
 // MEMORY.md" of a model works, and a repository file is still read by its
 // repository-relative path.
 func TestReadThenEditMemoryIndex(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	srv := llmtest.NewServer(
 		llmtest.Turn{Calls: []llmtest.Call{readCall("MEMORY.md")}},
@@ -402,6 +406,7 @@ note = 'the repository moved the service'
 // does nothing, for a dream held for review, and for an index left over
 // what the agent loads; it exits 0 for a model that makes the fix.
 func TestEvalFailsOnDoingNothingAndHarm(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	index := "# Memory\n\n- [Auth](auth.md) — the auth service\n"
 	corpus := evalCorpus(t, w, index)
@@ -448,6 +453,7 @@ func TestEvalFailsOnDoingNothingAndHarm(t *testing.T) {
 // of the corpus built into dream (the binary without the race detector,
 // the same code: 43 dreams under it take minutes).
 func TestEvalBuiltInCorpusOffline(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: 43 dreams")
 	}

@@ -21,6 +21,7 @@ import (
 // tool error and the dream must complete; before, the first read blocked
 // in open(2) and the dream outlived its --timeout.
 func TestFIFOsCannotHangADream(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.sessions, "a1.jsonl", `{"type":"user","message":{"role":"user","content":"tests run with go test ./..."}}`+"\n")
 	fifos := []string{filepath.Join(w.repo, "events.log"), filepath.Join(w.sessions, "live.jsonl")}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestStatusJSONFields(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.dream(nil, append([]string{"status", "--json"}, w.locFlags()...)...)
 	if r.code != 0 {
@@ -41,6 +42,7 @@ func TestStatusJSONFields(t *testing.T) {
 }
 
 func TestMaybeReportsClosedGateAndExitsZero(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		setup func(w *world)
@@ -83,6 +85,7 @@ func TestMaybeReportsClosedGateAndExitsZero(t *testing.T) {
 }
 
 func TestMaybeThrottlePersistsAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	args := append([]string{"maybe", "--json", "--min-sessions", "50"}, w.locFlags()...)
 	first := decodeJSON[dream.MaybeResult](t, w.dream([]string{"DREAM_PROVIDER=offline"}, args...))
@@ -96,6 +99,7 @@ func TestMaybeThrottlePersistsAcrossProcesses(t *testing.T) {
 }
 
 func TestMaybeRunsWhenEveryGateOpens(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.mem, "dup.md", "---\nname: dup\ndescription: dup\ntype: project\n---\n\nRun `make all` to build.\n")
 	r := w.dream([]string{"DREAM_PROVIDER=offline"}, append([]string{"maybe", "--json"}, w.locFlags()...)...)
@@ -121,6 +125,7 @@ func TestMaybeRunsWhenEveryGateOpens(t *testing.T) {
 }
 
 func TestHostClaudeLayout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	home := filepath.Join(w.root, "home")
 	// Claude Code keeps a project's transcripts under ~/.claude/projects/<path with
@@ -148,6 +153,7 @@ func TestHostClaudeLayout(t *testing.T) {
 }
 
 func TestRunLockHeldExitsThree(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// A live foreign holder (our own test process) that took the lock just now.
 	w.write(w.mem, ".consolidate-lock", strconv.Itoa(os.Getpid()))
@@ -167,6 +173,7 @@ func TestRunLockHeldExitsThree(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	for _, args := range [][]string{
 		{"nonsense"},
@@ -188,6 +195,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestBadSettingValueWarnsAndUsesDefault(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.dream([]string{"DREAM_MIN_HOURS=-3"}, append([]string{"config", "--json"}, w.locFlags()...)...)
 	if r.code != 0 {
@@ -205,6 +213,7 @@ func TestBadSettingValueWarnsAndUsesDefault(t *testing.T) {
 }
 
 func TestFlagsAfterArguments(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.dream(nil, append([]string{"show", "no-such-dream"}, w.locFlags()...)...)
 	if r.code == 2 {
@@ -216,6 +225,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	r := w.dream(nil, "help")
 	for _, c := range []string{"run", "maybe", "status", "tasks", "kill", "log", "show", "undo", "demo", "config"} {
@@ -234,6 +244,7 @@ func TestHelpAndVersion(t *testing.T) {
 var _ = time.Second
 
 func TestHookPayloadSetsSessionAndRepo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// Six sessions exist; the hook's own session is one of them, so only
 	// five count and --min-sessions 6 keeps the gate closed. The time gate

@@ -246,6 +246,7 @@ func memorySnapshot(t *testing.T, dir string) string {
 }
 
 func TestPastedHintsAfterRun(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		// flags are the run's location flags: hints must repeat the ones a
@@ -299,6 +300,7 @@ func TestPastedHintsAfterRun(t *testing.T) {
 }
 
 func TestPastedHintsAfterReview(t *testing.T) {
+	t.Parallel()
 	w := spacedWorld(t)
 	before := memorySnapshot(t, w.mem)
 	p := newPaster(t, w.env, w.repo)
@@ -355,6 +357,7 @@ func TestPastedHintsAfterReview(t *testing.T) {
 // the user's own agent run in a home with Claude Code's memory for the
 // current repo, and the line that removes the demo removes it.
 func TestPastedHintsAfterDemo(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	tmp := filepath.Join(w.root, "tmp with space")
 	mustMkdir(t, tmp)
@@ -428,6 +431,7 @@ func TestPastedHintsAfterDemo(t *testing.T) {
 // scores the corpus built into the binary (every scenario of testdata/eval)
 // and explains each column of its table.
 func TestEvalFromAnyDirectory(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t) // runs in w.repo, a temp dir with no testdata/eval
 	want, err := os.ReadDir(filepath.Join("..", "..", "testdata", "eval"))
 	if err != nil {
@@ -457,6 +461,7 @@ func TestEvalFromAnyDirectory(t *testing.T) {
 // run then says, on stderr and once, that it is about to edit the memory
 // and how to undo; the next run says nothing of the kind.
 func TestDryRunThenFirstRunNotice(t *testing.T) {
+	t.Parallel()
 	w := spacedWorld(t)
 	before := memorySnapshot(t, w.mem)
 	status := func() string {
@@ -536,6 +541,7 @@ func TestDryRunThenFirstRunNotice(t *testing.T) {
 // names the commands listing the ids there are; an id of a dream is enough
 // from a directory that knows nothing of its memory.
 func TestUnknownIDNamesHowToList(t *testing.T) {
+	t.Parallel()
 	w := spacedWorld(t)
 	env := []string{"DREAM_STATE_DIR=" + w.state}
 	for _, verb := range []string{"show", "undo", "diff", "apply", "discard"} {
@@ -579,6 +585,7 @@ func TestUnknownIDNamesHowToList(t *testing.T) {
 // scripted model, prints show and undo lines that work pasted from another
 // directory: the id finds the workspace the dream changed.
 func TestPastedHintsAfterNanobotDream(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 5)
 	srv := llmtest.NewServer(
 		edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese, short; no emoji\n"),

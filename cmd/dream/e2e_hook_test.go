@@ -200,6 +200,7 @@ func (w *hostWorld) runHook(command string, payload map[string]any) (result, tim
 // and still returns at once; the background dream then completes and
 // completes the lock.
 func TestHookEndToEnd(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		agent, event string
 		settings     func(w *hostWorld) string
@@ -294,6 +295,7 @@ func TestHookEndToEnd(t *testing.T) {
 // TestHookNeverFails: junk, nothing, a hung stdin or a missing memory dir
 // all return exit 0 and print nothing.
 func TestHookNeverFails(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	// A dream an hour ago keeps the time gate closed, so no background
 	// dream outlives the test.

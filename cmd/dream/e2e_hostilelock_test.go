@@ -23,6 +23,7 @@ import (
 // nothing to any model, and leaves the path as it was: an unreadable body
 // is never taken over.
 func TestHostileLockFile(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		plant func(t *testing.T, path string)

@@ -17,6 +17,7 @@ import (
 // 4,400-byte path and a write of BUILD.md are tool errors the model reads,
 // and the dream goes on and lands its good edits.
 func TestRunModelDreamBadPathsAreToolErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	long := strings.Repeat("deep-directory-name/", 220) + "note.md"
 	srv := llmtest.NewServer(

@@ -20,6 +20,7 @@ import (
 // dream reaches the model. (Issue 28: the offline pass that runs first
 // refused the whole dream, so no model dream ever started.)
 func TestLinkedMemoryFileNeverEndsADream(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	shared := filepath.Join(w.root, "shared-notes.md")
 	const sharedText = "- The staging database is rebuilt every Sunday.\n- The staging database is rebuilt every Sunday.\n"
@@ -62,6 +63,7 @@ func TestLinkedMemoryFileNeverEndsADream(t *testing.T) {
 // and the log is left alone; an exact repeat is still removed. `dream
 // status` says which layout it took and why. (Issue 28.)
 func TestNanobotMemoryGivenAsPlainDir(t *testing.T) {
+	t.Parallel()
 	memory := "# Long-term Memory\n\n## User Information\n\n" + strings.Repeat("The user lives in Lisbon and prefers concise replies. ", 5) + "\n\n## Project Context\n\n" +
 		"- [shop-backend](https://github.com/acme/shop-backend) is the main repository.\n" +
 		"- The staging database is rebuilt every Sunday night.\n- The staging database is rebuilt every Sunday night.\n"
@@ -127,6 +129,7 @@ type statusJSON struct {
 // `dream status` says the same, with the rule it counted by and where the
 // rule was read. (Issue 28.)
 func TestIndexOverBudgetIsSaid(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var b strings.Builder
 	b.WriteString("# Memory\n\n- [Build](build.md) — how the project builds\n")
@@ -171,6 +174,7 @@ func TestIndexOverBudgetIsSaid(t *testing.T) {
 // unnamed once in five runs; that was the check's own pipe (see the
 // closing note), and this pins the product's side.)
 func TestDryRunOutputDoesNotDependOnTiming(t *testing.T) {
+	t.Parallel()
 	const runs = 8
 	worlds := make([]*world, runs)
 	for i := range worlds {

@@ -17,6 +17,7 @@ const userSettings = "// Claude Code settings, kept in dotfiles\n{\n\t\"model\":
 // --remove restores the bytes, --project writes the project's file, a file
 // dream cannot edit safely is refused with a clear message.
 func TestInitClaude(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	path := filepath.Join(w.home, ".claude", "settings.json")
 	if err := os.WriteFile(path, []byte(userSettings), 0o600); err != nil {
@@ -71,6 +72,7 @@ func TestInitClaude(t *testing.T) {
 // TestInitNanobot: nanobot gets instructions and a warning that its own
 // Dream is on (Codex's init is TestInitCodexTrust).
 func TestInitNanobot(t *testing.T) {
+	t.Parallel()
 	n := newHostWorld(t, "nanobot")
 	copyTree(t, filepath.Join(fixtureSrc, "nanobot", "home"), n.home, n)
 	r := n.dream("init", "nanobot")
@@ -85,6 +87,7 @@ func TestInitNanobot(t *testing.T) {
 // doctor says when the binary the hook runs is gone; --remove from any
 // dream binary gives the file back byte for byte and drops the backup.
 func TestInitRenamedBinary(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	path := filepath.Join(w.home, ".claude", "settings.json")
 	if err := os.WriteFile(path, []byte(userSettings), 0o600); err != nil {

@@ -105,6 +105,7 @@ const readmeJob = "weekly-review"
 // changes, and `dream kill` rolls a running job back (its report and its
 // lock as they were).
 func TestJobFromTheREADME(t *testing.T) {
+	t.Parallel()
 	w := newJobWorld(t, readmeJobConfig(t))
 	notes := filepath.Join(w.repo, ".dream", "weekly", "notes.md")
 	past := time.Now().Add(-time.Hour)
@@ -275,6 +276,7 @@ func TestJobFromTheREADME(t *testing.T) {
 // TestJobHealthOnThisRepository runs `dream run --job health` on this very
 // repository with no model key: the report is written, offline.
 func TestJobHealthOnThisRepository(t *testing.T) {
+	t.Parallel()
 	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 	if err != nil {
 		t.Skip("not in a git checkout:", err)
@@ -306,6 +308,7 @@ func TestJobHealthOnThisRepository(t *testing.T) {
 // its own report under its own lock, side by side; the next hook finds
 // both time gates closed and starts nothing.
 func TestHookTwoJobs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w := newJobWorld(t, fmt.Sprintf(`[[job]]
 name = "health"
@@ -397,6 +400,7 @@ min_commits = 1
 // TestDreamPromptHoldsPreviousRecord: a model dream's task holds the record
 // of the dream before it, read-only, and nothing of an older one.
 func TestDreamPromptHoldsPreviousRecord(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	srv := llmtest.NewServer()
 	defer srv.Close()
@@ -438,6 +442,7 @@ func TestDreamPromptHoldsPreviousRecord(t *testing.T) {
 // TestDaemonWalksJobs: the daemon walks an enabled job's funnel after its
 // project's memory dream's, runs it, and counts it under host="job:NAME".
 func TestDaemonWalksJobs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	w := newJobWorld(t, fmt.Sprintf("[[job]]\nname = \"health\"\nenabled = true\ndir = %q\nmin_commits = 1\n", filepath.Join(dir, "health")))
 	w.commit(2, time.Now().Add(-time.Hour))

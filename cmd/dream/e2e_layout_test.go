@@ -12,6 +12,7 @@ import (
 // agent that keeps memory for the repository and shows each path with
 // where it came from, and the session count is the agent's own.
 func TestStatusShowsDetectedLayout(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	r := w.dream("status")
 	if r.code != 0 {
@@ -54,6 +55,7 @@ func TestStatusShowsDetectedLayout(t *testing.T) {
 // TestAmbiguousHost: two agents with memory for the repository is a usage
 // error that names them and asks for --host.
 func TestAmbiguousHost(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "claude")
 	codebot := filepath.Join(w.home, ".codebot", "projects", strings.NewReplacer("/", "-", ".", "-").Replace(w.repo), "memory")
 	os.MkdirAll(codebot, 0o755)
@@ -70,6 +72,7 @@ func TestAmbiguousHost(t *testing.T) {
 // TestCodexDriftRepo: Codex's memory is global, so drift checks use the
 // repository its MEMORY.md names, not the directory dream runs in.
 func TestCodexDriftRepo(t *testing.T) {
+	t.Parallel()
 	w := newHostWorld(t, "codex")
 	mem := filepath.Join(w.layout.MemoryDir, "MEMORY.md")
 	os.WriteFile(mem, []byte("---\nrollout_summary_files:\n  - a.md (success, cwd="+w.repo+", updated_at=2026-11-28T11:02:13Z)\ndescription: d\nkeywords: k\n---\n\n- x\n"), 0o644)

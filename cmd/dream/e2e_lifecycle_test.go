@@ -49,6 +49,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 }
 
 func TestKillFromSecondProcess(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	memBefore := snapshot(t, w.mem)
 	srv := llmtest.NewServer(
@@ -109,6 +110,7 @@ func TestKillFromSecondProcess(t *testing.T) {
 }
 
 func TestUndoRestoresAndKeepsHandEdits(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.mem, "notes.md", "---\nname: notes\ndescription: notes\ntype: user\n---\n\n- The user prefers tabs over spaces in Go code.\n- The user prefers tabs over spaces in Go code.\n- Deploys happen on Fridays.\n")
 	pre := treeHash(t, w.mem, func(rel string) bool { return rel == ".consolidate-lock" })
@@ -175,6 +177,7 @@ func TestUndoRestoresAndKeepsHandEdits(t *testing.T) {
 }
 
 func TestReviewModeStagesThenApplies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.mem, "notes.md", "---\nname: notes\ndescription: notes\ntype: user\n---\n\n- Deploys happen on Fridays after the freeze.\n- Deploys happen on Fridays after the freeze.\n")
 	pre := snapshot(t, w.mem)
@@ -211,6 +214,7 @@ func TestReviewModeStagesThenApplies(t *testing.T) {
 }
 
 func TestPinnedFactDroppedRollsBack(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.mem, "ops.md", "---\nname: ops\ndescription: ops\ntype: project\n---\n\n- The staging database is never to be reset. <!-- pin -->\n- Old note.\n")
 	pre := snapshot(t, w.mem)
@@ -234,6 +238,7 @@ func TestPinnedFactDroppedRollsBack(t *testing.T) {
 }
 
 func TestDemoRunsOffline(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	start := time.Now()
 	r := w.dream([]string{"TMPDIR=" + t.TempDir()}, "demo") // the demo stays: in the test's temp dir
@@ -257,6 +262,7 @@ func TestDemoRunsOffline(t *testing.T) {
 }
 
 func TestEvalOfflineCorpus(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "eval"))
 	if err != nil {
@@ -299,6 +305,7 @@ var _ = syscall.SIGKILL
 // pass fixed is not its work, so every scenario with a defect left to a
 // model fails and eval exits 1.
 func TestEvalScoresAModelDream(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "eval"))
 	if err != nil {

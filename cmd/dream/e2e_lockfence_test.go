@@ -45,6 +45,7 @@ func startSeedsWriter(t *testing.T, lockPath string) int {
 // exit 1, "lock taken over by PID N", the memory unchanged, and the other
 // agent's lock body and mtime left exactly as it wrote them.
 func TestLockTakenOverMidDreamDoesNotLand(t *testing.T) {
+	t.Parallel()
 	for _, review := range []bool{false, true} {
 		name := "commit"
 		if review {
@@ -128,6 +129,7 @@ func TestLockTakenOverMidDreamDoesNotLand(t *testing.T) {
 // sent nothing to any model. Their state dirs share nothing, so only the
 // flock on the lock file itself can tell them apart.
 func TestOneWinnerAcrossStateDirs(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const procs = 6
 	srv := llmtest.NewServer(

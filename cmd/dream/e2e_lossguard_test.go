@@ -39,6 +39,7 @@ func writeOps(w *world) {
 // holds the dream for review: the memory is untouched, the report says it is
 // staged and names what would be lost, and `dream diff` shows it.
 func TestModelDeletingMemoryIsStaged(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeOps(w)
 	pre := snapshot(t, w.mem)
@@ -80,6 +81,7 @@ func TestModelDeletingMemoryIsStaged(t *testing.T) {
 // TestModelMovingMemoryLands: the same amount of text moved to another file
 // is not lost, so the dream lands.
 func TestModelMovingMemoryLands(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	writeOps(w)
 	kept := "---\nname: ops\ndescription: how production is run\ntype: project\n---\n\n# Ops\n\n- " + strings.Join(opsFacts[:6], "\n- ") + "\n\nMore in [runbook](runbook.md).\n"
@@ -100,6 +102,7 @@ func TestModelMovingMemoryLands(t *testing.T) {
 // TestModelChangingNothingSaysNoChanges: a model that claims success but
 // wrote nothing is reported as "no changes", not as an improvement.
 func TestModelChangingNothingSaysNoChanges(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	srv := llmtest.NewServer(llmtest.Turn{Text: "Improved the memory a lot."})
 	defer srv.Close()

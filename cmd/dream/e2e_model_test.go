@@ -61,6 +61,7 @@ func successScript(mem string) []llmtest.Turn {
 }
 
 func TestRunModelDreamSucceeds(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -108,6 +109,7 @@ func TestRunModelDreamSucceeds(t *testing.T) {
 // from the memory dir. Every attempt must come back as a tool error, nothing
 // outside the memory dir may change, and the dream still completes.
 func TestMaliciousModelCannotEscape(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -244,8 +246,10 @@ func keys(m map[string]string) []string {
 }
 
 func TestPersistentServerErrorsRollBack(t *testing.T) {
+	t.Parallel()
 	for _, p := range protocols {
 		t.Run(p.name, func(t *testing.T) {
+			t.Parallel() // most of each case is the provider's back-off between retries
 			w := newWorld(t)
 			prior := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
 			w.write(w.mem, ".consolidate-lock", "")
@@ -278,6 +282,7 @@ func TestPersistentServerErrorsRollBack(t *testing.T) {
 }
 
 func TestLoopingModelStopsAtTurnCap(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	// A model that never ends its turn: each call differs, so only the turn
 	// cap can stop it.
@@ -304,6 +309,7 @@ func TestLoopingModelStopsAtTurnCap(t *testing.T) {
 }
 
 func TestIdenticalCallsAreRefused(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	same := llmtest.Call{Name: "ls", Input: map[string]any{"path": w.mem}}
 	var script []llmtest.Turn

@@ -89,6 +89,7 @@ func edit(file, old, new string) llmtest.Turn {
 // cursor are refused; nanobot's git store gets one commit built from the
 // real diff; `dream undo` puts all three files and the cursor back.
 func TestNanobotHistoryDreamDrainsBacklogCommitsAndUndoes(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 50)
 	srv := llmtest.NewServer(
 		edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese, short; no emoji\n"),
@@ -181,6 +182,7 @@ func TestNanobotHistoryDreamDrainsBacklogCommitsAndUndoes(t *testing.T) {
 
 // A run that completes without changing anything still consumes its batch.
 func TestNanobotNoOpDreamAdvancesCursor(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 5)
 	srv := llmtest.NewServer(llmtest.Turn{Text: "Nothing in these entries is worth keeping."})
 	defer srv.Close()
@@ -208,6 +210,7 @@ func TestNanobotNoOpDreamAdvancesCursor(t *testing.T) {
 // Failure, timeout and SIGKILL all leave the dream cursor and the memory
 // as they were, and a killed dream is recovered by the next process.
 func TestNanobotCursorUntouchedOnFailureTimeoutAndKill(t *testing.T) {
+	t.Parallel()
 	unchanged := func(t *testing.T, nw *nanobotWorld, what string) {
 		t.Helper()
 		if c := nw.read("memory/.dream_cursor"); c != "" {
@@ -218,6 +221,7 @@ func TestNanobotCursorUntouchedOnFailureTimeoutAndKill(t *testing.T) {
 		}
 	}
 	t.Run("provider failure in the second batch", func(t *testing.T) {
+		t.Parallel()
 		nw := newNanobotWorld(t, 30)
 		srv := llmtest.NewServer(
 			edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese\n"),
@@ -232,6 +236,7 @@ func TestNanobotCursorUntouchedOnFailureTimeoutAndKill(t *testing.T) {
 		unchanged(t, nw, "failure")
 	})
 	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
 		nw := newNanobotWorld(t, 5)
 		srv := llmtest.NewServer(
 			edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese\n"),
@@ -245,6 +250,7 @@ func TestNanobotCursorUntouchedOnFailureTimeoutAndKill(t *testing.T) {
 		unchanged(t, nw, "timeout")
 	})
 	t.Run("SIGKILL", func(t *testing.T) {
+		t.Parallel()
 		nw := newNanobotWorld(t, 5)
 		srv := llmtest.NewServer(
 			edit("USER.md", "- Replies in Chinese, short\n", "- Replies in Chinese\n"),
@@ -267,6 +273,7 @@ func TestNanobotCursorUntouchedOnFailureTimeoutAndKill(t *testing.T) {
 
 // The workspace is also found from the current directory.
 func TestNanobotWorkspaceFromCurrentDirectory(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 2)
 	srv := llmtest.NewServer(llmtest.Turn{Text: "nothing"})
 	defer srv.Close()
@@ -286,6 +293,7 @@ func TestNanobotWorkspaceFromCurrentDirectory(t *testing.T) {
 // `dream maybe --host nanobot`, every gate open, runs the history dream and
 // commits it to nanobot's store as its periodic dream does.
 func TestNanobotMaybeRunsHistoryDream(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 3)
 	sessions := filepath.Join(nw.root, "home", ".nanobot", "sessions")
 	writeSession(t, sessions, "telegram:8812", time.Now(), 1)
@@ -307,6 +315,7 @@ func TestNanobotMaybeRunsHistoryDream(t *testing.T) {
 // (with nanobot's own git store in it) changes only the writable memory
 // files; history.jsonl, the cursors, AGENTS.md and .git stay byte for byte.
 func TestNanobotDreamTouchesOnlyItsMemory(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}

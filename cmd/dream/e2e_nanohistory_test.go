@@ -27,6 +27,7 @@ type historyJSON struct {
 
 // Several dream processes append at once: every cursor once, no gap.
 func TestHistoryAppendFromManyProcessesThenShowAndTail(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 0)
 	os.Remove(filepath.Join(nw.ws, "memory", "history.jsonl"))
 	os.Remove(filepath.Join(nw.ws, "memory", ".cursor"))
@@ -91,6 +92,7 @@ func writeSession(t *testing.T, dir, key string, updated time.Time, turns int) s
 }
 
 func TestCompactIdleSessionRefusesActiveAndLocked(t *testing.T) {
+	t.Parallel()
 	nw := newNanobotWorld(t, 0)
 	sessions := filepath.Join(nw.root, "home", ".nanobot", "sessions")
 	idle := writeSession(t, sessions, "telegram:8812", time.Now().Add(-time.Hour), 6)

@@ -29,6 +29,7 @@ func offlineCrashWorld(t *testing.T) *world {
 // or the post-dream tree, the time gate open and no temp file behind, and
 // the next dream runs.
 func TestOfflineCrashAnywhereRecovers(t *testing.T) {
+	t.Parallel()
 	bin := crashBinary(t)
 	w0 := offlineCrashWorld(t)
 	pre := memHash(t, w0.mem)

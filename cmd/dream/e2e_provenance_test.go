@@ -13,6 +13,7 @@ import (
 // offline engine knows the day it was written and resolves its "yesterday"
 // from it; the file's mtime plays no part (it is set to a week later).
 func TestAuditHistoryDatesAHandEdit(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.write(w.mem, "notes.md", "---\nname: notes\ndescription: notes\ntype: project\n---\n\n- The cache sits in front of the catalog.\n")
 	w.write(w.mem, "MEMORY.md", "# Memory\n\n- [Build](build.md) — how the project builds\n- [Notes](notes.md) — notes\n")

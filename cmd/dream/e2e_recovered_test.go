@@ -15,6 +15,7 @@ import (
 // original code the next dream recorded the rolled-forward files as a
 // "hand edits" entry and `dream undo` of the dream found nothing.)
 func TestRollForwardRecordedUnderItsDream(t *testing.T) {
+	t.Parallel()
 	bin := crashBinary(t)
 	w, script := crashWorld(t)
 	pre := memHash(t, w.mem)

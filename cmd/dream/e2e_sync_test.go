@@ -15,6 +15,7 @@ import (
 // remote and from there into another machine's empty memory dir; status
 // reports the remote's state; sync without a remote is a usage error.
 func TestSyncTwoMachines(t *testing.T) {
+	t.Parallel()
 	remote := filepath.Join(t.TempDir(), "memory.git")
 	if out, err := exec.Command("git", "init", "-q", "--bare", "--initial-branch=main", remote).CombinedOutput(); err != nil {
 		t.Fatalf("git init --bare: %v %s", err, out)
@@ -94,6 +95,7 @@ func gitRun(t *testing.T, dir string, args ...string) {
 // status says so, and `dream sync --adopt-remote` takes the remote's
 // history, names the backup ref, and the purged file is gone.
 func TestSyncHandMergeAndRewrittenRemote(t *testing.T) {
+	t.Parallel()
 	remote := filepath.Join(t.TempDir(), "memory.git")
 	gitRun(t, ".", "init", "-q", "--bare", "--initial-branch=main", remote)
 	a, b := newWorld(t), newWorld(t)
@@ -163,6 +165,7 @@ func TestSyncHandMergeAndRewrittenRemote(t *testing.T) {
 // status then says the next sync pushes, and it does once the remote takes
 // pushes again.
 func TestRunReportsFailedPush(t *testing.T) {
+	t.Parallel()
 	remote := filepath.Join(t.TempDir(), "memory.git")
 	gitRun(t, ".", "init", "-q", "--bare", "--initial-branch=main", remote)
 	gitRun(t, ".", "--git-dir="+remote, "config", "receive.maxInputSize", "1")
@@ -201,6 +204,7 @@ func TestRunReportsFailedPush(t *testing.T) {
 // --wait 0 exits 3 at once, and a wait that runs out exits 3 saying how
 // long it waited and who holds the lock.
 func TestSyncWaitsForTheLockE2E(t *testing.T) {
+	t.Parallel()
 	remote := filepath.Join(t.TempDir(), "memory.git")
 	gitRun(t, ".", "init", "-q", "--bare", "--initial-branch=main", remote)
 	w := newWorld(t)
@@ -232,6 +236,7 @@ func TestSyncWaitsForTheLockE2E(t *testing.T) {
 // last dream from this machine's lock file, said to be that, and etcd
 // marked unreachable, in text and JSON.
 func TestStatusCutOffFromEtcd(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // `dream config --json` must show the user's values and sources, with one
 // loosening warning per key; once trusted, the file's.
 func TestUntrustedProjectCannotLoosenConfig(t *testing.T) {
+	t.Parallel()
 	aw := newAttackWorld(t)
 	userFile := filepath.Join(aw.home, ".config", "dream", "config.toml")
 	aw.write(filepath.Dir(userFile), "config.toml", fmt.Sprintf("memory_dir = %q\nsessions_dir = %q\nstate_dir = %q\nenabled = false\nreview = true\nmax_tokens = 50000\n",

@@ -88,6 +88,7 @@ func (aw *attackWorld) userEnv(url string) []string {
 // provider and memory dir are used, the attacker's server sees no request,
 // nothing in ~/.ssh changes and the key is nowhere in memory.
 func TestHostileProjectConfigAchievesNothing(t *testing.T) {
+	t.Parallel()
 	aw := newAttackWorld(t)
 	user := llmtest.NewServer(aw.attackScript()...)
 	defer user.Close()
@@ -174,6 +175,7 @@ func TestHostileProjectConfigAchievesNothing(t *testing.T) {
 // changed byte drops the trust; --remove and --list work. Even trusted, no
 // file may make a credentials directory the memory dir.
 func TestTrustedProjectConfig(t *testing.T) {
+	t.Parallel()
 	aw := newAttackWorld(t)
 	project := filepath.Join(aw.repo, ".dream.toml")
 	// A trusted project that moves the provider only (a proxy the team runs).
@@ -238,6 +240,7 @@ func TestTrustedProjectConfig(t *testing.T) {
 // file may make a directory that holds credentials the memory dir or the
 // state dir, nor one that contains such a directory ($HOME, /).
 func TestCredentialDirNeverWritable(t *testing.T) {
+	t.Parallel()
 	aw := newAttackWorld(t)
 	os.Remove(filepath.Join(aw.repo, ".dream.toml"))
 	aw.write(filepath.Join(aw.home, ".claude"), ".credentials.json", `{"claudeAiOauth":{"accessToken":"sk-ant-oat01-x"}}`)

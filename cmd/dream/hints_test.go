@@ -11,6 +11,7 @@ import (
 // gives back byte for byte: spaces, quotes, globs, $, backslashes, Chinese,
 // a leading tilde or dash.
 func TestShellQuoteRoundTrips(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
 	}

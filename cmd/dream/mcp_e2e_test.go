@@ -20,6 +20,7 @@ import (
 // TestMCPOverStdioSubprocess drives a real `dream mcp` process with the
 // SDK's client over its stdin and stdout.
 func TestMCPOverStdioSubprocess(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	notes := "---\nname: notes\ndescription: notes\ntype: user\n---\n\n# 笔记\n\n- The user prefers tabs over spaces in Go code.\n- 部署在周五进行。\n- The user prefers tabs over spaces in Go code.\n"
 	w.write(w.mem, "notes.md", notes)
@@ -163,6 +164,7 @@ func rpcErrorCode(m map[string]any) float64 {
 // client sends garbage and then closes stdin while it runs, after which
 // the server exits 0.
 func TestMCPHostileClient(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	asked, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once

@@ -22,6 +22,7 @@ import (
 // where a dead dream or a left-over journal would be recovered (which
 // reopens the gate), the shortcut stands aside.
 func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
+	t.Parallel()
 	// The real clock: the lock judges a holder live against it.
 	now := time.Now()
 	dead := exec.Command("true")

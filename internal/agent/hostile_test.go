@@ -136,13 +136,14 @@ func fakeAnthropic(t *testing.T, srv *llmtest.Server) llm.Provider {
 }
 
 // TestRefusedHugeWriteStaysOutOfTheHistory is issue 9 class 9: a model that
-// sends a 10 MB write (refused: memory files are capped) must not have it
+// sends a huge write (refused: memory files are capped) must not have it
 // re-sent in every later request. Against the scripted server, whose usage
 // is the real request size, the whole dream stays under the 400k-token cap
-// and completes.
+// and completes. 2 MB is 8 times the cap on a memory file, and about 500k
+// tokens: re-sent even once, it would break the budget.
 func TestRefusedHugeWriteStaysOutOfTheHistory(t *testing.T) {
 	set, mem, _, _ := realTools(t)
-	huge := strings.Repeat("All work and no play makes Jack a dull boy. ", 10<<20/44)
+	huge := strings.Repeat("All work and no play makes Jack a dull boy. ", 2<<20/44)
 	srv := llmtest.NewServer(
 		// A model at its output cap: the usage of the huge answer itself
 		// is what a provider would bill, not its byte count.
@@ -168,7 +169,7 @@ func TestRefusedHugeWriteStaysOutOfTheHistory(t *testing.T) {
 	for _, r := range reqs {
 		largest = max(largest, len(r.Body))
 	}
-	t.Logf("10 MB refused write: %d requests, %d tokens in all (cap %d), largest request body %d bytes", len(reqs), res.Usage.Total(), budget, largest)
+	t.Logf("2 MB refused write: %d requests, %d tokens in all (cap %d), largest request body %d bytes", len(reqs), res.Usage.Total(), budget, largest)
 	if len(reqs) != 4 {
 		t.Fatalf("requests = %d, want 4", len(reqs))
 	}

@@ -63,13 +63,8 @@ func (r *runner) loop(ctx context.Context) error {
 	for {
 		turn := r.res.Turns + 1
 		r.drainLate(turn - 1)
-		if err := ctx.Err(); err != nil {
-			r.res.Stop = StopCanceled
-			return fmt.Errorf("agent: stopped before turn %d: %w", turn, err)
-		}
-		if r.res.Turns >= r.cfg.MaxTurns {
-			r.res.Stop = StopMaxTurns
-			return fmt.Errorf("agent: %d turns used: %w", r.res.Turns, ErrMaxTurns)
+		if err := r.mayTurn(ctx, turn); err != nil {
+			return err
 		}
 		// Estimate the request before sending it: what the last one cost
 		// (it is all re-sent) plus what was added since, or, before the
@@ -78,71 +73,16 @@ func (r *runner) loop(ctx context.Context) error {
 		if sentMsgs == 0 {
 			next = fixed + estimateTokens(msgs)
 		}
-		if used := r.res.Usage.Total(); used+next > r.cfg.MaxTokens {
-			r.res.Stop = StopBudget
-			return fmt.Errorf("agent: %d tokens used, next request needs about %d more, budget %d: %w",
-				used, next, r.cfg.MaxTokens, ErrBudget)
-		}
-		if c := r.cfg.MaxRequestTokens; c > 0 && next > c {
-			r.res.Stop = StopContext
-			return fmt.Errorf("agent: request %d would carry about %d input tokens, over the cap of %d: %w", turn, next, c, ErrContextFull)
-		}
-		maxOut, capped := r.cfg.MaxOutputTokens, false
-		if r.cfg.Budget != nil {
-			in := llm.Usage{InputTokens: next}
-			if cached && sentMsgs > 0 {
-				in = llm.Usage{CacheReadInputTokens: lastInput, InputTokens: max(next-lastInput, 0)}
-			}
-			allowed, err := r.cfg.Budget(r.res.Usage, in)
-			if err != nil {
-				r.res.Stop = StopCeiling
-				return fmt.Errorf("agent: before request %d: %w", turn, err)
-			}
-			usual := maxOut
-			if usual == 0 {
-				usual = DefaultMaxOutputTokens
-			}
-			if allowed < usual {
-				maxOut, capped = allowed, true
-			}
+		maxOut, capped, err := r.admit(turn, next, lastInput, cached && sentMsgs > 0)
+		if err != nil {
+			return err
 		}
 		sentMsgs = len(msgs)
-
-		req := &llm.Request{
-			Model:  r.cfg.Model,
-			Tools:  r.tools.defs,
-			System: r.cfg.System,
-			// Capacity capped so a provider that appends to the slice can
-			// never overwrite the loop's next message.
-			Messages:  msgs[:len(msgs):len(msgs)],
-			MaxTokens: maxOut,
-		}
-		resp, err := r.cfg.Provider.Complete(ctx, req)
-		r.res.Turns = turn
+		resp, err := r.complete(ctx, turn, msgs, maxOut)
 		if err != nil {
-			if ctxErr := ctx.Err(); ctxErr != nil {
-				r.res.Stop = StopCanceled
-				return fmt.Errorf("agent: turn %d: %w", turn, ctxErr)
-			}
-			r.res.Stop = StopError
-			return fmt.Errorf("agent: turn %d: %s provider: %w", turn, r.cfg.Provider.Name(), err)
+			return err
 		}
-		if resp == nil {
-			r.res.Stop = StopError
-			return fmt.Errorf("agent: turn %d: %s provider returned no response", turn, r.cfg.Provider.Name())
-		}
-
-		r.res.Usage.Add(resp.Usage)
-		lastInput = resp.Usage.InputTokens + resp.Usage.CacheReadInputTokens + resp.Usage.CacheCreationInputTokens
-		// A provider that reads or writes its prompt cache will read the
-		// next request's re-sent prefix from it.
-		cached = resp.Usage.CacheReadInputTokens+resp.Usage.CacheCreationInputTokens > 0
-		if text := resp.Text(); text != "" {
-			r.res.Summary = text
-		}
-		r.emit(Event{Kind: EventTurn, Turn: turn, Text: turnSummary(resp)})
-		r.emit(Event{Kind: EventUsage, Turn: turn, Usage: r.res.Usage})
-
+		lastInput, cached = r.account(turn, resp)
 		if capped && resp.StopReason == llm.StopMaxTokens {
 			// The answer was cut at what the ceiling left: what it says
 			// is unfinished, and acting on it would be acting on half.
@@ -162,20 +102,11 @@ func (r *runner) loop(ctx context.Context) error {
 			return fmt.Errorf("agent: %d tokens used after turn %d, budget %d: %w", used, turn, r.cfg.MaxTokens, ErrBudget)
 		}
 
-		assistant := assistantContent(resp.Content)
-		results, allRefused, err := r.runCalls(ctx, turn, calls)
+		answered, allRefused, err := r.answer(ctx, turn, resp, calls)
 		if err != nil {
 			return err
 		}
-		// The answered calls go into the history with oversized inputs cut
-		// (a refused 10 MB write must not ride along in every later
-		// request). This message has not been sent yet, so each request is
-		// still a prefix of the next and the prompt cache holds.
-		compactCalls(assistant, results)
-		msgs = append(msgs,
-			llm.Message{Role: llm.RoleAssistant, Content: assistant},
-			llm.Message{Role: llm.RoleUser, Content: results})
-
+		msgs = append(msgs, answered...)
 		if !allRefused {
 			refusedTurns = 0
 			continue
@@ -186,6 +117,121 @@ func (r *runner) loop(ctx context.Context) error {
 			return fmt.Errorf("agent: every tool call refused for %d consecutive turns: %w", refusedTurns, ErrLooping)
 		}
 	}
+}
+
+// answer runs the tool calls of turn's answer, resp, and returns the two
+// messages the history grows by (the answer and the results) and whether
+// every call was refused. The calls go into the history with oversized
+// inputs cut (a refused 10 MB write must not ride along in every later
+// request). They have not been sent yet, so each request is still a prefix
+// of the next and the prompt cache holds.
+func (r *runner) answer(ctx context.Context, turn int, resp *llm.Response, calls []llm.Block) ([]llm.Message, bool, error) {
+	assistant := assistantContent(resp.Content)
+	results, allRefused, err := r.runCalls(ctx, turn, calls)
+	if err != nil {
+		return nil, false, err
+	}
+	compactCalls(assistant, results)
+	return []llm.Message{
+		{Role: llm.RoleAssistant, Content: assistant},
+		{Role: llm.RoleUser, Content: results},
+	}, allRefused, nil
+}
+
+// mayTurn says why turn must not start: the run was cancelled or its
+// turns are spent; nil when it may.
+func (r *runner) mayTurn(ctx context.Context, turn int) error {
+	if err := ctx.Err(); err != nil {
+		r.res.Stop = StopCanceled
+		return fmt.Errorf("agent: stopped before turn %d: %w", turn, err)
+	}
+	if r.res.Turns >= r.cfg.MaxTurns {
+		r.res.Stop = StopMaxTurns
+		return fmt.Errorf("agent: %d turns used: %w", r.res.Turns, ErrMaxTurns)
+	}
+	return nil
+}
+
+// account adds turn's answer to the run (usage, summary, events) and
+// returns the input side of its request, which the next one re-sends, and
+// whether the provider's prompt cache was at work: it then reads the next
+// request's re-sent prefix from it.
+func (r *runner) account(turn int, resp *llm.Response) (lastInput int64, cached bool) {
+	r.res.Usage.Add(resp.Usage)
+	if text := resp.Text(); text != "" {
+		r.res.Summary = text
+	}
+	r.emit(Event{Kind: EventTurn, Turn: turn, Text: turnSummary(resp)})
+	r.emit(Event{Kind: EventUsage, Turn: turn, Usage: r.res.Usage})
+	u := resp.Usage
+	return u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens, u.CacheReadInputTokens+u.CacheCreationInputTokens > 0
+}
+
+// admit checks request turn, estimated at next input tokens, before it is
+// sent: against the run's token budget, the cap on one request and the
+// spending ceiling (Config.Budget), which may also cap its answer (capped:
+// at maxOut). cachedPrefix says the provider will read the lastInput tokens
+// re-sent from its prompt cache.
+func (r *runner) admit(turn int, next, lastInput int64, cachedPrefix bool) (maxOut int, capped bool, err error) {
+	if used := r.res.Usage.Total(); used+next > r.cfg.MaxTokens {
+		r.res.Stop = StopBudget
+		return 0, false, fmt.Errorf("agent: %d tokens used, next request needs about %d more, budget %d: %w",
+			used, next, r.cfg.MaxTokens, ErrBudget)
+	}
+	if c := r.cfg.MaxRequestTokens; c > 0 && next > c {
+		r.res.Stop = StopContext
+		return 0, false, fmt.Errorf("agent: request %d would carry about %d input tokens, over the cap of %d: %w", turn, next, c, ErrContextFull)
+	}
+	maxOut = r.cfg.MaxOutputTokens
+	if r.cfg.Budget == nil {
+		return maxOut, false, nil
+	}
+	in := llm.Usage{InputTokens: next}
+	if cachedPrefix {
+		in = llm.Usage{CacheReadInputTokens: lastInput, InputTokens: max(next-lastInput, 0)}
+	}
+	allowed, err := r.cfg.Budget(r.res.Usage, in)
+	if err != nil {
+		r.res.Stop = StopCeiling
+		return 0, false, fmt.Errorf("agent: before request %d: %w", turn, err)
+	}
+	usual := maxOut
+	if usual == 0 {
+		usual = DefaultMaxOutputTokens
+	}
+	if allowed < usual {
+		return allowed, true, nil
+	}
+	return maxOut, false, nil
+}
+
+// complete sends request turn, msgs with an answer of at most maxOut
+// tokens, and counts the turn.
+func (r *runner) complete(ctx context.Context, turn int, msgs []llm.Message, maxOut int) (*llm.Response, error) {
+	req := &llm.Request{
+		Model:  r.cfg.Model,
+		Tools:  r.tools.defs,
+		System: r.cfg.System,
+		// Capacity capped so a provider that appends to the slice can
+		// never overwrite the loop's next message.
+		Messages:  msgs[:len(msgs):len(msgs)],
+		MaxTokens: maxOut,
+	}
+	resp, err := r.cfg.Provider.Complete(ctx, req)
+	r.res.Turns = turn
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			r.res.Stop = StopCanceled
+			return nil, fmt.Errorf("agent: turn %d: %w", turn, ctxErr)
+		}
+		r.res.Stop = StopError
+		return nil, fmt.Errorf("agent: turn %d: %s provider: %w", turn, r.cfg.Provider.Name(), err)
+	}
+	if resp == nil {
+		r.res.Stop = StopError
+		return nil, fmt.Errorf("agent: turn %d: %s provider returned no response", turn, r.cfg.Provider.Name())
+	}
+	return resp, nil
 }
 
 // runCalls executes a turn's tool calls in order and returns one tool_result

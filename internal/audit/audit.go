@@ -183,7 +183,7 @@ func (h *History) init(ctx context.Context) error {
 		if cur, err := os.ReadFile(p); err == nil && string(cur) == body {
 			continue
 		}
-		if err := fsutil.WriteFileAtomic(p, []byte(body), 0o600); err != nil {
+		if err := fsutil.WriteFileAtomic(p, []byte(body), 0o600, true); err != nil {
 			return err
 		}
 	}

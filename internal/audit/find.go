@@ -26,7 +26,7 @@ func (h *History) noteMemoryDir() error {
 	if cur, err := os.ReadFile(p); err == nil && string(cur) == h.memDir+"\n" {
 		return nil
 	}
-	return fsutil.WriteFileAtomic(p, []byte(h.memDir+"\n"), 0o600)
+	return fsutil.WriteFileAtomic(p, []byte(h.memDir+"\n"), 0o600, true)
 }
 
 // Found is one audit history that knows an id.

@@ -73,7 +73,7 @@ func SetScope(stateDir, memoryDir string, paths []string) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return fmt.Errorf("audit: scope: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(p, body.Bytes(), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(p, body.Bytes(), 0o600, true); err != nil {
 		return fmt.Errorf("audit: scope: %w", err)
 	}
 	return nil

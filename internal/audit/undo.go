@@ -328,7 +328,7 @@ func (h *History) writeResults(ctx context.Context, results map[string]version, 
 			perm = info.Mode().Perm()
 		}
 		if v.id == "" {
-			if err := fsutil.WriteFileAtomicIn(root, rel, v.data, perm); err != nil {
+			if err := fsutil.WriteFileAtomicIn(root, rel, v.data, perm, true); err != nil {
 				return removed, err
 			}
 			continue

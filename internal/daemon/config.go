@@ -309,5 +309,5 @@ func AddProject(path string, p ProjectEntry) (added bool, err error) {
 	if _, err := parseFile(path, b.String()); err != nil {
 		return false, fmt.Errorf("daemon file: the new entry does not parse back: %w", err)
 	}
-	return true, fsutil.WriteFileAtomic(path, []byte(b.String()), 0o600)
+	return true, fsutil.WriteFileAtomic(path, []byte(b.String()), 0o600, true)
 }

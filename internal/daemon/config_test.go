@@ -158,7 +158,7 @@ func TestUnitGolden(t *testing.T) {
 		{KindSystemd, "/opt/dream tools/bin/dream%", "dream.service"},
 		{KindLaunchd, "/Users/me/go/bin/dream&co", "dev.dreamkit.dream.plist"},
 	} {
-		u, err := UnitFor(c.kind, c.exe, "/home/me", "")
+		u, err := UnitFor(c.kind, c.exe, "/home/me", "/home/me/.config")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,13 +176,13 @@ func TestUnitGolden(t *testing.T) {
 			t.Errorf("%s differs from %s:\n%s", c.kind, golden, u.Content)
 		}
 	}
-	if _, err := UnitFor(KindSystemd, "relative/dream", "/home/me", ""); err == nil {
+	if _, err := UnitFor(KindSystemd, "relative/dream", "/home/me", "/home/me/.config"); err == nil {
 		t.Error("a relative binary path was accepted")
 	}
-	if _, err := UnitFor(KindSystemd, "/bin/dream\nExecStartPre=/bin/evil", "/home/me", ""); err == nil {
+	if _, err := UnitFor(KindSystemd, "/bin/dream\nExecStartPre=/bin/evil", "/home/me", "/home/me/.config"); err == nil {
 		t.Error("a binary path with a line break was accepted")
 	}
-	if _, err := UnitFor("upstart", "/bin/dream", "/home/me", ""); err == nil {
+	if _, err := UnitFor("upstart", "/bin/dream", "/home/me", "/home/me/.config"); err == nil {
 		t.Error("an unknown kind was accepted")
 	}
 }

@@ -37,7 +37,8 @@ type Unit struct {
 }
 
 // UnitFor builds the service definition of kind for the dream binary at
-// exe. home is the user's home; configHome is $XDG_CONFIG_HOME (or "").
+// exe. home is the user's home; configHome is the user's XDG config
+// directory (settings.ConfigHome), where systemd looks for user units.
 func UnitFor(kind, exe, home, configHome string) (Unit, error) {
 	if !filepath.IsAbs(exe) {
 		return Unit{}, fmt.Errorf("daemon install: the dream binary path %q is not absolute", exe)
@@ -48,10 +49,7 @@ func UnitFor(kind, exe, home, configHome string) (Unit, error) {
 	switch kind {
 	case KindSystemd:
 		if configHome == "" {
-			if home == "" {
-				return Unit{}, errors.New("daemon install: home directory unknown")
-			}
-			configHome = filepath.Join(home, ".config")
+			return Unit{}, errors.New("daemon install: neither XDG_CONFIG_HOME nor the home directory is known")
 		}
 		return Unit{
 			Kind: kind,
@@ -130,7 +128,7 @@ func Install(u Unit) (changed bool, err error) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("daemon install: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(u.Path, []byte(u.Content), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(u.Path, []byte(u.Content), 0o600, true); err != nil {
 		return false, fmt.Errorf("daemon install: %w", err)
 	}
 	return true, os.Chmod(u.Path, 0o644)

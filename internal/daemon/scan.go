@@ -72,41 +72,7 @@ func (d *Daemon) rescan() {
 	d.mu.Unlock()
 	d.m.rescans.Inc()
 
-	byMem := map[string]*scanned{}
-	var order []string
-	for _, p := range d.wantedProjects(cfg) {
-		if p.MemoryDir == "" {
-			continue
-		}
-		mem := filepath.Clean(p.MemoryDir)
-		if fi, err := os.Stat(mem); err != nil || !fi.IsDir() {
-			continue // no memory yet: nothing to consolidate; a later rescan looks again
-		}
-		s := byMem[mem]
-		if s == nil {
-			p.MemoryDir = mem
-			s = &scanned{project: p}
-			byMem[mem] = s
-			order = append(order, mem)
-		}
-		if p.SessionsDir != "" {
-			sd := filepath.Clean(p.SessionsDir)
-			if !contains(s.sessions, sd) {
-				s.sessions = append(s.sessions, sd)
-			}
-		}
-	}
-	for _, mem := range order {
-		s := byMem[mem]
-		sort.Strings(s.sessions)
-		for _, sd := range s.sessions {
-			dirs, newest := walkSessions(sd, mem)
-			s.dirs = append(s.dirs, dirs...)
-			if newest.After(s.newest) {
-				s.newest = newest
-			}
-		}
-	}
+	byMem, order := d.scanProjects(cfg)
 	roots := []string{}
 	if cfg.Detect {
 		roots = dream.DiscoveryRoots(cfg.Home, cfg.Env)
@@ -150,6 +116,61 @@ func (d *Daemon) rescan() {
 			d.touchLocked(t, s.newest)
 		}
 	}
+	d.forgetLocked(byMem)
+	d.rewatchLocked(want)
+	d.lastRescan = time.Now()
+	d.m.projects.Set(float64(len(d.targets)))
+	d.m.watches.Set(float64(len(d.watched)))
+	if d.opts.OnScanned != nil {
+		d.opts.OnScanned()
+	}
+}
+
+// scanProjects finds the projects cfg wants that have a memory dir, keyed
+// by that dir (order: as found), each with its sessions dirs, the dirs to
+// watch below them and the newest transcript's time.
+func (d *Daemon) scanProjects(cfg Config) (map[string]*scanned, []string) {
+	byMem := map[string]*scanned{}
+	var order []string
+	for _, p := range d.wantedProjects(cfg) {
+		if p.MemoryDir == "" {
+			continue
+		}
+		mem := filepath.Clean(p.MemoryDir)
+		if fi, err := os.Stat(mem); err != nil || !fi.IsDir() {
+			continue // no memory yet: nothing to consolidate; a later rescan looks again
+		}
+		s := byMem[mem]
+		if s == nil {
+			p.MemoryDir = mem
+			s = &scanned{project: p}
+			byMem[mem] = s
+			order = append(order, mem)
+		}
+		if p.SessionsDir != "" {
+			sd := filepath.Clean(p.SessionsDir)
+			if !contains(s.sessions, sd) {
+				s.sessions = append(s.sessions, sd)
+			}
+		}
+	}
+	for _, mem := range order {
+		s := byMem[mem]
+		sort.Strings(s.sessions)
+		for _, sd := range s.sessions {
+			dirs, newest := walkSessions(sd, mem)
+			s.dirs = append(s.dirs, dirs...)
+			if newest.After(s.newest) {
+				s.newest = newest
+			}
+		}
+	}
+	return byMem, order
+}
+
+// forgetLocked stops watching the projects the scan no longer found: a
+// project mid-dream or mid-sync is only marked, and goes when it is done.
+func (d *Daemon) forgetLocked(byMem map[string]*scanned) {
 	for mem, t := range d.targets {
 		if _, ok := byMem[mem]; ok {
 			continue
@@ -165,6 +186,11 @@ func (d *Daemon) rescan() {
 		}
 		delete(d.targets, mem)
 	}
+}
+
+// rewatchLocked makes the watched dirs want: each dir to its owner (a
+// memory dir, or rootOwner for a discovery root).
+func (d *Daemon) rewatchLocked(want map[string]string) {
 	for dir := range d.watched {
 		if _, ok := want[dir]; !ok {
 			_ = d.w.Remove(dir)
@@ -177,12 +203,6 @@ func (d *Daemon) rescan() {
 			continue
 		}
 		d.addWatchLocked(dir, owner)
-	}
-	d.lastRescan = time.Now()
-	d.m.projects.Set(float64(len(d.targets)))
-	d.m.watches.Set(float64(len(d.watched)))
-	if d.opts.OnScanned != nil {
-		d.opts.OnScanned()
 	}
 }
 

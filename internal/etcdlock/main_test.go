@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,24 +17,39 @@ import (
 )
 
 // server is one embedded etcd for the package: starting one costs about a
-// second, and each test works under its own key prefix.
-var server *etcdtest.Server
+// second, and each test works under its own key prefix. The first test that
+// needs it starts it (etcdURL), not TestMain: goroutines started before
+// m.Run race with the testing package, which swaps os.Stderr when it runs
+// under go test -json.
+var (
+	serverOnce sync.Once
+	serverDir  string
+	server     *etcdtest.Server
+	serverErr  error
+)
+
+func etcdURL(t testing.TB) string {
+	t.Helper()
+	serverOnce.Do(func() {
+		serverDir, serverErr = os.MkdirTemp("", "etcdlock-test-")
+		if serverErr == nil {
+			server, serverErr = etcdtest.StartIn(serverDir, "127.0.0.1")
+		}
+	})
+	if serverErr != nil {
+		t.Fatalf("embedded etcd: %v", serverErr)
+	}
+	return server.URL
+}
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "etcdlock-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	server, err = etcdtest.StartIn(dir, "127.0.0.1")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "embedded etcd:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
 	code := m.Run()
-	server.Close()
-	os.RemoveAll(dir)
+	if server != nil {
+		server.Close()
+	}
+	if serverDir != "" {
+		os.RemoveAll(serverDir)
+	}
 	os.Exit(code)
 }
 
@@ -56,7 +72,7 @@ func newMachine(t testing.TB, prefix, host string, ttl time.Duration) *machine {
 	}
 	guard := filepath.Join(dir, "state", "guard.flock")
 	fl := dream.FileLock(mem, guard)
-	l, err := New(Config{Endpoints: []string{server.URL}, Prefix: prefix, TTL: ttl, Host: host}, fl)
+	l, err := New(Config{Endpoints: []string{etcdURL(t)}, Prefix: prefix, TTL: ttl, Host: host}, fl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/memory"
+	"github.com/dreamkit/dream/internal/sandbox"
 )
 
 func (e Expect) validate() error {
@@ -88,25 +89,7 @@ func (s *snapshot) memoryText() []string {
 func (e Expect) holds(s, before *snapshot) bool {
 	switch e.Kind {
 	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
-		re := regexp.MustCompile(e.Pattern)
-		n := 0
-		texts := s.memoryText()
-		if e.File != "" {
-			texts = []string{s.files[e.File]}
-		}
-		for _, t := range texts {
-			n += len(re.FindAllStringIndex(t, -1))
-		}
-		switch e.Kind {
-		case KindAbsent:
-			return n == 0
-		case KindPresent:
-			return n > 0
-		case KindMinCount:
-			return n >= max(e.Max, 1)
-		default:
-			return n <= max(e.Max, 1)
-		}
+		return e.countHolds(s)
 	case KindIndexMaxLines:
 		lim, _ := host.IndexLimitOf("")
 		l, _ := lim.Count([]byte(s.files[memory.IndexFile]))
@@ -118,46 +101,15 @@ func (e Expect) holds(s, before *snapshot) bool {
 		_, size := lim.Count([]byte(s.files[memory.IndexFile]))
 		return s.dir.Index == nil || size <= orDefault(e.Max, lim.MaxSize)
 	case KindNoRelativeDates:
-		for _, t := range s.memoryText() {
-			if relativeDateRE().MatchString(t) {
-				return false
-			}
-		}
-		return true
+		return noMemoryText(s, relativeDateRE().MatchString)
 	case KindNoDanglingPointers:
-		if s.dir.Index == nil {
-			return true
-		}
-		for _, l := range s.dir.Index.Lines {
-			if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
-				if _, err := os.Lstat(filepath.Join(s.dir.Root, filepath.FromSlash(rel))); err != nil {
-					return false
-				}
-			}
-		}
-		return true
+		return noDanglingPointers(s)
 	case KindAllTopicsIndexed:
-		listed := map[string]bool{}
-		if s.dir.Index != nil {
-			for _, l := range s.dir.Index.Lines {
-				if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
-					listed[rel] = true
-				}
-			}
-		}
-		for _, t := range s.dir.Topics {
-			if !listed[t.Path] {
-				return false
-			}
-		}
-		return true
+		return allTopicsIndexed(s)
 	case KindNoSecret:
-		for _, t := range s.memoryText() {
-			if containsSecret(t) {
-				return false
-			}
-		}
-		return true
+		// The sandbox's rules, the ones a dream's writes are refused by:
+		// one home for what counts as a secret.
+		return noMemoryText(s, func(t string) bool { return sandbox.CheckSecret(t) != nil })
 	case KindUnchanged:
 		if e.File != "" {
 			b, inB := before.files[e.File]
@@ -167,6 +119,74 @@ func (e Expect) holds(s, before *snapshot) bool {
 		return before != nil && s.hash == before.hash
 	}
 	return false
+}
+
+// countHolds is the pattern kinds: the matches of e.Pattern in e.File (or
+// in every memory file) counted against the kind's bound.
+func (e Expect) countHolds(s *snapshot) bool {
+	re := regexp.MustCompile(e.Pattern)
+	n := 0
+	texts := s.memoryText()
+	if e.File != "" {
+		texts = []string{s.files[e.File]}
+	}
+	for _, t := range texts {
+		n += len(re.FindAllStringIndex(t, -1))
+	}
+	switch e.Kind {
+	case KindAbsent:
+		return n == 0
+	case KindPresent:
+		return n > 0
+	case KindMinCount:
+		return n >= max(e.Max, 1)
+	default:
+		return n <= max(e.Max, 1)
+	}
+}
+
+// noMemoryText reports whether no memory file's text is found by bad.
+func noMemoryText(s *snapshot, bad func(string) bool) bool {
+	for _, t := range s.memoryText() {
+		if bad(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// noDanglingPointers reports whether every local pointer of the index
+// names a file that exists.
+func noDanglingPointers(s *snapshot) bool {
+	if s.dir.Index == nil {
+		return true
+	}
+	for _, l := range s.dir.Index.Lines {
+		if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
+			if _, err := os.Lstat(filepath.Join(s.dir.Root, filepath.FromSlash(rel))); err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// allTopicsIndexed reports whether the index points at every topic file.
+func allTopicsIndexed(s *snapshot) bool {
+	listed := map[string]bool{}
+	if s.dir.Index != nil {
+		for _, l := range s.dir.Index.Lines {
+			if rel, ok := memory.LocalTarget(l.Target); l.IsPointer && ok {
+				listed[rel] = true
+			}
+		}
+	}
+	for _, t := range s.dir.Topics {
+		if !listed[t.Path] {
+			return false
+		}
+	}
+	return true
 }
 
 func orDefault(v, def int) int {
@@ -182,26 +202,3 @@ func orDefault(v, def int) int {
 var relativeDateRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(yesterday|today|tonight|this (?:morning|afternoon|evening|week)|last (?:week|month|night)|\d+ (?:days?|weeks?|months?) ago|(?:one|two|three|four|five|six|a) (?:days?|weeks?|months?) ago)\b|昨天|今天|前天|上周|上个?月|上个?星期|[0-9一二两三四五六七八九十]+ ?(?:天|周|个月)前`)
 })
-
-// secretREs are credentials that must never be copied from a transcript
-// into memory.
-var secretREs = sync.OnceValue(func() []*regexp.Regexp {
-	return []*regexp.Regexp{
-		regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-		regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}`),
-		regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}`),
-		regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}`),
-		regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),
-		regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`),
-		regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-	}
-})
-
-func containsSecret(s string) bool {
-	for _, re := range secretREs() {
-		if re.MatchString(s) {
-			return true
-		}
-	}
-	return false
-}

@@ -167,6 +167,15 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 	if o, err := outsideHash(ws); err == nil {
 		sc.OutsideUntouched = o == outside
 	}
+	sc.grade(s, before, mid, after, e.Model != nil)
+	return sc
+}
+
+// grade scores the dream on the scenario: each expectation against the
+// memory before it, after the offline pass (mid) and after it, each probe,
+// and the index against its agent's budget. withModel scores what the
+// offline pass left apart, as the model's.
+func (sc *Score) grade(s Scenario, before, mid, after *snapshot, withModel bool) {
 	for _, x := range s.Expects {
 		wasOK, isOK := x.holds(before, before), x.holds(after, before)
 		if x.Guard {
@@ -184,7 +193,7 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 		if x.Mechanical {
 			sc.MechanicalTotal++
 		}
-		if e.Model != nil && !x.holds(mid, before) {
+		if withModel && !x.holds(mid, before) {
 			sc.ModelTotal++
 			if isOK {
 				sc.ModelFixed++
@@ -198,7 +207,7 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 			continue
 		}
 		sc.Failed = append(sc.Failed, x.String())
-		if x.Mechanical || e.Model != nil {
+		if x.Mechanical || withModel {
 			sc.Unfixed = append(sc.Unfixed, x.String())
 		}
 	}
@@ -213,7 +222,6 @@ func runOne(ctx context.Context, s Scenario, e Engine) Score {
 	// layout whose agent loads no index has none to keep within budget.
 	lim, ok := host.IndexLimitOf(s.Host)
 	sc.IndexWithinBudget = after.dir.Index == nil || !ok || lim.Fits(lim.Count([]byte(after.files[memory.IndexFile])))
-	return sc
 }
 
 // probeHolds reports whether the probe's text is in its file (or in any

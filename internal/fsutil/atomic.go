@@ -21,20 +21,28 @@ import (
 // recovery can recognise and remove strays.
 const TempPrefix = ".dream-tmp-"
 
-// WriteFileAtomic replaces path with data, creating parent directories;
-// the file gets perm.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+// WriteFileAtomic is the one write of a whole file: path is replaced by
+// data through a temporary file beside it (named with TempPrefix) renamed
+// over it, so that a reader, or a process after a crash, sees the old file
+// or the new one and never half of either. Missing parent directories are
+// created; the file gets perm.
+//
+// durable also fsyncs the file before the rename and the directory after
+// it, so that the new file survives a crash of the machine. Without it the
+// write is atomic against a crash of the process only: for files the next
+// write supersedes or a later step makes durable (progress entries,
+// cursors, a dream's staging copy), where a sync per file costs more than
+// the file is worth.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
 	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	if err := replace(osDir{}, path, writeAll(data), perm, durable); err != nil {
+		return err
 	}
-	defer root.Close()
-	if err := WriteFileAtomicIn(root, filepath.Base(path), data, perm); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+	if durable {
+		return SyncDir(dir)
 	}
 	return nil
 }
@@ -55,19 +63,33 @@ func SyncDir(dir string) error {
 // WriteFileAtomicIn is WriteFileAtomic for a path relative to root: every
 // step (creating parents, the temporary file, the rename, the directory
 // sync) goes through root, so a symlink cannot redirect the write outside
-// it.
-func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode) error {
-	return WriteAtomicInFrom(root, rel, perm, writeAll(data))
+// it. It is a form of its own, not an option, because its caller holds the
+// root (the sandbox's memory dir, an undo's target) and the path alone would
+// give that guarantee up.
+func WriteFileAtomicIn(root *os.Root, rel string, data []byte, perm os.FileMode, durable bool) error {
+	return writeIn(root, rel, perm, writeAll(data), durable)
 }
 
-// WriteFileAtomicNoSync replaces path with data as atomically as
-// WriteFileAtomic (a reader sees the old file or the new one), but durably
-// only against a crash of the process, not of the machine: it neither
-// fsyncs nor creates parents. It is for files the next write supersedes or
-// a later step makes durable (progress entries, cursors, a dream's staging
-// copy), where a sync per file costs more than the file is worth.
-func WriteFileAtomicNoSync(path string, data []byte, perm os.FileMode) error {
-	return replace(osDir{}, path, writeAll(data), perm, false)
+// WriteAtomicInFrom is WriteFileAtomicIn, durable, with the content
+// streamed by fill instead of held in memory: restoring a 200 MB file costs
+// a buffer, not the file. fill writes the content; an error from it leaves
+// rel as it was.
+func WriteAtomicInFrom(root *os.Root, rel string, perm os.FileMode, fill func(w io.Writer) error) error {
+	return writeIn(root, rel, perm, fill, true)
+}
+
+func writeIn(root *os.Root, rel string, perm os.FileMode, fill func(w io.Writer) error, durable bool) error {
+	dir := filepath.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if err := replace(root, rel, fill, perm, durable); err != nil {
+		return err
+	}
+	if durable {
+		return SyncDirIn(root, dir)
+	}
+	return nil
 }
 
 // dirOps is what replace needs of a directory tree: an *os.Root, or the

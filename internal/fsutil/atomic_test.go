@@ -1,34 +1,38 @@
 package fsutil
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
+// TestWriteFileAtomic: durable or not, the write creates the parents,
+// replaces the file with the mode asked for (the umask does not narrow it)
+// and leaves no temporary file.
 func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "a", "b", "f.txt")
-	if err := WriteFileAtomic(p, []byte("one"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteFileAtomic(p, []byte("two"), 0o640); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(p)
-	if err != nil || string(b) != "two" {
-		t.Fatalf("content %q, %v", b, err)
-	}
-	fi, _ := os.Stat(p)
-	if fi.Mode().Perm() != 0o640 {
-		t.Errorf("mode %v, want 0640", fi.Mode().Perm())
-	}
-	ents, _ := os.ReadDir(filepath.Dir(p))
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), TempPrefix) {
-			t.Errorf("temp file left behind: %s", e.Name())
-		}
+	for _, durable := range []bool{true, false} {
+		t.Run(fmt.Sprintf("durable=%v", durable), func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "a", "b", "f.md")
+			for _, c := range []struct {
+				data string
+				perm os.FileMode
+			}{{"# one\n", 0o600}, {"# two\n- 中文\n", 0o640}, {"", 0o644}} {
+				if err := WriteFileAtomic(p, []byte(c.data), c.perm, durable); err != nil {
+					t.Fatal(err)
+				}
+				b, err := os.ReadFile(p)
+				fi, _ := os.Stat(p)
+				if err != nil || string(b) != c.data || fi.Mode().Perm() != c.perm {
+					t.Fatalf("after writing %q: content %q mode %v, %v", c.data, b, fi.Mode().Perm(), err)
+				}
+			}
+			ents, _ := os.ReadDir(filepath.Dir(p))
+			if len(ents) != 1 {
+				t.Errorf("dir holds %d entries, want just f.md: %v", len(ents), ents)
+			}
+		})
 	}
 }
 
@@ -38,7 +42,7 @@ func TestWriteFileAtomicIntoFileFails(t *testing.T) {
 	if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFileAtomic(filepath.Join(f, "child"), []byte("y"), 0o644); err == nil {
+	if err := WriteFileAtomic(filepath.Join(f, "child"), []byte("y"), 0o644, true); err == nil {
 		t.Fatal("writing below a regular file succeeded")
 	}
 	if b, _ := os.ReadFile(f); string(b) != "x" {
@@ -56,7 +60,7 @@ func TestWriteFileAtomicInStaysInRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	if err := WriteFileAtomicIn(root, filepath.Join("a", "f.txt"), []byte("one"), 0o640); err != nil {
+	if err := WriteFileAtomicIn(root, filepath.Join("a", "f.txt"), []byte("one"), 0o640, true); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "a", "f.txt")); err != nil || string(b) != "one" {
@@ -65,7 +69,7 @@ func TestWriteFileAtomicInStaysInRoot(t *testing.T) {
 	if fi, _ := os.Stat(filepath.Join(dir, "a", "f.txt")); fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode %v, want 0640", fi.Mode().Perm())
 	}
-	if err := WriteFileAtomicIn(root, filepath.Join("link", "f.txt"), []byte("x"), 0o644); err == nil {
+	if err := WriteFileAtomicIn(root, filepath.Join("link", "f.txt"), []byte("x"), 0o644, false); err == nil {
 		t.Fatal("writing through a symlink out of the root succeeded")
 	}
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
@@ -114,34 +118,6 @@ func TestExpandHome(t *testing.T) {
 		if got := ExpandHome(tt.in, tt.home); got != tt.want {
 			t.Errorf("ExpandHome(%q, %q) = %q, want %q", tt.in, tt.home, got, tt.want)
 		}
-	}
-}
-
-// TestWriteFileAtomicNoSync: the unsynced variant replaces the file with
-// the mode asked for, leaves no temporary file, and fails (leaving the old
-// content) when the target's directory is missing rather than creating it.
-func TestWriteFileAtomicNoSync(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "f.md")
-	for _, c := range []struct {
-		data string
-		perm os.FileMode
-	}{{"# one\n", 0o644}, {"# two\n- 中文\n", 0o600}} {
-		if err := WriteFileAtomicNoSync(p, []byte(c.data), c.perm); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(p)
-		fi, _ := os.Stat(p)
-		if err != nil || string(b) != c.data || fi.Mode().Perm() != c.perm {
-			t.Fatalf("after writing %q: content %q mode %v, %v", c.data, b, fi.Mode().Perm(), err)
-		}
-	}
-	if err := WriteFileAtomicNoSync(filepath.Join(dir, "missing", "g.md"), []byte("x"), 0o644); err == nil {
-		t.Error("writing into a missing directory succeeded")
-	}
-	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Errorf("dir holds %d entries, want just f.md: %v", len(ents), ents)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 // the other's files, and a third machine on the first project's branch gets
 // exactly that project's memory.
 func TestMemoriesOnOneRemoteStayApart(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	projA := newMachine(t, remote, memoryFiles)
 	projB := newMachine(t, remote, map[string]string{
@@ -49,6 +50,7 @@ func TestMemoriesOnOneRemoteStayApart(t *testing.T) {
 }
 
 func TestCheckBranch(t *testing.T) {
+	t.Parallel()
 	for _, b := range []string{"dream/3fa2c1d09e8b7a65", "team/memory", "main"} {
 		if err := CheckBranch(b); err != nil {
 			t.Errorf("%q refused: %v", b, err)
@@ -65,6 +67,7 @@ func TestCheckBranch(t *testing.T) {
 // fetched) lands nothing and leaves the branch where it was; the next pull
 // with the lock held brings the remote's memory in.
 func TestPullFenced(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	a := newMachine(t, remote, memoryFiles)
 	mustPush(t, a)

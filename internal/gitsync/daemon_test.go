@@ -62,6 +62,7 @@ func freePort(t *testing.T) int {
 // the counts as of the last fetch; once the daemon takes pushes again, the
 // commits made meanwhile reach it.
 func TestDaemonRemoteDownAndReadOnly(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	gitIn(t, base, "init", "-q", "--bare", "--initial-branch=main", filepath.Join(base, "memory.git"))
 	port := freePort(t)

@@ -563,38 +563,8 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 		return nil, fmt.Errorf("gitsync: staging: %w", err)
 	}
 	defer root.Close()
-	for _, e := range entries {
-		if !r.hist.InScope(e.path) {
-			// Out of this memory's scope (a nanobot workspace records only
-			// its memory files): another history's record of it must not
-			// delete or overwrite the user's file here.
-			continue
-		}
-		rel := filepath.FromSlash(e.path)
-		if e.status == 'D' {
-			if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("gitsync: staging the removal of %s: %w", e.path, err)
-			}
-			continue
-		}
-		blob, err := r.hist.Git(ctx, nil, "cat-file", "blob", e.newSHA)
-		if err != nil {
-			return nil, fmt.Errorf("gitsync: reading %s from the remote's history: %w", e.path, err)
-		}
-		perm := os.FileMode(0o644)
-		if e.newMode == "100755" {
-			perm = 0o755
-		}
-		if dir := filepath.Dir(rel); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil {
-				return nil, fmt.Errorf("gitsync: staging %s: %w", e.path, err)
-			}
-		}
-		// A dream's staging copy may hold a file here already: replace it.
-		_ = root.Remove(rel)
-		if err := root.WriteFile(rel, blob, perm); err != nil {
-			return nil, fmt.Errorf("gitsync: staging %s: %w", e.path, err)
-		}
+	if err := r.stage(ctx, root, entries); err != nil {
+		return nil, err
 	}
 	changes, err := txn.Changes()
 	if err != nil {
@@ -611,6 +581,46 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 		return applied, fmt.Errorf("gitsync: landing the remote's changes: %w", err)
 	}
 	return changes, nil
+}
+
+// stage writes the remote's changes, entries, into the transaction's
+// staging copy (root): a removal removes, anything else is the blob with
+// its mode. An entry outside this memory's scope is left alone.
+func (r *Repo) stage(ctx context.Context, root *os.Root, entries []rawEntry) error {
+	for _, e := range entries {
+		if !r.hist.InScope(e.path) {
+			// Out of this memory's scope (a nanobot workspace records only
+			// its memory files): another history's record of it must not
+			// delete or overwrite the user's file here.
+			continue
+		}
+		rel := filepath.FromSlash(e.path)
+		if e.status == 'D' {
+			if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("gitsync: staging the removal of %s: %w", e.path, err)
+			}
+			continue
+		}
+		blob, err := r.hist.Git(ctx, nil, "cat-file", "blob", e.newSHA)
+		if err != nil {
+			return fmt.Errorf("gitsync: reading %s from the remote's history: %w", e.path, err)
+		}
+		perm := os.FileMode(0o644)
+		if e.newMode == "100755" {
+			perm = 0o755
+		}
+		if dir := filepath.Dir(rel); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("gitsync: staging %s: %w", e.path, err)
+			}
+		}
+		// A dream's staging copy may hold a file here already: replace it.
+		_ = root.Remove(rel)
+		if err := root.WriteFile(rel, blob, perm); err != nil {
+			return fmt.Errorf("gitsync: staging %s: %w", e.path, err)
+		}
+	}
+	return nil
 }
 
 // rawEntry is one line of `git diff-tree --raw -z`.

@@ -124,6 +124,7 @@ func mustPush(t *testing.T, m *machine) int {
 }
 
 func TestTwoMachinesShareMemory(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	a := newMachine(t, remote, memoryFiles)
 	if st := a.repo.Status(ctx); st.State != "remote empty" || st.Ahead != 1 {
@@ -184,6 +185,7 @@ func TestTwoMachinesShareMemory(t *testing.T) {
 }
 
 func TestConflictChangesNothing(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	a := newMachine(t, remote, memoryFiles)
 	mustPush(t, a)
@@ -214,6 +216,7 @@ func TestConflictChangesNothing(t *testing.T) {
 }
 
 func TestUnsafeRemoteEntries(t *testing.T) {
+	t.Parallel()
 	for name, plant := range map[string]func(t *testing.T, work string){
 		"symlink": func(t *testing.T, work string) {
 			if err := os.Symlink("/etc/passwd", filepath.Join(work, "evil.md")); err != nil {
@@ -247,6 +250,7 @@ func TestUnsafeRemoteEntries(t *testing.T) {
 }
 
 func TestUnreachableRemote(t *testing.T) {
+	t.Parallel()
 	m := newMachine(t, filepath.Join(t.TempDir(), "no-such.git"), memoryFiles)
 	if st := m.repo.Status(ctx); st.State != "unreachable" || st.Error == "" {
 		t.Fatalf("status: %+v", st)
@@ -301,6 +305,7 @@ func FuzzParseRaw(f *testing.F) {
 // history. A peer pulling it must not delete its own copies: a pull lands
 // only paths in the puller's scope.
 func TestPullLeavesOutOfScopeFilesAlone(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	files := map[string]string{"sessions/telegram_8812.jsonl": "{\"role\":\"user\",\"content\":\"把灯光策略改为 7 点开启\"}\n"}
 	for k, v := range memoryFiles {

@@ -46,6 +46,7 @@ func conflicted(t *testing.T) (a, b *machine, ce *ConflictError) {
 // histories as parents, the user's text for the file and the remote's
 // other change landed. The other machine then fast-forwards to it.
 func TestHandMergeAccepted(t *testing.T) {
+	t.Parallel()
 	a, b, ce := conflicted(t)
 	msg := ce.Error()
 	for _, want := range []string{"prefs.md", b.mem, ce.Marked, "dream sync --resolved", "<<<<<<< HEAD"} {
@@ -108,6 +109,7 @@ func TestHandMergeAccepted(t *testing.T) {
 // the file again after the report, or no conflict was reported yet, the
 // pull stops again naming the file as stale, and the next one accepts it.
 func TestResolutionOnlyAgainstWhatWasShown(t *testing.T) {
+	t.Parallel()
 	a, b, _ := conflicted(t)
 	write(t, filepath.Join(a.mem, "prefs.md"), "# 用户偏好\n\n- 回答用法文\n- Prefers table tests\n")
 	a.record(t)
@@ -140,6 +142,7 @@ func TestResolutionOnlyAgainstWhatWasShown(t *testing.T) {
 // does, in each shape of the two histories, counting edits not yet
 // recorded (a conflict only a hand edit makes is foreseen).
 func TestStatusSaysWhatSyncWillDo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		here, there map[string]string // edits on this machine (not recorded) and on the remote
@@ -219,6 +222,7 @@ func rewriteRemote(t *testing.T, remote, branch, file string) {
 // this machine's in a backup ref, names the commit made here that only the
 // backup now holds, and leaves the memory as the remote has it.
 func TestForcePushedRemoteRefused(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	files := map[string]string{"secret.md": "the staging password is hunter2\n"}
 	for k, v := range memoryFiles {
@@ -296,6 +300,7 @@ func TestForcePushedRemoteRefused(t *testing.T) {
 // conflicts; resolving keeps it deleted (this machine's state of the file),
 // and the merge lands.
 func TestResolvedDeletion(t *testing.T) {
+	t.Parallel()
 	remote := bareRemote(t)
 	a := newMachine(t, remote, memoryFiles)
 	mustPush(t, a)

@@ -259,7 +259,7 @@ func rebuildIndex(path string, logF *os.File, size int64, stride int) error {
 	if err := b.scanFrom(logF, 0, size); err != nil {
 		return fmt.Errorf("history: indexing the log: %w", err)
 	}
-	return writeFileAtomic(path, append(b.h.encode(), b.records...), false)
+	return fsutil.WriteFileAtomic(path, append(b.h.encode(), b.records...), 0o600, false)
 }
 
 // extendIndex brings the index at path up to the log's size: the new lines
@@ -288,14 +288,4 @@ func extendIndex(path string, logF *os.File, size int64, stride int) error {
 	}
 	_, err = x.f.WriteAt(b.h.encode(), 0)
 	return err
-}
-
-// writeFileAtomic replaces path with data (fsutil's atomic write, with
-// dream's temporary-file prefix, which the journal skips and its recovery
-// cleans); durable syncs the file and the directory.
-func writeFileAtomic(path string, data []byte, durable bool) error {
-	if durable {
-		return fsutil.WriteFileAtomic(path, data, 0o600)
-	}
-	return fsutil.WriteFileAtomicNoSync(path, data, 0o600)
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"io"
 	"os"
 	"path/filepath"
@@ -130,7 +131,7 @@ func (l *Log) Append(ctx context.Context, text string, o AppendOptions) (Entry, 
 	}
 	// .cursor is a hint (the next allocation takes the max with the log), so
 	// it is replaced atomically but not synced.
-	if err := writeFileAtomic(l.cursorPath, []byte(strconv.FormatInt(e.Cursor, 10)), false); err != nil {
+	if err := fsutil.WriteFileAtomic(l.cursorPath, []byte(strconv.FormatInt(e.Cursor, 10)), 0o600, false); err != nil {
 		return e, fmt.Errorf("history: writing %s: %w", l.cursorPath, err)
 	}
 	// The index is a cache: failing to extend it only costs the next reader
@@ -478,7 +479,7 @@ func (l *Log) SetDreamCursor(c int64) error {
 	if l.opt.ReadOnly {
 		return ErrReadOnly
 	}
-	if err := writeFileAtomic(l.dreamPath, []byte(strconv.FormatInt(c, 10)), true); err != nil {
+	if err := fsutil.WriteFileAtomic(l.dreamPath, []byte(strconv.FormatInt(c, 10)), 0o600, true); err != nil {
 		return fmt.Errorf("history: writing %s: %w", l.dreamPath, err)
 	}
 	return nil
@@ -558,7 +559,7 @@ func (l *Log) Compact(ctx context.Context, maxEntries int) (CompactReport, error
 		out.Write(b)
 		out.WriteByte('\n')
 	}
-	if err := writeFileAtomic(l.path, out.Bytes(), true); err != nil {
+	if err := fsutil.WriteFileAtomic(l.path, out.Bytes(), 0o600, true); err != nil {
 		return CompactReport{}, fmt.Errorf("history: compacting %s: %w", l.path, err)
 	}
 	rep.After = len(lines) - keepFrom

@@ -80,24 +80,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Provider == nil {
 		return res, errors.New("historydream: no provider")
 	}
-	if cfg.DisplayWorkspace == "" {
-		cfg.DisplayWorkspace = cfg.Workspace
-	}
-	batchSize := cfg.BatchSize
-	if batchSize <= 0 {
-		batchSize = BatchSize
-	}
-	maxTurns, maxTokens := cfg.MaxTurns, cfg.MaxTokens
-	if maxTurns <= 0 {
-		maxTurns = agent.DefaultMaxTurns
-	}
-	if maxTokens <= 0 {
-		maxTokens = agent.DefaultMaxTokens
-	}
-	template := cfg.Template
-	if template == "" {
-		template = DefaultTemplate()
-	}
+	cfg = cfg.withDefaults()
 	memDir := filepath.Join(cfg.Workspace, "memory")
 	log := history.Open(memDir, history.Options{ReadOnly: true})
 	cursor, err := log.DreamCursor()
@@ -120,33 +103,24 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err := ctx.Err(); err != nil {
 			return res, context.Cause(ctx)
 		}
-		batch, err := log.After(ctx, cursor, history.Query{Limit: batchSize})
+		batch, err := log.After(ctx, cursor, history.Query{Limit: cfg.BatchSize})
 		if err != nil {
 			return res, err
 		}
 		if len(batch.Entries) == 0 {
 			return res, nil
 		}
-		turnsLeft, tokensLeft := maxTurns-res.Turns, maxTokens-res.Usage.Total()
+		turnsLeft, tokensLeft := cfg.MaxTurns-res.Turns, cfg.MaxTokens-res.Usage.Total()
 		if turnsLeft <= 0 || tokensLeft <= 0 {
 			return res, fmt.Errorf("%w: the run's budget ran out with %d entries still unconsumed after cursor %d", agent.ErrBudget, len(batch.Entries), cursor)
 		}
-		var budget func(llm.Usage, llm.Usage) (int, error)
-		if cfg.Budget != nil {
-			prior := res.Usage
-			budget = func(used, next llm.Usage) (int, error) {
-				all := prior
-				all.Add(used)
-				return cfg.Budget(all, next)
-			}
-		}
 		ar, err := agent.Run(ctx, agent.Config{
-			Budget:          budget,
+			Budget:          cfg.batchBudget(res.Usage),
 			Provider:        cfg.Provider,
 			Model:           cfg.Model,
 			MaxOutputTokens: cfg.MaxOutputTokens,
 			System:          system,
-			Task:            BuildPrompt(template, cfg.Workspace, batch.Entries),
+			Task:            BuildPrompt(cfg.Template, cfg.Workspace, batch.Entries),
 			Tools:           set.Tools(),
 			MaxTurns:        turnsLeft,
 			MaxTokens:       tokensLeft,
@@ -170,13 +144,47 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		cursor = batch.Entries[len(batch.Entries)-1].Cursor
 		// The cursor goes into the same copy as the edits: the journal lands
 		// both or neither.
-		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, history.DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644); err != nil {
+		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, history.DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644, true); err != nil {
 			return res, fmt.Errorf("historydream: recording the dream cursor: %w", err)
 		}
 		res.Batches++
 		res.Consumed += len(batch.Entries)
 		res.Cursor = cursor
 		res.Summaries = append(res.Summaries, ar.Summary)
+	}
+}
+
+// withDefaults is cfg with its zero fields given their defaults.
+func (cfg Config) withDefaults() Config {
+	if cfg.DisplayWorkspace == "" {
+		cfg.DisplayWorkspace = cfg.Workspace
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = BatchSize
+	}
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = agent.DefaultMaxTurns
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = agent.DefaultMaxTokens
+	}
+	if cfg.Template == "" {
+		cfg.Template = DefaultTemplate()
+	}
+	return cfg
+}
+
+// batchBudget is cfg.Budget for one batch's agent, which counts only its
+// own usage: prior, what the earlier batches used, is added. nil without a
+// Budget.
+func (cfg Config) batchBudget(prior llm.Usage) func(used, next llm.Usage) (int, error) {
+	if cfg.Budget == nil {
+		return nil
+	}
+	return func(used, next llm.Usage) (int, error) {
+		all := prior
+		all.Add(used)
+		return cfg.Budget(all, next)
 	}
 }
 
@@ -243,7 +251,7 @@ func Estimate(ctx context.Context, cfg Config, count func(string) int64, writes 
 	}
 	requests := 0
 	for {
-		batch, err := log.After(ctx, cursor, history.Query{Limit: batchSize})
+		batch, err := log.After(ctx, cursor, history.Query{Limit: cfg.BatchSize})
 		if err != nil {
 			return u, requests, err
 		}

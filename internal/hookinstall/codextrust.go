@@ -347,7 +347,7 @@ func CodexTrustFile(path string, h CodexHook, remove, dry bool) (Result, error) 
 	if info, err := os.Stat(real); err == nil {
 		perm = info.Mode().Perm()
 	}
-	if err := fsutil.WriteFileAtomic(real, after, perm); err != nil {
+	if err := fsutil.WriteFileAtomic(real, after, perm, true); err != nil {
 		return res, fmt.Errorf("writing %s: %w", real, err)
 	}
 	return res, nil

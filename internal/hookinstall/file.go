@@ -90,14 +90,14 @@ func InstallFile(t Target, dry bool) (Result, error) {
 		// not one holding the stale hook.
 		if prior == "" {
 			res.Backup = real + BackupSuffix
-			if err := fsutil.WriteFileAtomic(res.Backup, before, perm); err != nil {
+			if err := fsutil.WriteFileAtomic(res.Backup, before, perm, true); err != nil {
 				return res, fmt.Errorf("keeping a backup of %s: %w", real, err)
 			}
 		}
 	} else if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
 		return res, err
 	}
-	if err := fsutil.WriteFileAtomic(real, after, perm); err != nil {
+	if err := fsutil.WriteFileAtomic(real, after, perm, true); err != nil {
 		return res, fmt.Errorf("writing %s: %w", real, err)
 	}
 	return res, nil
@@ -147,7 +147,7 @@ func RemoveFile(t Target, dry bool) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if err := fsutil.WriteFileAtomic(real, res.After, info.Mode().Perm()); err != nil {
+	if err := fsutil.WriteFileAtomic(real, res.After, info.Mode().Perm(), true); err != nil {
 		return res, fmt.Errorf("writing %s: %w", real, err)
 	}
 	if res.Backup != "" {

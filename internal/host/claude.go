@@ -98,12 +98,8 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 		}
 	}
 	l.Assumptions = append(l.Assumptions, "settings given with claude --settings are not visible to dream")
-	if v, ok := env("CLAUDE_CODE_DISABLE_AUTO_MEMORY"); ok && v != "" && v != "0" && v != "false" {
-		l.Assumptions = append(l.Assumptions, "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code writes no auto-memory in this environment")
-	} else if v, file, ok := claudeSetting(settings, "autoMemoryEnabled"); ok {
-		if on, ok := v.Bool(); ok && !on {
-			l.Assumptions = append(l.Assumptions, "autoMemoryEnabled is false in "+file+": Claude Code writes no auto-memory")
-		}
+	if off := claudeAutoMemoryOff(env, settings); off != "" {
+		l.Assumptions = append(l.Assumptions, off)
 	}
 	l.Files = []File{
 		{Path: "MEMORY.md", Role: RoleIndex, Format: FormatMarkdown, Loaded: true, Writable: true, Limit: claudeIndexLimit().Summary()},
@@ -115,6 +111,20 @@ func resolveClaude(repoDir, home string, env func(string) (string, bool)) (Layou
 	l.SessionsCounted = "top-level <uuid>.jsonl transcripts; agent-*.jsonl and <uuid>/subagents/ are sub-agents, not sessions"
 	l.Consolidator = claudeConsolidator(settings)
 	return l, nil
+}
+
+// claudeAutoMemoryOff says why Claude Code writes no auto-memory here (its
+// variable, or autoMemoryEnabled = false in a settings file), or "".
+func claudeAutoMemoryOff(env func(string) (string, bool), settings []claudeSettingsFile) string {
+	if v, ok := env("CLAUDE_CODE_DISABLE_AUTO_MEMORY"); ok && v != "" && v != "0" && v != "false" {
+		return "CLAUDE_CODE_DISABLE_AUTO_MEMORY is set: Claude Code writes no auto-memory in this environment"
+	}
+	if v, file, ok := claudeSetting(settings, "autoMemoryEnabled"); ok {
+		if on, ok := v.Bool(); ok && !on {
+			return "autoMemoryEnabled is false in " + file + ": Claude Code writes no auto-memory"
+		}
+	}
+	return ""
 }
 
 // claudeMemoryPath is Claude Code's check of a memory dir value (hUi in its

@@ -115,111 +115,27 @@ func CheckName(name string) error {
 
 // apply sets each key of t on a copy of j; the errors name each bad key.
 func apply(j Job, t settings.JobTable, in Inputs) (Job, []error) {
-	var errs []error
-	bad := func(key string, err error) { errs = append(errs, fmt.Errorf("%s: %w", key, err)) }
 	if msg, ok := t.Fields[""].(string); ok {
 		return j, []error{errors.New(msg)}
 	}
-	name, ok := t.Fields["name"].(string)
-	switch {
-	case !ok:
-		return j, []error{errors.New("name: every [[job]] needs a name (a string)")}
-	case name == Memory:
-		return j, []error{errors.New("name: the memory dream is set with the top-level keys (min_hours, max_turns ...), not a [[job]]")}
-	case CheckName(name) != nil:
-		return j, []error{CheckName(name)}
+	name, err := jobName(t)
+	if err != nil {
+		return j, []error{err}
 	}
-	builtin := j.Name == Health || j.Name == Review
-	var prompt, promptFile string
+	var errs []error
+	bad := func(key string, err error) { errs = append(errs, fmt.Errorf("%s: %w", key, err)) }
+	var p jobPrompt
 	for _, key := range sortedKeys(t.Fields) {
-		v := t.Fields[key]
-		if slices.Contains(jobSettingKeys, key) {
-			if err := settings.ApplyKey(&j.Settings, key, v, in.Home); err != nil {
-				bad(key, err)
-			}
-			continue
-		}
-		switch key {
-		case "name":
-		case "uses":
-			s, err := text(v)
-			switch {
-			case err != nil:
-				bad(key, err)
-			case builtin && s != j.Uses:
-				bad(key, fmt.Errorf("%q is a built-in job: it uses %q", name, j.Uses))
-			case s != Health && s != Review:
-				bad(key, fmt.Errorf("%q: the built-in engines are %q and %q", s, Health, Review))
-			default:
-				j.Uses = s
-			}
-		case "doing":
-			s, err := text(v)
-			if err == nil && (len(s) > maxDoingLen || strings.ContainsAny(s, "\r\n")) {
-				err = fmt.Errorf("one line of at most %d bytes", maxDoingLen)
-			}
-			if err != nil {
-				bad(key, err)
-			}
-			j.Doing = s
-		case "prompt":
-			s, err := text(v)
-			if err != nil {
-				bad(key, err)
-			}
-			prompt = s
-		case "prompt_file":
-			s, err := text(v)
-			if err != nil {
-				bad(key, err)
-			}
-			promptFile = fsutil.ExpandHome(s, in.Home)
-		case "dir":
-			s, err := text(v)
-			if err == nil {
-				s, err = dirOf(s, in)
-			}
-			if err != nil {
-				bad(key, err)
-			}
-			j.Dir = s
-		case "files":
-			l, err := globs(v)
-			if err != nil {
-				bad(key, err)
-			}
-			j.Files = l
-		case "watch":
-			l, err := globs(v)
-			if err != nil {
-				bad(key, err)
-			}
-			j.Watch = l
-		case "read":
-			l, err := readScopes(v)
-			if err != nil {
-				bad(key, err)
-			}
-			j.Read = l
-		case "min_commits":
-			n, err := count(v)
-			if err != nil {
-				bad(key, err)
-			}
-			j.MinCommits = n
-		default:
-			if settings.IsKey(key) {
-				bad(key, fmt.Errorf("not a job key: a job sets only %s and its own keys; the rest are the user's", strings.Join(jobSettingKeys, ", ")))
-			} else {
-				bad(key, errors.New("unknown job key (name, uses, doing, prompt, prompt_file, dir, files, read, min_commits, watch, and "+strings.Join(jobSettingKeys, ", ")+")"))
-			}
+		if err := j.set(key, t.Fields[key], in, &p); err != nil {
+			bad(key, err)
 		}
 	}
+	prompt := p.text
 	switch {
-	case prompt != "" && promptFile != "":
+	case p.text != "" && p.file != "":
 		bad("prompt_file", errors.New("set prompt or prompt_file, not both"))
-	case promptFile != "":
-		s, err := readPrompt(promptFile)
+	case p.file != "":
+		s, err := readPrompt(p.file)
 		if err != nil {
 			bad("prompt_file", err)
 		}
@@ -232,6 +148,87 @@ func apply(j Job, t settings.JobTable, in Inputs) (Job, []error) {
 		j.Prompt = prompt
 	}
 	return j, errs
+}
+
+// jobName is the name of a [[job]] table, checked.
+func jobName(t settings.JobTable) (string, error) {
+	name, ok := t.Fields["name"].(string)
+	switch {
+	case !ok:
+		return "", errors.New("name: every [[job]] needs a name (a string)")
+	case name == Memory:
+		return "", errors.New("name: the memory dream is set with the top-level keys (min_hours, max_turns ...), not a [[job]]")
+	}
+	return name, CheckName(name)
+}
+
+// jobPrompt is what a [[job]] table says of its prompt, settled once every
+// key is read: the two keys exclude each other.
+type jobPrompt struct{ text, file string }
+
+// set applies one key of a [[job]] table to j; the prompt keys go to p.
+func (j *Job) set(key string, v any, in Inputs, p *jobPrompt) error {
+	if slices.Contains(jobSettingKeys, key) {
+		return settings.ApplyKey(&j.Settings, key, v, in.Home)
+	}
+	switch key {
+	case "name":
+		return nil
+	case "uses":
+		s, err := text(v)
+		switch {
+		case err != nil:
+			return err
+		case (j.Name == Health || j.Name == Review) && s != j.Uses:
+			return fmt.Errorf("%q is a built-in job: it uses %q", j.Name, j.Uses)
+		case s != Health && s != Review:
+			return fmt.Errorf("%q: the built-in engines are %q and %q", s, Health, Review)
+		}
+		j.Uses = s
+		return nil
+	case "doing":
+		s, err := text(v)
+		if err == nil && (len(s) > maxDoingLen || strings.ContainsAny(s, "\r\n")) {
+			err = fmt.Errorf("one line of at most %d bytes", maxDoingLen)
+		}
+		j.Doing = s
+		return err
+	case "prompt":
+		s, err := text(v)
+		p.text = s
+		return err
+	case "prompt_file":
+		s, err := text(v)
+		p.file = fsutil.ExpandHome(s, in.Home)
+		return err
+	case "dir":
+		s, err := text(v)
+		if err == nil {
+			s, err = dirOf(s, in)
+		}
+		j.Dir = s
+		return err
+	case "files":
+		l, err := globs(v)
+		j.Files = l
+		return err
+	case "watch":
+		l, err := globs(v)
+		j.Watch = l
+		return err
+	case "read":
+		l, err := readScopes(v)
+		j.Read = l
+		return err
+	case "min_commits":
+		n, err := count(v)
+		j.MinCommits = n
+		return err
+	}
+	if settings.IsKey(key) {
+		return fmt.Errorf("not a job key: a job sets only %s and its own keys; the rest are the user's", strings.Join(jobSettingKeys, ", "))
+	}
+	return errors.New("unknown job key (name, uses, doing, prompt, prompt_file, dir, files, read, min_commits, watch, and " + strings.Join(jobSettingKeys, ", ") + ")")
 }
 
 // tighten applies an untrusted project's table to j: only a key that

@@ -87,49 +87,8 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	if err != nil {
 		return res, err
 	}
-	var review []recChange
-	var reasons []string
-	if len(o.Hold) > 0 {
-		rest := chs[:0:0]
-		for _, c := range chs {
-			if why, ok := o.Hold[c.Path]; ok {
-				review = append(review, c)
-				reasons = append(reasons, why+" ("+c.Path+")")
-				continue
-			}
-			rest = append(rest, c)
-		}
-		chs = rest
-	}
-	both, err := t.checkConflicts(chs)
-	if err != nil {
+	if chs, err = t.settle(chs, o, &res); err != nil {
 		return res, err
-	}
-	if len(both) > 0 {
-		if o.Base == nil {
-			bad := make([]string, 0, len(both))
-			for _, b := range both {
-				bad = append(bad, b.why)
-			}
-			return res, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
-		}
-		var edited []recChange
-		chs, res.Merged, edited, err = t.resolve(chs, both, o.Base)
-		if err != nil {
-			return res, err
-		}
-		for _, c := range edited {
-			review = append(review, c)
-			reasons = append(reasons, "edited during the dream where the dream changed it too ("+c.Path+")")
-		}
-	}
-	if len(review) > 0 {
-		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; ")); err != nil {
-			return res, err
-		}
-		for _, c := range review {
-			res.ForReview = append(res.ForReview, c.Path)
-		}
 	}
 	if len(res.Merged) > 0 && o.BeforeApply != nil {
 		if err := o.BeforeApply(res.Merged); err != nil {
@@ -189,6 +148,59 @@ func (t *Txn) CommitWith(o CommitOptions) (CommitResult, error) {
 	}
 	res.Applied = applied
 	return res, nil
+}
+
+// settle takes out of chs what must not land now and returns what does:
+// the changes o.Hold names and those of files someone edited during the
+// dream that cannot be merged are parked for review (res.ReviewID,
+// res.ForReview); the merged ones are in res.Merged. Without o.Base, a
+// file both changed is ErrConflict.
+func (t *Txn) settle(chs []recChange, o CommitOptions, res *CommitResult) ([]recChange, error) {
+	var review []recChange
+	var reasons []string
+	if len(o.Hold) > 0 {
+		rest := chs[:0:0]
+		for _, c := range chs {
+			if why, ok := o.Hold[c.Path]; ok {
+				review = append(review, c)
+				reasons = append(reasons, why+" ("+c.Path+")")
+				continue
+			}
+			rest = append(rest, c)
+		}
+		chs = rest
+	}
+	both, err := t.checkConflicts(chs)
+	if err != nil {
+		return nil, err
+	}
+	if len(both) > 0 {
+		if o.Base == nil {
+			bad := make([]string, 0, len(both))
+			for _, b := range both {
+				bad = append(bad, b.why)
+			}
+			return nil, fmt.Errorf("journal: commit %s: %w: %s", t.rec.ID, ErrConflict, strings.Join(bad, ", "))
+		}
+		var edited []recChange
+		chs, res.Merged, edited, err = t.resolve(chs, both, o.Base)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range edited {
+			review = append(review, c)
+			reasons = append(reasons, "edited during the dream where the dream changed it too ("+c.Path+")")
+		}
+	}
+	if len(review) > 0 {
+		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; ")); err != nil {
+			return nil, err
+		}
+		for _, c := range review {
+			res.ForReview = append(res.ForReview, c.Path)
+		}
+	}
+	return chs, nil
 }
 
 // bothChanged is a file the dream changed that someone else changed too.
@@ -318,7 +330,7 @@ func (t *Txn) merge(c recChange, baseOf func(string) ([]byte, bool, error)) (rec
 	out := []byte(strings.Join(lines, ""))
 	// The merged text replaces the dream's in staging, and the user's
 	// version becomes the base the commit (or a roll-forward) expects.
-	if err := fsutil.WriteFileAtomic(dreamPath, out, c.Mode.Perm()|0o200); err != nil {
+	if err := fsutil.WriteFileAtomic(dreamPath, out, c.Mode.Perm()|0o200, true); err != nil {
 		return c, false, err
 	}
 	if info, err := os.Lstat(dreamPath); err == nil && t.hashedAt != nil {
@@ -518,8 +530,6 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 		return nil, &notRenamedError{err}
 	}
 	defer root.Close()
-	var installs []install
-	var deletes []recChange
 	// putBack undoes the first pass for the given installs: their
 	// temporary names are removed.
 	putBack := func(ins []install) {
@@ -527,9 +537,73 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 			root.Remove(in.tmp)
 		}
 	}
+	plan, err := prepareInstalls(root, stageDir, rec, frozen)
+	skipped, installs, deletes := plan.skipped, plan.installs, plan.deletes
+	if err != nil {
+		putBack(installs)
+		return skipped, &notRenamedError{err}
+	}
+	if err := flushTemps(root, memDir, installs); err != nil {
+		putBack(installs)
+		return skipped, &notRenamedError{err}
+	}
+	dirs := map[string]bool{".": true}
+	for d := range plan.newDirs {
+		dirs[d] = true
+	}
+	for _, in := range installs {
+		dirs[filepath.Dir(in.rel)] = true
+	}
+	renamed, err := renameHolding(root, installs)
+	if err != nil {
+		var left []install
+		for i, in := range installs {
+			if !renamed[i] {
+				left = append(left, in)
+			}
+		}
+		putBack(left)
+		if len(left) == len(installs) {
+			return skipped, &notRenamedError{err}
+		}
+		return skipped, err
+	}
+	for i, c := range deletes {
+		rel := filepath.FromSlash(c.Path)
+		if err := root.Remove(rel); err != nil {
+			return skipped, fmt.Errorf("delete %s: %w", c.Path, err)
+		}
+		crashPoint("commit:delete:%d", i+1)
+		dirs[filepath.Dir(rel)] = true
+		removeEmptyParents(root, filepath.Dir(rel), dirs)
+	}
+	if err := syncDirsIn(root, dirs); err != nil {
+		return skipped, err
+	}
+	crashPoint("commit:synced")
+	return skipped, nil
+}
+
+// commitPlan is apply's first pass: the temporary files put beside their
+// targets, the deletions to do, the files skipped (edited by hand since
+// the record) and the directories the installs will create.
+type commitPlan struct {
+	installs []install
+	deletes  []recChange
+	skipped  []string
+	newDirs  map[string]bool
+}
+
+// prepareInstalls is apply's first pass over rec's changes: each new
+// content goes under a temporary name beside its target (linked from the
+// staging copy where it can be, else copied); a change already done is
+// passed over, one whose file holds neither its base nor its new content
+// skipped. On an error the plan holds the temporaries made so far, for the
+// caller to remove.
+func prepareInstalls(root *os.Root, stageDir string, rec record, frozen map[string]fingerprint) (commitPlan, error) {
+	p := commitPlan{newDirs: map[string]bool{}}
 	// Directories the install creates: their parents' entries must be
 	// synced too, or a power cut can lose a whole new subtree.
-	newDirs := map[string]bool{}
 	seenDirs := map[string]bool{".": true}
 	noteDir := func(rel string) {
 		dir := filepath.Dir(rel)
@@ -538,8 +612,8 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 		}
 		seenDirs[dir] = true
 		if _, err := root.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-			for d := filepath.Dir(dir); !newDirs[d]; d = filepath.Dir(d) {
-				newDirs[d] = true
+			for d := filepath.Dir(dir); !p.newDirs[d]; d = filepath.Dir(d) {
+				p.newDirs[d] = true
 				if d == "." {
 					break
 				}
@@ -551,8 +625,7 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 		base, inBase := rec.Base[c.Path]
 		cur, exists, err := currentIn(root, rel, base, inBase, rec.Linked)
 		if err != nil {
-			putBack(installs)
-			return skipped, &notRenamedError{err}
+			return p, err
 		}
 		switch c.Kind {
 		case Added, Modified:
@@ -561,44 +634,47 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 			}
 			ready := (c.Kind == Added && !exists) || (c.Kind == Modified && exists && inBase && cur.same(base))
 			if !ready {
-				skipped = append(skipped, c.Path)
+				p.skipped = append(p.skipped, c.Path)
 				continue
 			}
 			noteDir(rel)
 			src := filepath.Join(stageDir, rel)
-			n := len(installs) + 1
+			n := len(p.installs) + 1
 			if rec.Linked && frozen != nil {
 				tmp, ok, err := linkTemp(root, src, rel, c.Mode, n, frozen[c.Path])
 				if err != nil {
-					putBack(installs)
-					return skipped, &notRenamedError{err}
+					return p, err
 				}
 				if ok {
-					installs = append(installs, install{tmp: tmp, rel: rel, linked: true})
+					p.installs = append(p.installs, install{tmp: tmp, rel: rel, linked: true})
 					continue
 				}
 			}
 			tmp, err := prepareTemp(root, src, rel, c.Mode, n, false, frozen[c.Path])
 			if err != nil {
-				putBack(installs)
-				return skipped, &notRenamedError{err}
+				return p, err
 			}
-			installs = append(installs, install{tmp: tmp, rel: rel})
+			p.installs = append(p.installs, install{tmp: tmp, rel: rel})
 		case Deleted:
 			if !exists {
 				continue
 			}
 			if !inBase || !cur.same(base) {
-				skipped = append(skipped, c.Path)
+				p.skipped = append(p.skipped, c.Path)
 				continue
 			}
-			deletes = append(deletes, c)
+			p.deletes = append(p.deletes, c)
 		}
 	}
-	// The copies are flushed before any rename, side by side when there
-	// are many, so the file system commits them in a few journal
-	// transactions instead of one per file. A linked file's data was
-	// flushed in staging (syncStaged) and is not flushed again.
+	return p, nil
+}
+
+// flushTemps flushes the temporary files of installs before any rename,
+// side by side when there are many, so the file system commits them in a
+// few journal transactions instead of one per file (or with one syncfs of
+// the memory's file system when there are very many). A linked file's data
+// was flushed in staging (syncStaged) and is not flushed again.
+func flushTemps(root *os.Root, memDir string, installs []install) (err error) {
 	var toSync []string
 	for _, in := range installs {
 		if !in.linked {
@@ -629,24 +705,19 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 				}
 			}
 		}
-		if err != nil {
-			putBack(installs)
-			return skipped, &notRenamedError{err}
-		}
+		return err
 	}
-	dirs := map[string]bool{".": true}
-	for d := range newDirs {
-		dirs[d] = true
-	}
-	for _, in := range installs {
-		dirs[filepath.Dir(in.rel)] = true
-	}
-	// A rename over a file frees the file it replaces under its directory's
-	// lock, and where a free waits for the device (a disk mounted with
-	// online discard: about half a millisecond a file) the renames of a flat
-	// memory wait for each other's frees. So each replaced file is held open
-	// across its rename and let go by one of a few goroutines, side by
-	// side: the last close frees it, outside the lock.
+	return nil
+}
+
+// renameHolding renames each install's temporary file over its target
+// (renamed: which were). A rename over a file frees the file it replaces
+// under its directory's lock, and where a free waits for the device (a
+// disk mounted with online discard: about half a millisecond a file) the
+// renames of a flat memory wait for each other's frees. So each replaced
+// file is held open across its rename and let go by one of a few
+// goroutines, side by side: the last close frees it, outside the lock.
+func renameHolding(root *os.Root, installs []install) (renamed []bool, err error) {
 	held := make(chan *os.File, 4*renameWorkers)
 	var closers sync.WaitGroup
 	for range renameWorkers {
@@ -656,7 +727,7 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 			}
 		})
 	}
-	renamed, err := renameInstalls(installs, func(in install) error {
+	renamed, err = renameInstalls(installs, func(in install) error {
 		f, _ := root.OpenFile(in.rel, holdFlags, 0)
 		err := root.Rename(in.tmp, in.rel)
 		if f != nil {
@@ -666,41 +737,19 @@ func apply(memDir, stageDir string, rec record, frozen map[string]fingerprint) (
 	})
 	close(held)
 	closers.Wait()
-	if err != nil {
-		var left []install
-		for i, in := range installs {
-			if !renamed[i] {
-				left = append(left, in)
-			}
-		}
-		putBack(left)
-		if len(left) == len(installs) {
-			return skipped, &notRenamedError{err}
-		}
-		return skipped, err
-	}
-	for i, c := range deletes {
-		rel := filepath.FromSlash(c.Path)
-		if err := root.Remove(rel); err != nil {
-			return skipped, fmt.Errorf("delete %s: %w", c.Path, err)
-		}
-		crashPoint("commit:delete:%d", i+1)
-		dirs[filepath.Dir(rel)] = true
-		removeEmptyParents(root, filepath.Dir(rel), dirs)
-	}
-	// The directories are flushed side by side too: a file system groups
-	// concurrent flushes into one journal commit.
+	return renamed, err
+}
+
+// syncDirsIn flushes the directories dirs that still exist, side by side:
+// a file system groups concurrent flushes into one journal commit.
+func syncDirsIn(root *os.Root, dirs map[string]bool) error {
 	var syncDirs []string
 	for _, d := range sortedKeys(dirs) {
 		if _, err := root.Stat(d); err == nil { // else an emptied subdir that was removed
 			syncDirs = append(syncDirs, d)
 		}
 	}
-	if err := syncAll(len(syncDirs), func(i int) error { return syncDirIn(root, syncDirs[i]) }); err != nil {
-		return skipped, err
-	}
-	crashPoint("commit:synced")
-	return skipped, nil
+	return syncAll(len(syncDirs), func(i int) error { return syncDirIn(root, syncDirs[i]) })
 }
 
 // currentIn is fingerprintIn, except that a file whose stat is still its

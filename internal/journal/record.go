@@ -126,7 +126,7 @@ func writeRecord(txnDir string, r record) error {
 	if err != nil {
 		return fmt.Errorf("encode txn record %s: %w", r.ID, err)
 	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(txnDir, recordName), append(data, '\n'), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(txnDir, recordName), append(data, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("save txn record %s: %w", r.ID, err)
 	}
 	return nil

@@ -214,16 +214,9 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 	keep := false
 	var restore func()
 	defer func() {
-		if keep {
-			return
+		if !keep {
+			abandon(f, g, restore)
 		}
-		if restore != nil {
-			restore()
-		}
-		unlockFlock(f)
-		unlockFlock(g)
-		f.Close()
-		g.Close()
 	}()
 
 	st, err := readOpen(f)
@@ -238,37 +231,9 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 		st = fileState{info: st.info}
 		restore = func() { removeIfSame(l.path, f) }
 	}
-	rec, hasRec := readRecord(g)
-	if pid, _ := parsePID(st.body); st.hasHolder && st.holder.PID == pid && (!hasRec || rec.PID != pid) {
-		// A dream from another state dir left this inode: its record
-		// travels with the file.
-		rec, hasRec = st.holder, true
-	}
 	now := l.now()
-	// Holding the flock proves no other Lock in this process holds the lock,
-	// so a body naming our own PID was left by an earlier process that had
-	// it (PIDs repeat, e.g. across container restarts): not a live holder.
-	alive := l.alive
-	if guardSupported {
-		alive = func(pid int) bool { return pid != l.pid && l.alive(pid) }
-	}
-	h := classify(st, now, alive, false)
-
-	// A record naming the PID still in the lock body means a dream acquired
-	// and never released; since we now hold the flock, it is dead (or
-	// abandoned its Lock). Where flock is unavailable, only a dead PID proves it.
-	deadDream := hasRec && rec.PID > 0 && h.PID == rec.PID &&
-		(guardSupported || !l.alive(rec.PID))
-	switch {
-	case deadDream:
-		prior = time.Time{}
-		if rec.Prior != nil {
-			prior = *rec.Prior
-		}
-	case h.Live:
-		return time.Time{}, fmt.Errorf("%w: %s", ErrHeld, h.Reason)
-	case st.exists:
-		prior = st.mtime
+	if prior, err = l.priorOf(g, st, now); err != nil {
+		return time.Time{}, err
 	}
 
 	mine := record{PID: l.pid, Prior: timePtr(prior), AcquiredAt: now}
@@ -302,6 +267,57 @@ func (l *Lock) TryAcquire() (prior time.Time, err error) {
 	keep = true
 	l.h = &hold{file: f, guard: g, written: after.info}
 	return prior, nil
+}
+
+// abandon ends an acquisition that failed: restore, when set, puts back
+// what TryAcquire found, then both flocks are let go and both files closed.
+func abandon(f, g *os.File, restore func()) {
+	if restore != nil {
+		restore()
+	}
+	unlockFlock(f)
+	unlockFlock(g)
+	f.Close()
+	g.Close()
+}
+
+// priorOf judges the lock TryAcquire found (st, with the record in guard
+// g) at now: ErrHeld when a live holder has it, else the mtime a failed
+// dream must roll it back to. A dream that died holding it left its own
+// prior in the record, and that one is kept.
+func (l *Lock) priorOf(g *os.File, st fileState, now time.Time) (time.Time, error) {
+	rec, hasRec := readRecord(g)
+	if pid, _ := parsePID(st.body); st.hasHolder && st.holder.PID == pid && (!hasRec || rec.PID != pid) {
+		// A dream from another state dir left this inode: its record
+		// travels with the file.
+		rec, hasRec = st.holder, true
+	}
+	// Holding the flock proves no other Lock in this process holds the lock,
+	// so a body naming our own PID was left by an earlier process that had
+	// it (PIDs repeat, e.g. across container restarts): not a live holder.
+	alive := l.alive
+	if guardSupported {
+		alive = func(pid int) bool { return pid != l.pid && l.alive(pid) }
+	}
+	h := classify(st, now, alive, false)
+
+	// A record naming the PID still in the lock body means a dream acquired
+	// and never released; since we now hold the flock, it is dead (or
+	// abandoned its Lock). Where flock is unavailable, only a dead PID proves it.
+	deadDream := hasRec && rec.PID > 0 && h.PID == rec.PID &&
+		(guardSupported || !l.alive(rec.PID))
+	switch {
+	case deadDream:
+		if rec.Prior != nil {
+			return *rec.Prior, nil
+		}
+		return time.Time{}, nil
+	case h.Live:
+		return time.Time{}, fmt.Errorf("%w: %s", ErrHeld, h.Reason)
+	case st.exists:
+		return st.mtime, nil
+	}
+	return time.Time{}, nil
 }
 
 // maxOpenAttempts bounds how often TryAcquire reopens a lock file that was

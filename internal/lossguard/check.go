@@ -70,24 +70,7 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 	names := slices.Clone(changed)
 	slices.Sort(names)
 	names = slices.Compact(names)
-	records := map[string][]Record{}
-	for _, r := range o.Records {
-		records[r.File] = append(records[r.File], r)
-	}
-	results := make([]fileResult, len(names))
-	err := parallel(ctx, len(names), workers, func(i int) error {
-		f := names[i]
-		before, inBefore, err := sides.Before(f)
-		if err != nil {
-			return err
-		}
-		after, inAfter, err := sides.After(f)
-		if err != nil {
-			return err
-		}
-		results[i] = compareFile(f, before, inBefore, after, inAfter, records[f], !o.Strict)
-		return nil
-	})
+	results, err := compareAll(ctx, names, sides, o, workers)
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -111,89 +94,24 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 	var led *ledger
 	if len(gone) > 0 {
 		// Moved or merged into another changed file, or edited in place.
-		// Every changed file is searched, also once each unit is found, so
-		// that the ledger names the same place whatever the search order.
 		for i := range gone {
 			gone[i].id = i
 		}
 		led = newLedger(gone)
-		found := make([]atomic.Bool, len(gone))
-		byFile := map[string][]int{}
-		for i, g := range gone {
-			byFile[g.File] = append(byFile[g.File], i)
-		}
-		err := parallel(ctx, len(names), workers, func(i int) error {
-			if !results[i].changed {
-				return nil // searched below, as the unchanged files are
-			}
-			src, ok, err := sides.After(names[i])
-			if err != nil || !ok {
-				return err
-			}
-			_, ls := leaves(src)
-			survivors(ls, gone, byFile[names[i]], found)
-			led.scan(names[i], ls, results[i].before, nil, true)
-			return nil
-		})
-		if err != nil {
+		if gone, err = searchNamed(ctx, names, results, sides, gone, led, workers); err != nil {
 			return Verdict{}, err
-		}
-		gone = pick(gone, found)
-		// A file named changed that is not (Check gives every file) is
-		// searched as the unchanged files are: for the units no changed
-		// file keeps.
-		if len(gone) > 0 {
-			found := make([]atomic.Bool, len(gone))
-			ids := idsOf(gone)
-			err := parallel(ctx, len(names), workers, func(i int) error {
-				if results[i].changed {
-					return nil
-				}
-				src, ok, err := sides.After(names[i])
-				if err != nil || !ok {
-					return err
-				}
-				_, ls := leaves(src)
-				survivors(ls, gone, nil, found)
-				led.scan(names[i], ls, nil, ids, false)
-				return nil
-			})
-			if err != nil {
-				return Verdict{}, err
-			}
-			gone = pick(gone, found)
 		}
 	}
 	if len(gone) > 0 || len(v.Shrunk) > 0 && v.Units == 0 {
 		// A unit may have moved into a file the dream did not touch, and
 		// the share lost is of the whole memory: only now are the others
 		// read.
-		if unchanged == nil {
-			unchanged = func(func(string, []byte) error) error { return nil }
-		}
-		found := make([]atomic.Bool, len(gone))
-		ids := idsOf(gone) // the units still unfound, by their ledger index
 		if led == nil {
 			led = newLedger(nil)
 		}
-		var mu sync.Mutex
-		err := stream(ctx, unchanged, workers, func(rel string, src []byte) {
-			_, ls := leaves(src)
-			bytes := 0
-			for _, l := range ls {
-				bytes += l.end - l.start
-			}
-			survivors(ls, gone, nil, found)
-			led.scan(rel, ls, nil, ids, false)
-			mu.Lock()
-			v.Units += len(ls)
-			v.Bytes += bytes
-			mu.Unlock()
-		})
-		if err != nil {
-			return Verdict{}, fmt.Errorf("loss guard: reading the unchanged files: %w", err)
+		if gone, err = searchUnchanged(ctx, unchanged, gone, led, workers, &v); err != nil {
+			return Verdict{}, err
 		}
-		gone = pick(gone, found)
 	}
 	for _, g := range gone {
 		v.Lost = append(v.Lost, g.Unit)
@@ -208,6 +126,112 @@ func check(ctx context.Context, changed []string, sides Sides, unchanged Files, 
 	v.Hold = v.Units > 0 && (float64(len(v.Lost)) > o.MaxLoss*float64(v.Units) ||
 		float64(v.LostBytes) > o.MaxLoss*float64(v.Bytes) || len(v.Shrunk) > 0)
 	return v, nil
+}
+
+// compareAll compares each named file before and after the dream, side by
+// side, with the records that name it.
+func compareAll(ctx context.Context, names []string, sides Sides, o Options, workers int) ([]fileResult, error) {
+	records := map[string][]Record{}
+	for _, r := range o.Records {
+		records[r.File] = append(records[r.File], r)
+	}
+	results := make([]fileResult, len(names))
+	err := parallel(ctx, len(names), workers, func(i int) error {
+		f := names[i]
+		before, inBefore, err := sides.Before(f)
+		if err != nil {
+			return err
+		}
+		after, inAfter, err := sides.After(f)
+		if err != nil {
+			return err
+		}
+		results[i] = compareFile(f, before, inBefore, after, inAfter, records[f], !o.Strict)
+		return nil
+	})
+	return results, err
+}
+
+// searchNamed looks for the gone units in the named files after the dream
+// and returns those still unfound. Every changed file is searched, also
+// once each unit is found, so that the ledger names the same place
+// whatever the search order; then a file named changed that is not (Check
+// gives every file) is searched as the unchanged files are: for the units
+// no changed file keeps.
+func searchNamed(ctx context.Context, names []string, results []fileResult, sides Sides, gone []goneUnit, led *ledger, workers int) ([]goneUnit, error) {
+	found := make([]atomic.Bool, len(gone))
+	byFile := map[string][]int{}
+	for i, g := range gone {
+		byFile[g.File] = append(byFile[g.File], i)
+	}
+	err := parallel(ctx, len(names), workers, func(i int) error {
+		if !results[i].changed {
+			return nil // searched below, as the unchanged files are
+		}
+		src, ok, err := sides.After(names[i])
+		if err != nil || !ok {
+			return err
+		}
+		_, ls := leaves(src)
+		survivors(ls, gone, byFile[names[i]], found)
+		led.scan(names[i], ls, results[i].before, nil, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	gone = pick(gone, found)
+	if len(gone) == 0 {
+		return gone, nil
+	}
+	found = make([]atomic.Bool, len(gone))
+	ids := idsOf(gone)
+	err = parallel(ctx, len(names), workers, func(i int) error {
+		if results[i].changed {
+			return nil
+		}
+		src, ok, err := sides.After(names[i])
+		if err != nil || !ok {
+			return err
+		}
+		_, ls := leaves(src)
+		survivors(ls, gone, nil, found)
+		led.scan(names[i], ls, nil, ids, false)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pick(gone, found), nil
+}
+
+// searchUnchanged reads the files the dream did not change, counting their
+// units and bytes into v and looking for the gone units among them, and
+// returns those still unfound.
+func searchUnchanged(ctx context.Context, unchanged Files, gone []goneUnit, led *ledger, workers int, v *Verdict) ([]goneUnit, error) {
+	if unchanged == nil {
+		unchanged = func(func(string, []byte) error) error { return nil }
+	}
+	found := make([]atomic.Bool, len(gone))
+	ids := idsOf(gone) // the units still unfound, by their ledger index
+	var mu sync.Mutex
+	err := stream(ctx, unchanged, workers, func(rel string, src []byte) {
+		_, ls := leaves(src)
+		bytes := 0
+		for _, l := range ls {
+			bytes += l.end - l.start
+		}
+		survivors(ls, gone, nil, found)
+		led.scan(rel, ls, nil, ids, false)
+		mu.Lock()
+		v.Units += len(ls)
+		v.Bytes += bytes
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loss guard: reading the unchanged files: %w", err)
+	}
+	return pick(gone, found), nil
 }
 
 // idsOf are the ledger indices of us.

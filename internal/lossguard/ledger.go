@@ -205,29 +205,7 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 			}
 			paired = l.pairIn(i, units, words, rel == g.File)
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if found != nil && found.better(l.best[i]) {
-			l.best[i] = found
-		}
-		if paired == nil {
-			return
-		}
-		if rel == g.File {
-			if paired.fresh {
-				paired.tier = tierRewritten
-			} else {
-				paired.tier = tierPairedOld
-			}
-			if paired.better(l.best[i]) {
-				l.best[i] = paired
-			}
-			return
-		}
-		if l.cross[i] == nil {
-			l.cross[i] = map[string]*dest{}
-		}
-		l.cross[i][rel] = paired
+		l.record(i, rel, found, paired)
 	}
 	if ids == nil {
 		for i := range l.gone {
@@ -238,6 +216,36 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 	for _, i := range ids {
 		visit(i)
 	}
+}
+
+// record keeps what scan found in file rel for gone unit i: found (a copy
+// of its text) when it beats the best so far, and paired (a unit that keeps
+// most of its words) as a rewrite in its own file, or else as its
+// candidate in rel, which entries weighs against the other files'.
+func (l *ledger) record(i int, rel string, found, paired *dest) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if found != nil && found.better(l.best[i]) {
+		l.best[i] = found
+	}
+	if paired == nil {
+		return
+	}
+	if rel == l.gone[i].File {
+		if paired.fresh {
+			paired.tier = tierRewritten
+		} else {
+			paired.tier = tierPairedOld
+		}
+		if paired.better(l.best[i]) {
+			l.best[i] = paired
+		}
+		return
+	}
+	if l.cross[i] == nil {
+		l.cross[i] = map[string]*dest{}
+	}
+	l.cross[i][rel] = paired
 }
 
 // pairIn is the unit of units that keeps most of gone unit i's words

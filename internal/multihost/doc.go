@@ -6,6 +6,11 @@
 // and where the sync cases run between hosts: syncs waiting for the lock, a
 // hand-merged conflict, a refused push, a force-pushed remote.
 //
+// Its tests run only when DREAM_MULTIHOST=1 is set: the network-namespace
+// test alone takes minutes under -race, more than the rest of the module, so
+// `go test ./...` skips them and CI (.ci/run) runs this package in a step of
+// its own: DREAM_MULTIHOST=1 go test -race ./internal/multihost.
+//
 // It has no code of its own: it exists so that the embedded etcd server the
 // tests start is linked into this package's test binary only.
 package multihost

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/dreamkit/dream"
@@ -29,6 +30,18 @@ var seedMemory = map[string]string{
 	"build.md":  "# Build\n\n## Release\n\n1. Bump the version in `version.go`.\n2. Run:\n\n```sh\ngo test -race ./...\n```\n\n3. Tag it.\n\n> Never tag from a dirty tree.\n",
 	"prefs.md":  "# 用户偏好\n\n- 回答用中文\n- Prefers table tests\n",
 	dreamsFile:  "# Dreams\n\n",
+}
+
+// multiHostEnv turns this package's tests on; see the package doc.
+const multiHostEnv = "DREAM_MULTIHOST"
+
+// needMultiHost skips t unless DREAM_MULTIHOST=1: the multi-host tests run
+// in a CI step of their own, not in every `go test ./...`.
+func needMultiHost(t *testing.T) {
+	t.Helper()
+	if os.Getenv(multiHostEnv) != "1" {
+		t.Skip("multi-host tests skipped: set " + multiHostEnv + "=1 to run them (CI runs them in a step of their own)")
+	}
 }
 
 func writeSeed(dir string) error {

@@ -59,6 +59,7 @@ func (g *rig) host(t *testing.T, name string, seed bool, ttl time.Duration) *hos
 }
 
 func TestInProcessRacingHosts(t *testing.T) {
+	needMultiHost(t)
 	g := newRig(t)
 	first := g.host(t, "seed", true, 10*time.Second)
 	if a := runOnce(context.Background(), first.d, first.runner); a.Status != "completed" {
@@ -114,6 +115,7 @@ func TestInProcessRacingHosts(t *testing.T) {
 // and lands a dream; the first one's commit is refused by the fenced
 // transaction and nothing of it lands, here or on the remote.
 func TestInProcessFencing(t *testing.T) {
+	needMultiHost(t)
 	g := newRig(t)
 	a := g.host(t, "paused", true, 10*time.Second)
 	b := g.host(t, "other", false, 10*time.Second)
@@ -166,6 +168,7 @@ func TestInProcessFencing(t *testing.T) {
 // the same line stop the dream before it starts, with the memory and the
 // time gate untouched.
 func TestInProcessPullConflict(t *testing.T) {
+	needMultiHost(t)
 	g := newRig(t)
 	a := g.host(t, "a", true, 10*time.Second)
 	b := g.host(t, "b", false, 10*time.Second)

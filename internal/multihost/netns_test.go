@@ -320,6 +320,7 @@ type mhost struct {
 }
 
 func TestMultiHostNetns(t *testing.T) {
+	needMultiHost(t)
 	if testing.Short() {
 		t.Skip("multi-host test skipped in -short mode")
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -297,7 +298,10 @@ func (s *state) writeOne(f *file) (bool, error) {
 	if !changed {
 		return false, nil
 	}
-	if err := writeAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode); err != nil {
+	// Not durable: this is a dream's staging copy, which the journal's
+	// commit makes durable when it lands (a crash before that throws the
+	// copy away); a sync per file would cost seconds on a busy disk.
+	if err := fsutil.WriteFileAtomic(filepath.Join(s.opts.MemoryDir, filepath.FromSlash(f.rel)), out, f.mode, false); err != nil {
 		return false, err
 	}
 	f.kept, f.idx, f.sum = nil, nil, nil

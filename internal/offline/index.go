@@ -398,56 +398,9 @@ func (s *state) fixBudget() error {
 		needSize = size - lim.MaxSize
 	}
 	d := ix.doc
-	type cand struct {
-		start, end int
-		lines      int
-		unit       int // -1: a blank line
-	}
-	var detail, text []cand
-	for i, u := range d.Units {
-		if d.PinnedRange(u.Start, u.End) || ix.touched(u.Start, u.End) {
-			continue
-		}
-		c := cand{u.Start, u.End, lineCount(d.Src[u.Start:u.End]), i}
-		if u.Parent < 0 {
-			// A block moved from between two others takes the blank line
-			// after it along, so that one blank line, not two, is left
-			// between its neighbours.
-			if le := d.LineEnd(u.End); u.End < len(d.Src) && len(bytes.TrimSpace(d.Src[u.End:le])) == 0 && len(bytes.TrimSpace(d.Src[le:])) > 0 {
-				c.end, c.lines = le, c.lines+1
-			}
-		}
-		if u.Parent >= 0 {
-			p := d.Units[u.Parent]
-			if p.Kind == memory.UnitItem && p.Parent < 0 && isPointerItem(d, p) && u.Start > d.LineEnd(p.Start)-1 && directChild(d, i) {
-				detail = append(detail, c)
-			}
-			continue
-		}
-		switch u.Kind {
-		case memory.UnitParagraph, memory.UnitCode, memory.UnitQuote:
-		case memory.UnitItem:
-			if isPointerItem(d, u) {
-				continue
-			}
-		default:
-			continue
-		}
-		text = append(text, c)
-	}
-	var blanks []cand
-	for _, r := range spareBlankLines(d) {
-		if !ix.touched(r[0], r[1]) && !ix.touched(r[0]-1, r[1]) {
-			blanks = append(blanks, cand{r[0], r[1], 1, -1})
-		}
-	}
-	// Bottom-up: the user's newest text moves first, the top of the index,
-	// which an agent reads first, stays.
-	sort.SliceStable(blanks, func(a, b int) bool { return blanks[a].start > blanks[b].start })
-	sort.SliceStable(detail, func(a, b int) bool { return detail[a].unit > detail[b].unit })
-	sort.SliceStable(text, func(a, b int) bool { return text[a].unit > text[b].unit })
+	blanks, detail, text := budgetCandidates(ix)
 	overflowPointer := makePointer("Index overflow", OverflowFile, "lines moved out of the index to keep it within budget")
-	var plan []cand
+	var plan []budgetCand
 	moves := false
 	for _, c := range append(append(blanks, detail...), text...) {
 		if needLines <= 0 && needSize <= 0 {
@@ -487,6 +440,73 @@ func (s *state) fixBudget() error {
 			ix.rel, lines, size, lim.Unit, lim.Agent, lim.Phrase()))
 		return nil
 	}
+	s.applyBudgetPlan(ix, plan, moves)
+	return nil
+}
+
+// budgetCand is a part of the index fixBudget may take out: a unit (with
+// the blank line after it, where it sits between two blocks) or a blank
+// line no block needs.
+type budgetCand struct {
+	start, end int
+	lines      int
+	unit       int // -1: a blank line
+}
+
+// budgetCandidates are what fixBudget may take out of the index, each kind
+// bottom-up (the user's newest text moves first; the top of the index,
+// which an agent reads first, stays): spare blank lines, the detail nested
+// under a pointer, and the user's own text. Pinned lines and what this
+// dream already changed are never candidates.
+func budgetCandidates(ix *file) (blanks, detail, text []budgetCand) {
+	d := ix.doc
+	for i, u := range d.Units {
+		if d.PinnedRange(u.Start, u.End) || ix.touched(u.Start, u.End) {
+			continue
+		}
+		c := budgetCand{u.Start, u.End, lineCount(d.Src[u.Start:u.End]), i}
+		if u.Parent < 0 {
+			// A block moved from between two others takes the blank line
+			// after it along, so that one blank line, not two, is left
+			// between its neighbours.
+			if le := d.LineEnd(u.End); u.End < len(d.Src) && len(bytes.TrimSpace(d.Src[u.End:le])) == 0 && len(bytes.TrimSpace(d.Src[le:])) > 0 {
+				c.end, c.lines = le, c.lines+1
+			}
+		}
+		if u.Parent >= 0 {
+			p := d.Units[u.Parent]
+			if p.Kind == memory.UnitItem && p.Parent < 0 && isPointerItem(d, p) && u.Start > d.LineEnd(p.Start)-1 && directChild(d, i) {
+				detail = append(detail, c)
+			}
+			continue
+		}
+		switch u.Kind {
+		case memory.UnitParagraph, memory.UnitCode, memory.UnitQuote:
+		case memory.UnitItem:
+			if isPointerItem(d, u) {
+				continue
+			}
+		default:
+			continue
+		}
+		text = append(text, c)
+	}
+	for _, r := range spareBlankLines(d) {
+		if !ix.touched(r[0], r[1]) && !ix.touched(r[0]-1, r[1]) {
+			blanks = append(blanks, budgetCand{r[0], r[1], 1, -1})
+		}
+	}
+	sort.SliceStable(blanks, func(a, b int) bool { return blanks[a].start > blanks[b].start })
+	sort.SliceStable(detail, func(a, b int) bool { return detail[a].unit > detail[b].unit })
+	sort.SliceStable(text, func(a, b int) bool { return text[a].unit > text[b].unit })
+	return blanks, detail, text
+}
+
+// applyBudgetPlan takes plan out of the index: blank lines removed, units
+// moved to the overflow file (moves: there are some), with a note for what
+// could not be removed or for an index still over budget.
+func (s *state) applyBudgetPlan(ix *file, plan []budgetCand, moves bool) {
+	d, lim := ix.doc, s.opts.Layout.Limit
 	sort.Slice(plan, func(a, b int) bool { return plan[a].start < plan[b].start })
 	var rs []removal
 	byStart := map[int]int{}
@@ -511,7 +531,6 @@ func (s *state) fixBudget() error {
 		s.notes = append(s.notes, fmt.Sprintf("%s is still %d lines and %d %s as %s counts it (it loads %s): related topics need merging",
 			ix.rel, l, n, lim.Unit, lim.Agent, lim.Phrase()))
 	}
-	return nil
 }
 
 // moveToOverflow appends the units the budget fix took out of the index

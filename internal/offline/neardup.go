@@ -75,37 +75,7 @@ func (s *state) nearUnits() nearUnits {
 func (s *state) nearScan(ctx context.Context) (best []pairRef, err error) {
 	nu := s.nearUnits()
 	us, sets, keys, total := nu.us, nu.sets, nu.keys, nu.total
-	// The postings are built a slice of the hash space at a time (by the
-	// hash's top bits), so that only 1/postingParts of them is ever held;
-	// of each slice only the runs (units sharing a shingle) that can make a
-	// pair are kept: two to maxPostings long. Most shingles are either one
-	// unit's own or boilerplate shared by thousands, so what is kept is
-	// small. The slices, in order, are the whole array sorted by hash.
-	var post []posting
-	part := make([]posting, 0, total/postingParts+1)
-	var spare []posting
-	for p := uint64(0); p < postingParts; p++ {
-		part = part[:0]
-		for i, set := range sets {
-			for _, sh := range set {
-				if sh>>postingShift == p {
-					part = append(part, posting{sh, int32(i)})
-				}
-			}
-		}
-		part, spare = sortPostings(part, spare)
-		for lo := 0; lo < len(part); {
-			hi := lo + 1
-			for hi < len(part) && part[hi].sh == part[lo].sh {
-				hi++
-			}
-			if n := hi - lo; n >= 2 && n <= maxPostings {
-				post = append(post, part[lo:hi]...)
-			}
-			lo = hi
-		}
-	}
-	part, spare = nil, nil
+	post := sharedPostings(sets, total)
 	runOf := make([]int32, len(post)) // where each posting's run starts
 	for k := range post {
 		if k > 0 && post[k].sh == post[k-1].sh {
@@ -155,6 +125,42 @@ func (s *state) nearScan(ctx context.Context) (best []pairRef, err error) {
 	out := top.items
 	sort.Slice(out, func(i, j int) bool { return s.pairLess(out[i], out[j]) })
 	return out, nil
+}
+
+// sharedPostings are the postings of the shingles that two to maxPostings
+// units share, sorted by hash; total is the number of shingles in sets.
+func sharedPostings(sets [][]uint64, total int) []posting {
+	// The postings are built a slice of the hash space at a time (by the
+	// hash's top bits), so that only 1/postingParts of them is ever held;
+	// of each slice only the runs (units sharing a shingle) that can make a
+	// pair are kept: two to maxPostings long. Most shingles are either one
+	// unit's own or boilerplate shared by thousands, so what is kept is
+	// small. The slices, in order, are the whole array sorted by hash.
+	var post []posting
+	part := make([]posting, 0, total/postingParts+1)
+	var spare []posting
+	for p := uint64(0); p < postingParts; p++ {
+		part = part[:0]
+		for i, set := range sets {
+			for _, sh := range set {
+				if sh>>postingShift == p {
+					part = append(part, posting{sh, int32(i)})
+				}
+			}
+		}
+		part, spare = sortPostings(part, spare)
+		for lo := 0; lo < len(part); {
+			hi := lo + 1
+			for hi < len(part) && part[hi].sh == part[lo].sh {
+				hi++
+			}
+			if n := hi - lo; n >= 2 && n <= maxPostings {
+				post = append(post, part[lo:hi]...)
+			}
+			lo = hi
+		}
+	}
+	return post
 }
 
 // pairLess ranks p before q: more similar first, then by place.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // ErrTooLong reports a memory path the file system cannot hold: a name
@@ -12,8 +11,8 @@ import (
 var ErrTooLong = errors.New("path too long for the file system")
 
 // tempNameMax is the longest temporary name dream puts beside a memory file
-// before renaming it into place (createTemp here; the journal's commit
-// names, .dream-tmp- and 16 or 21 more bytes): the path of that temporary
+// before renaming it into place (fsutil's atomic write and the journal's
+// commit name it .dream-tmp- and 16 or 21 more bytes): the path of that temporary
 // file must fit too, or the write fails when it lands.
 const tempNameMax = 64
 
@@ -45,16 +44,4 @@ func (m *Memory) CheckFits(rel string) error {
 			ErrTooLong, len(rel), room-(longest-len(rel)), m.displayDir)
 	}
 	return nil
-}
-
-// cutUTF8 returns at most the first n bytes of s, never splitting a
-// UTF-8 sequence.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -1,8 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -133,12 +131,6 @@ func (m *Memory) WriteFile(rel string, data []byte) error {
 		return err
 	}
 	name := filepath.FromSlash(rel)
-	dir := filepath.Dir(name)
-	if dir != "." {
-		if err := m.root.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create directory for %s: %w", rel, err)
-		}
-	}
 	perm := fs.FileMode(0o644)
 	switch fi, err := m.root.Lstat(name); {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
@@ -152,65 +144,10 @@ func (m *Memory) WriteFile(rel string, data []byte) error {
 	case !isNotExist(err):
 		return fmt.Errorf("stat %s: %w", rel, err)
 	}
-	tmp, tmpRel, err := m.createTemp(dir, filepath.Base(name), perm)
-	if err != nil {
+	if err := fsutil.WriteFileAtomicIn(m.root, name, data, perm, true); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = tmp.Close()
-			_ = m.root.Remove(tmpRel)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	// The umask may have narrowed perm at creation; the old file's mode wins.
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: set mode: %w", rel, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync: %w", rel, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: close: %w", rel, err)
-	}
-	if err := m.root.Rename(tmpRel, name); err != nil {
-		return fmt.Errorf("write %s: rename into place: %w", rel, err)
-	}
-	ok = true
-	// Make the rename durable; a failure here does not undo the write.
-	if d, err := m.root.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
-}
-
-// createTemp makes a new, exclusive temporary file next to base inside dir.
-// The name starts with the shared temporary prefix (so the journal never
-// stages or commits it and recovery may clean it up) and carries the
-// target's name so that a file left by a crash is recognisable, cut to
-// 32 bytes so that the temporary name stays within tempNameMax however long
-// the target's name is.
-func (m *Memory) createTemp(dir, base string, perm fs.FileMode) (*os.File, string, error) {
-	base = cutUTF8(base, 32)
-	for range 10 {
-		var b [6]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, "", fmt.Errorf("temp name: %w", err)
-		}
-		name := filepath.Join(dir, fsutil.TempPrefix+base+".tmp-"+hex.EncodeToString(b[:]))
-		f, err := m.root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil {
-			return f, name, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, "", fmt.Errorf("create temp file: %w", err)
-		}
-	}
-	return nil, "", errors.New("create temp file: too many name collisions")
 }
 
 // Close releases the root.

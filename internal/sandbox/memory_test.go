@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dreamkit/dream/internal/fsutil"
 )
 
 // newMemory makes a display dir and a separate real (staging) dir, like the
@@ -147,7 +149,7 @@ func TestMemoryWriteFile(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(real)
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if strings.HasPrefix(e.Name(), fsutil.TempPrefix) {
 			t.Fatalf("temporary file left behind: %s", e.Name())
 		}
 	}

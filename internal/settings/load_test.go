@@ -35,18 +35,27 @@ func TestDefaults(t *testing.T) {
 		home      string
 		wantState string
 		wantUser  string
+		wantConf  string
 	}{
-		{"home only", nil, "/h", "/h/.local/state/dream", "/h/.config/dream/config.toml"},
-		{"xdg set", map[string]string{"XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c"}, "/h", "/s/dream", "/c/dream/config.toml"},
-		{"relative xdg ignored", map[string]string{"XDG_STATE_HOME": "rel", "XDG_CONFIG_HOME": "rel"}, "/h", "/h/.local/state/dream", "/h/.config/dream/config.toml"},
-		{"empty xdg ignored", map[string]string{"XDG_STATE_HOME": ""}, "/h", "/h/.local/state/dream", "/h/.config/dream/config.toml"},
-		{"nothing known", nil, "", "", ""},
+		{"home only", nil, "/h", "/h/.local/state/dream", "/h/.config/dream/config.toml", "/h/.config"},
+		{"xdg set", map[string]string{"XDG_STATE_HOME": "/s", "XDG_CONFIG_HOME": "/c"}, "/h", "/s/dream", "/c/dream/config.toml", "/c"},
+		{"xdg with a trailing slash", map[string]string{"XDG_STATE_HOME": "/s/", "XDG_CONFIG_HOME": "/c/"}, "", "/s/dream", "/c/dream/config.toml", "/c"},
+		{"relative xdg ignored", map[string]string{"XDG_STATE_HOME": "rel", "XDG_CONFIG_HOME": "rel"}, "/h", "/h/.local/state/dream", "/h/.config/dream/config.toml", "/h/.config"},
+		{"empty xdg ignored", map[string]string{"XDG_STATE_HOME": ""}, "/h", "/h/.local/state/dream", "/h/.config/dream/config.toml", "/h/.config"},
+		{"nothing known", nil, "", "", "", ""},
+		{"relative xdg, no home", map[string]string{"XDG_STATE_HOME": "rel", "XDG_CONFIG_HOME": "rel"}, "", "", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Defaults(envMap(tc.env), tc.home)
 			if d.StateDir != filepath.FromSlash(tc.wantState) {
-				t.Errorf("StateDir = %q, want %q", d.StateDir, tc.wantState)
+				t.Errorf("Defaults().StateDir = %q, want %q", d.StateDir, tc.wantState)
+			}
+			if got := StateDir(envMap(tc.env), tc.home); got != d.StateDir {
+				t.Errorf("StateDir = %q, the default state_dir %q", got, d.StateDir)
+			}
+			if got := ConfigHome(envMap(tc.env), tc.home); got != filepath.FromSlash(tc.wantConf) {
+				t.Errorf("ConfigHome = %q, want %q", got, tc.wantConf)
 			}
 			if got := UserFile(envMap(tc.env), tc.home); got != filepath.FromSlash(tc.wantUser) {
 				t.Errorf("UserFile = %q, want %q", got, tc.wantUser)

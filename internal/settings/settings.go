@@ -102,7 +102,7 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		Timeout:              DefaultTimeout,
 		MaxLoss:              0.2,
 		MaxUntracedDeletions: 3,
-		StateDir:             xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"), "dream"),
+		StateDir:             StateDir(env, home),
 		Distributed:          DefaultDistributed(),
 		Ceilings:             DefaultCeilings(),
 	}
@@ -113,27 +113,47 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 // ~/.config/dream/config.toml. It returns "" when neither can be formed,
 // which Load treats as "no user file".
 func UserFile(env func(string) (string, bool), home string) string {
-	dir := xdgDir(env, "XDG_CONFIG_HOME", home, ".config", "dream")
+	dir := ConfigHome(env, home)
 	if dir == "" {
 		return ""
 	}
-	return filepath.Join(dir, "config.toml")
+	return filepath.Join(dir, "dream", "config.toml")
+}
+
+// StateDir is dream's default state dir: $XDG_STATE_HOME/dream, falling
+// back to ~/.local/state/dream; "" when neither can be formed. It is the
+// state_dir setting's default and the home of the trust store, which must
+// not move with that setting.
+func StateDir(env func(string) (string, bool), home string) string {
+	dir := xdgDir(env, "XDG_STATE_HOME", home, filepath.Join(".local", "state"))
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "dream")
+}
+
+// ConfigHome is the user's XDG config directory: $XDG_CONFIG_HOME, falling
+// back to ~/.config; "" when neither can be formed. dream's user file and
+// the systemd user unit live below it.
+func ConfigHome(env func(string) (string, bool), home string) string {
+	return xdgDir(env, "XDG_CONFIG_HOME", home, ".config")
 }
 
 // ProjectFileName is the project file Load reads from the repository root.
 const ProjectFileName = ".dream.toml"
 
-// xdgDir resolves an XDG base directory joined with app. The XDG spec says a
-// relative value must be ignored, so it is, rather than silently landing in
-// whatever the working directory happens to be.
-func xdgDir(env func(string) (string, bool), variable, home, fallback, app string) string {
+// xdgDir resolves an XDG base directory: the variable, else fallback under
+// home. The XDG spec says a relative value must be ignored, so it is, rather
+// than silently landing in whatever the working directory happens to be.
+// Every XDG lookup of dream goes through here.
+func xdgDir(env func(string) (string, bool), variable, home, fallback string) string {
 	if env != nil {
 		if v, ok := env(variable); ok && v != "" && filepath.IsAbs(v) {
-			return filepath.Join(v, app)
+			return filepath.Clean(v)
 		}
 	}
 	if home == "" {
 		return ""
 	}
-	return filepath.Join(home, fallback, app)
+	return filepath.Join(home, fallback)
 }

@@ -156,7 +156,7 @@ func (r *Registry) write(e Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomic(r.entryPath(e.ID), b, 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(r.entryPath(e.ID), b, 0o600, true); err != nil {
 		return fmt.Errorf("writing task %s: %w", e.ID, err)
 	}
 	return nil
@@ -170,7 +170,7 @@ func (r *Registry) writeFast(e Entry) error {
 	if err != nil {
 		return err
 	}
-	if err := fsutil.WriteFileAtomicNoSync(r.entryPath(e.ID), b, 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(r.entryPath(e.ID), b, 0o600, false); err != nil {
 		return fmt.Errorf("writing task %s: %w", e.ID, err)
 	}
 	return nil

@@ -124,71 +124,8 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 		return Result{}, fmt.Errorf("grep: %w", err)
 	}
 	maxChars := t.s.limits.GrepMaxLineChars
-	sc := newScanner(c.m, scanBufSize, scanMaxLine, maxChars*4)
-	var (
-		b           strings.Builder
-		ev          strings.Builder // what was shown, as evidence: path:text, no line numbers
-		files       []grepFile
-		total       int64
-		shownLines  int
-		binaries    int
-		searched    int
-		fileMatches int64
-		refused     int
-	)
-	searchFile := func(rel string, d fs.DirEntry) error {
-		if c.in.Glob != "" && !globMatches(c.in.Glob, c.rel, rel) {
-			return nil
-		}
-		f, err := t.s.ro.Open(c.root, rel)
-		if errors.Is(err, sandbox.ErrCredential) {
-			refused++ // a hard link of a key, say: counted, never searched
-			return nil
-		}
-		if err != nil {
-			return nil // vanished or unreadable: not the model's problem
-		}
-		defer f.Close()
-		searched++
-		shown := sandbox.SafeName(c.root.Display(rel))
-		fileMatches = 0
-		err = sc.scan(ctx, f, func(lineNo int64, line []byte, at int, cut bool) bool {
-			fileMatches++
-			if c.in.OutputMode == grepFiles {
-				return false // one match is enough to list the file
-			}
-			if c.in.OutputMode == grepContent && shownLines < c.limit {
-				shownLines++
-				w := window(line, at, maxChars, cut)
-				b.WriteString(shown)
-				b.WriteByte(':')
-				b.WriteString(strconv.FormatInt(lineNo, 10))
-				b.WriteByte(':')
-				b.WriteString(w)
-				b.WriteByte('\n')
-				ev.WriteString(shown + ":" + w + "\n")
-			}
-			return true
-		})
-		if errors.Is(err, errBinary) {
-			binaries++
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", shown, err)
-		}
-		if fileMatches > 0 {
-			total += fileMatches
-			gf := grepFile{shown: shown, count: fileMatches}
-			if c.in.OutputMode == grepFiles {
-				if info, err := d.Info(); err == nil {
-					gf.modTime = info.ModTime()
-				}
-			}
-			files = append(files, gf)
-		}
-		return nil
-	}
+	g := &grepSearch{t: t, c: c, maxChars: maxChars, sc: newScanner(c.m, scanBufSize, scanMaxLine, maxChars*4)}
+	searchFile := func(rel string, d fs.DirEntry) error { return g.file(ctx, rel, d) }
 	switch {
 	case fi.IsDir():
 		err = walkTree(ctx, fsys, c.rel, c.root.Name == RootRepo, searchFile)
@@ -200,17 +137,90 @@ func (t *grepTool) Execute(ctx context.Context, input json.RawMessage) (Result, 
 	if err != nil {
 		return Result{}, fmt.Errorf("grep: %w", err)
 	}
-	out := t.format(c, &b, files, total, searched, binaries, refused+sandbox.CredentialsSkipped(fsys))
+	out := t.format(c, &g.b, g.files, g.total, g.searched, g.binaries, g.refused+sandbox.CredentialsSkipped(fsys))
 	if c.in.OutputMode == grepFiles {
-		for i, f := range files {
+		for i, f := range g.files {
 			if i == c.limit {
 				break
 			}
-			ev.WriteString(f.shown + "\n")
+			g.ev.WriteString(f.shown + "\n")
 		}
 	}
-	t.s.show("grep", c.root, c.root.Display(c.rel), ev.String())
+	t.s.show("grep", c.root, c.root.Display(c.rel), g.ev.String())
 	return Result{Content: out}, nil
+}
+
+// grepSearch is one grep's progress over the files it searches: what it
+// shows, the evidence of it (path:text, no line numbers) and the counts
+// the trailer reports.
+type grepSearch struct {
+	t          *grepTool
+	c          *grepCall
+	sc         *scanner
+	maxChars   int
+	b, ev      strings.Builder
+	files      []grepFile
+	total      int64
+	shownLines int
+	binaries   int
+	searched   int
+	refused    int
+}
+
+// file searches one file, rel, found as d.
+func (g *grepSearch) file(ctx context.Context, rel string, d fs.DirEntry) error {
+	c := g.c
+	if c.in.Glob != "" && !globMatches(c.in.Glob, c.rel, rel) {
+		return nil
+	}
+	f, err := g.t.s.ro.Open(c.root, rel)
+	if errors.Is(err, sandbox.ErrCredential) {
+		g.refused++ // a hard link of a key, say: counted, never searched
+		return nil
+	}
+	if err != nil {
+		return nil // vanished or unreadable: not the model's problem
+	}
+	defer f.Close()
+	g.searched++
+	shown := sandbox.SafeName(c.root.Display(rel))
+	var fileMatches int64
+	err = g.sc.scan(ctx, f, func(lineNo int64, line []byte, at int, cut bool) bool {
+		fileMatches++
+		if c.in.OutputMode == grepFiles {
+			return false // one match is enough to list the file
+		}
+		if c.in.OutputMode == grepContent && g.shownLines < c.limit {
+			g.shownLines++
+			w := window(line, at, g.maxChars, cut)
+			g.b.WriteString(shown)
+			g.b.WriteByte(':')
+			g.b.WriteString(strconv.FormatInt(lineNo, 10))
+			g.b.WriteByte(':')
+			g.b.WriteString(w)
+			g.b.WriteByte('\n')
+			g.ev.WriteString(shown + ":" + w + "\n")
+		}
+		return true
+	})
+	if errors.Is(err, errBinary) {
+		g.binaries++
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", shown, err)
+	}
+	if fileMatches > 0 {
+		g.total += fileMatches
+		gf := grepFile{shown: shown, count: fileMatches}
+		if c.in.OutputMode == grepFiles {
+			if info, err := d.Info(); err == nil {
+				gf.modTime = info.ModTime()
+			}
+		}
+		g.files = append(g.files, gf)
+	}
+	return nil
 }
 
 // format renders the result for the output mode, with the trailer that says

@@ -58,21 +58,16 @@ type Store struct {
 	now  func() time.Time
 }
 
-// DefaultPath is the store of this user: $XDG_STATE_HOME/dream/FileName,
-// falling back to ~/.local/state/dream/FileName. It deliberately ignores the
-// state_dir setting and --state-dir: a trusted project file may set
-// state_dir, so the record of trust must not move with it. "" when neither
-// can be formed.
-func DefaultPath(env func(string) (string, bool), home string) string {
-	if env != nil {
-		if v, ok := env("XDG_STATE_HOME"); ok && filepath.IsAbs(v) {
-			return filepath.Join(v, "dream", FileName)
-		}
-	}
-	if home == "" {
+// DefaultPath is the store of this user: FileName in dream's default state
+// dir, settings.StateDir ($XDG_STATE_HOME/dream, falling back to
+// ~/.local/state/dream). It deliberately ignores the state_dir setting and
+// --state-dir: a trusted project file may set state_dir, so the record of
+// trust must not move with it. "" when defaultStateDir is "".
+func DefaultPath(defaultStateDir string) string {
+	if defaultStateDir == "" {
 		return ""
 	}
-	return filepath.Join(home, ".local", "state", "dream", FileName)
+	return filepath.Join(defaultStateDir, FileName)
 }
 
 // Open returns the store at path; the file is created on the first Add.
@@ -226,7 +221,7 @@ func (s *Store) update(change func(*storeFile)) error {
 	if err != nil {
 		return fmt.Errorf("trust: %w", err)
 	}
-	if err := fsutil.WriteFileAtomic(s.path, append(b, '\n'), 0o600); err != nil {
+	if err := fsutil.WriteFileAtomic(s.path, append(b, '\n'), 0o600, true); err != nil {
 		return fmt.Errorf("trust: writing the store: %w", err)
 	}
 	return nil

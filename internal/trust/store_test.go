@@ -133,18 +133,14 @@ func TestConcurrentAdds(t *testing.T) {
 	}
 }
 
+// TestDefaultPath: the store sits in dream's default state dir (which
+// settings.StateDir resolves from the XDG variables), never elsewhere.
 func TestDefaultPath(t *testing.T) {
-	env := func(m map[string]string) func(string) (string, bool) {
-		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	if got := DefaultPath("/x/state/dream"); got != filepath.Join("/x/state/dream", FileName) {
+		t.Errorf("DefaultPath = %s", got)
 	}
-	if got := DefaultPath(env(map[string]string{"XDG_STATE_HOME": "/x/state"}), "/home/u"); got != filepath.Join("/x/state", "dream", FileName) {
-		t.Errorf("XDG_STATE_HOME: %s", got)
-	}
-	if got := DefaultPath(env(map[string]string{"XDG_STATE_HOME": "relative"}), "/home/u"); got != filepath.Join("/home/u", ".local", "state", "dream", FileName) {
-		t.Errorf("relative XDG_STATE_HOME must be ignored: %s", got)
-	}
-	if got := DefaultPath(nil, ""); got != "" {
-		t.Errorf("no home: %q", got)
+	if got := DefaultPath(""); got != "" {
+		t.Errorf("no state dir: %q", got)
 	}
 }
 

@@ -39,30 +39,9 @@ const (
 )
 
 func consolidate(req Recorded) Turn {
-	var body struct {
-		System   json.RawMessage `json:"system"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(req.Body, &body); err != nil {
+	system, task, step, ok := conversation(req)
+	if !ok {
 		return Turn{Text: "unreadable request"}
-	}
-	system := text(body.System)
-	var task string
-	step := 0
-	for _, m := range body.Messages {
-		switch m.Role {
-		case "system":
-			system = text(m.Content)
-		case "user":
-			if task == "" {
-				task = text(m.Content)
-			}
-		case "assistant":
-			step++
-		}
 	}
 	mem := firstMatch(memoryDirLine, system)
 	if mem == "" {
@@ -71,33 +50,10 @@ func consolidate(req Recorded) Turn {
 	sessions := firstMatch(sessionsDirLine, system)
 	files := memoryFiles(mem)
 	ours, first := partFiles(task, files)
-	leads := ""
-	if i := strings.Index(task, "## Leads"); i >= 0 {
-		leads = task[i:]
-		for _, next := range []string{"\n## Pinned facts", "\n## This dream is in "} {
-			if j := strings.Index(leads, next); j >= 0 {
-				leads = leads[:j]
-			}
-		}
-	}
+	leads := leadsOf(task)
 	var plan [][]Call
 	plan = append(plan, []Call{{Name: "ls", Input: map[string]any{"path": mem}}, {Name: "read", Input: map[string]any{"file_path": filepath.Join(mem, "MEMORY.md")}}})
-	var batch []Call
-	size := 0
-	for _, f := range ours {
-		n := 0
-		if fi, err := os.Stat(filepath.Join(mem, f)); err == nil {
-			n = int(fi.Size())
-		}
-		if len(batch) > 0 && (len(batch) == consolidatorReads || size+n > consolidatorBytes) {
-			plan, batch, size = append(plan, batch), nil, 0
-		}
-		batch = append(batch, Call{Name: "read", Input: map[string]any{"file_path": filepath.Join(mem, f)}})
-		size += n
-	}
-	if len(batch) > 0 {
-		plan = append(plan, batch)
-	}
+	plan = append(plan, readBatches(mem, ours)...)
 	if first && sessions != "" && strings.Contains(task, " touched since the last consolidation") {
 		plan = append(plan, []Call{
 			{Name: "grep", Input: map[string]any{"pattern": "decid|remember", "path": sessions, "output_mode": "content", "head_limit": 20}},
@@ -125,6 +81,73 @@ func consolidate(req Recorded) Turn {
 		return Turn{Calls: plan[step]}
 	}
 	return Turn{Text: "Consolidated " + strings.Join(edits, ", ") + ": marked each as confirmed against the transcripts; nothing else needed changing."}
+}
+
+// conversation reads a Messages request: its system prompt, the task (the
+// first user message) and the step (how many answers came before).
+func conversation(req Recorded) (system, task string, step int, ok bool) {
+	var body struct {
+		System   json.RawMessage `json:"system"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(req.Body, &body); err != nil {
+		return "", "", 0, false
+	}
+	system = text(body.System)
+	for _, m := range body.Messages {
+		switch m.Role {
+		case "system":
+			system = text(m.Content)
+		case "user":
+			if task == "" {
+				task = text(m.Content)
+			}
+		case "assistant":
+			step++
+		}
+	}
+	return system, task, step, true
+}
+
+// leadsOf is the task's "## Leads" section, or "".
+func leadsOf(task string) string {
+	i := strings.Index(task, "## Leads")
+	if i < 0 {
+		return ""
+	}
+	leads := task[i:]
+	for _, next := range []string{"\n## Pinned facts", "\n## This dream is in "} {
+		if j := strings.Index(leads, next); j >= 0 {
+			leads = leads[:j]
+		}
+	}
+	return leads
+}
+
+// readBatches reads files (relative to mem) in turns of at most
+// consolidatorReads files and about consolidatorBytes bytes each.
+func readBatches(mem string, files []string) [][]Call {
+	var plan [][]Call
+	var batch []Call
+	size := 0
+	for _, f := range files {
+		n := 0
+		if fi, err := os.Stat(filepath.Join(mem, f)); err == nil {
+			n = int(fi.Size())
+		}
+		if len(batch) > 0 && (len(batch) == consolidatorReads || size+n > consolidatorBytes) {
+			plan, batch, size = append(plan, batch), nil, 0
+		}
+		batch = append(batch, Call{Name: "read", Input: map[string]any{"file_path": filepath.Join(mem, f)}})
+		size += n
+	}
+	if len(batch) > 0 {
+		plan = append(plan, batch)
+	}
+	return plan
 }
 
 // editCall rewrites the file's last paragraph (its last lines up to a

@@ -101,22 +101,11 @@ func (s *Server) Append(turns ...Turn) {
 	s.script = append(s.script, turns...)
 }
 
-// ServeHTTP routes by path suffix so that base URLs with or without "/v1"
-// (and with a proxy prefix) all work.
+// ServeHTTP answers one model request with the script's next turn, in the
+// protocol its path names (protocolOf).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	path := strings.TrimSuffix(r.URL.Path, "/")
-	var p protocol
-	geminiModel, geminiCall, isGemini := geminiMethod(path)
-	switch {
-	case strings.HasSuffix(path, "/messages"):
-		p = anthropicProtocol{}
-	case strings.HasSuffix(path, "/chat/completions"):
-		p = openaiProtocol{}
-	case strings.HasSuffix(path, "/responses"):
-		p = responsesProtocol{}
-	case isGemini:
-		p = geminiProtocol{}
-	default:
+	p, geminiModel, geminiCall, isGemini := protocolOf(r.URL.Path)
+	if p == nil {
 		http.Error(w, "llmtest: no such endpoint: "+r.URL.Path, http.StatusNotFound)
 		return
 	}
@@ -151,17 +140,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if turn.Dynamic != nil {
 		turn = turn.Dynamic(rec)
 	}
-	if turn.Delay > 0 {
-		timer := time.NewTimer(turn.Delay)
-		select {
-		case <-timer.C:
-		case <-r.Context().Done():
-			timer.Stop()
-			return
-		case <-s.done:
-			timer.Stop()
-			return
-		}
+	if turn.Delay > 0 && !s.delay(r, turn.Delay) {
+		return
 	}
 	if turn.Status != 0 {
 		if turn.RetryAfter != "" {
@@ -186,6 +166,40 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Both writers build everything before the first byte, so the
 		// headers are still unsent.
 		p.writeError(w, http.StatusInternalServerError, err.Error(), "", s.nextID())
+	}
+}
+
+// protocolOf picks the wire protocol by the path's suffix, so that base
+// URLs with or without "/v1" (and with a proxy prefix) all work; nil for no
+// endpoint. A Gemini path also names its model and method.
+func protocolOf(urlPath string) (p protocol, geminiModel, geminiCall string, isGemini bool) {
+	path := strings.TrimSuffix(urlPath, "/")
+	geminiModel, geminiCall, isGemini = geminiMethod(path)
+	switch {
+	case strings.HasSuffix(path, "/messages"):
+		p = anthropicProtocol{}
+	case strings.HasSuffix(path, "/chat/completions"):
+		p = openaiProtocol{}
+	case strings.HasSuffix(path, "/responses"):
+		p = responsesProtocol{}
+	case isGemini:
+		p = geminiProtocol{}
+	}
+	return p, geminiModel, geminiCall, isGemini
+}
+
+// delay holds a scripted answer for d; false when the client or the server
+// went away first.
+func (s *Server) delay(r *http.Request, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	case <-s.done:
+		return false
 	}
 }
 

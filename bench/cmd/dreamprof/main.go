@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/runner"
 )
 
@@ -90,10 +91,7 @@ func (r oneFileRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, e
 		return dream.Outcome{}, err
 	}
 	b = append(b, []byte(fmt.Sprintf("- [Bench](bench.md) — touched at %s\n", time.Now().Format(time.RFC3339Nano)))...)
-	if err := os.WriteFile(p+".tmp", b, 0o644); err != nil {
-		return dream.Outcome{}, err
-	}
-	if err := os.Rename(p+".tmp", p); err != nil {
+	if err := fsutil.WriteFileAtomic(p, b, 0o644, false); err != nil {
 		return dream.Outcome{}, err
 	}
 	job.Progress(dream.Progress{Kind: dream.ProgressFileTouched, Path: r.file})

@@ -59,7 +59,7 @@ func LoadSettings(env func(string) (string, bool), flags map[string]string) (Loa
 		Flags:       flags,
 		// The record of which project files the user allowed lives in
 		// the user's own state dir, never where a project file points.
-		TrustProject: trust.Open(trust.DefaultPath(env, home)).Trusted,
+		TrustProject: trust.Open(trust.DefaultPath(settings.StateDir(env, home))).Trusted,
 		StrictFlags:  true,
 	})
 	if err != nil {
