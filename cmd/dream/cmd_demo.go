@@ -65,7 +65,7 @@ func cmdDemo(a *app, args []string) error {
 			fmt.Fprintf(w, "  engine:   %s %s (%s)\n\n", choice.Name, choice.Model, choice.Why)
 		}
 	}
-	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut)
+	view := newProgressView(a.narrative(), isTerminal(a.stderr), a.jsonOut)
 	d, err := a.dreamer(choice.Runner(s), choice, view.on)
 	if err != nil {
 		return err

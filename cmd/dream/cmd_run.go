@@ -35,9 +35,12 @@ func cmdRun(a *app, args []string) error {
 	defer d.Close()
 	opts := dream.RunOptions{Review: !dryRun && (review || a.loaded.Settings.Review), DryRun: dryRun}
 	if !opts.Review && !opts.DryRun && !a.isJob() {
-		first.text = a.firstRunNotice(d)
+		first.add(a.firstRunNotice(d))
 	}
 	rep, err := d.Run(a.ctx, opts)
+	if !errors.Is(err, dream.ErrLockHeld) {
+		first.say()
+	}
 	view.done()
 	return a.finishRun(rep, err)
 }
@@ -45,8 +48,8 @@ func cmdRun(a *app, args []string) error {
 // firstRunNotice is what a user whose memory dream has never changed reads
 // as the dream starts: that it is about to edit the memory, that every
 // change is recorded, and how to undo. Shown until dream has changed the
-// memory once (the audit history then holds a dream), on stderr, so --json
-// keeps stdout to the report. Empty when there is nothing to say.
+// memory once (the audit history then holds a dream), in the dream's
+// account (narrative), so --json keeps stdout to the report. Empty when there is nothing to say.
 func (a *app) firstRunNotice(d *dream.Dreamer) string {
 	cfg := d.Config()
 	dreamed, err := dream.HasDreamed(a.ctx, cfg.StateDir, cfg.MemoryDir)
@@ -58,19 +61,27 @@ func (a *app) firstRunNotice(d *dream.Dreamer) string {
 		cfg.MemoryDir, a.hint("log", "--memory-dir", cfg.MemoryDir))
 }
 
-// startNotice is said once, at a dream's first progress event: the dream
-// has the lock by then, so a run refused because another holds it says
-// only that.
+// startNotice is said once, as the dream starts (its first progress
+// event, or its report when it had none): the dream has the lock by then,
+// so a run refused because another holds it, or a closed gate, says only
+// that.
 type startNotice struct {
-	w    io.Writer
-	once sync.Once
-	text string
+	w     io.Writer
+	once  sync.Once
+	lines []string
+}
+
+// add keeps a line to say; an empty one is nothing to say.
+func (n *startNotice) add(line string) {
+	if line != "" {
+		n.lines = append(n.lines, line)
+	}
 }
 
 func (n *startNotice) say() {
 	n.once.Do(func() {
-		if n.text != "" {
-			fmt.Fprintln(n.w, n.text)
+		for _, l := range n.lines {
+			fmt.Fprintln(n.w, l)
 		}
 	})
 }
@@ -89,8 +100,8 @@ func (a *app) dreamerWithNotice() (*dream.Dreamer, *progressView, *startNotice, 
 	if err != nil {
 		return nil, nil, nil, usagef("%v", err)
 	}
-	view := newProgressView(a.stderr, isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
-	first := &startNotice{w: a.stderr}
+	view := newProgressView(a.narrative(), isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
+	first := &startNotice{w: a.narrative()}
 	// The runner is the host's (dream.ConfigForProject): nanobot's history
 	// dream on a nanobot workspace, the provider's otherwise.
 	d, err := a.dreamer(nil, choice, func(id string, p dream.Progress) {
@@ -103,18 +114,35 @@ func (a *app) dreamerWithNotice() (*dream.Dreamer, *progressView, *startNotice, 
 	switch {
 	case choice.Name != provider.Offline || a.jsonOut:
 	case a.isJob():
-		a.note("dream: no model (%s): job %s runs its offline engine alone, zero tokens", choice.Why, a.job)
+		first.add(fmt.Sprintf("dream: no model (%s): job %s runs its offline engine alone, zero tokens", choice.Why, a.job))
 	default:
-		a.note("dream: using the offline engine (%s): zero tokens, mechanical fixes only", choice.Why)
+		first.add(fmt.Sprintf("dream: using the offline engine (%s): zero tokens, mechanical fixes only", choice.Why))
 		for _, u := range choice.Unused {
-			a.note("dream: %s is set but not spent; to give it to dream: %s", u.Var, u.Enable)
+			first.add(fmt.Sprintf("dream: %s is set but not spent; to give it to dream: %s", u.Var, u.Enable))
 		}
 	}
 	return d, view, first, nil
 }
 
+// note says one line of a dream's account (see narrative).
 func (a *app) note(format string, args ...any) {
-	fmt.Fprintf(a.stderr, format+"\n", args...)
+	fmt.Fprintf(a.narrative(), format+"\n", args...)
+}
+
+// narrative is where a dream's account goes as it runs: the notices (the
+// engine chosen and why, a first dream's word on undo), each turn, tool
+// call and file written, the leads. On a terminal it is stderr, beside the
+// live line, and the report alone goes to stdout; under --json it is
+// stderr too, as stdout holds the one JSON value. Otherwise (a log, a pipe,
+// CI) it is stdout, so that the account and the report it leads up to stay
+// one stream in order: a log that keeps the two streams apart, or only
+// stdout, would lose which write came before which line of the report.
+// Failures and warnings always go to stderr.
+func (a *app) narrative() io.Writer {
+	if a.jsonOut || isTerminal(a.stderr) {
+		return a.stderr
+	}
+	return a.stdout
 }
 
 // finishRun prints a dream's report and returns its failure as already

@@ -480,7 +480,7 @@ func TestDryRunThenFirstRunNotice(t *testing.T) {
 		!strings.Contains(r.stdout, "+++ b/prefs.md") || !strings.Contains(r.stdout, "\n-- 用 tab 缩进。") {
 		t.Fatalf("dry run:\n%s", r)
 	}
-	if strings.Contains(r.stderr, "first dream") {
+	if strings.Contains(r.stdout+r.stderr, "first dream") {
 		t.Errorf("a dry run announced an edit it does not make:\n%s", r)
 	}
 	j := w.dream(nil, append([]string{"run", "--dry-run", "--json", "--provider", "offline"}, w.locFlags()...)...)

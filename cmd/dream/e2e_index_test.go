@@ -39,7 +39,7 @@ func TestLinkedMemoryFileNeverEndsADream(t *testing.T) {
 	}
 
 	r := w.dream(offlineEnv, append([]string{"run"}, w.locFlags()...)...)
-	if r.code != 0 || !strings.Contains(r.stderr, "lead: linkfile.md linked_file: a symbolic link to "+shared) {
+	if r.code != 0 || !strings.Contains(r.stdout, "lead: linkfile.md linked_file: a symbolic link to "+shared) {
 		t.Fatalf("offline dream with a linked memory file:\n%s", r)
 	}
 	unchanged("offline")
@@ -203,5 +203,36 @@ func TestDryRunOutputDoesNotDependOnTiming(t *testing.T) {
 		if norm(worlds[i], r.stdout) != norm(worlds[0], first.stdout) || norm(worlds[i], r.stderr) != norm(worlds[0], first.stderr) {
 			t.Errorf("dry run %d printed otherwise than dry run 0:\n%s\n----\n%s", i, r, first)
 		}
+	}
+}
+
+// TestRunAccountIsOneStream: off a terminal, a dream's account (the engine
+// chosen, the first dream's word on undo, each fix and file written) and
+// its report go to stdout in the order they happened, so a log that keeps
+// only stdout, or keeps the streams apart, still reads as one account;
+// stderr is left to failures and warnings. Under --json stdout holds the
+// report alone.
+func TestRunAccountIsOneStream(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.write(w.mem, "MEMORY.md", "# Memory\n\n- [Build](build.md) — how the project builds\n- [Build](build.md) — how the project builds\n")
+	r := w.dream(offlineEnv, append([]string{"run"}, w.locFlags()...)...)
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("an offline dream with nothing to warn about wrote to stderr:\n%s", r)
+	}
+	order := []string{"using the offline engine", "first dream on " + w.mem, "wrote MEMORY.md", "Improved 1 memory", "undo it: dream undo "}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(r.stdout[at:], want)
+		if i < 0 {
+			t.Fatalf("stdout lacks %q after byte %d (want %q in this order):\n%s", want, at, order, r.stdout)
+		}
+		at += i
+	}
+
+	w.write(w.mem, "MEMORY.md", "# Memory\n\n- [Build](build.md) — how the project builds\n- [Build](build.md) — how the project builds\n")
+	j := w.dream(offlineEnv, append([]string{"run", "--json"}, w.locFlags()...)...)
+	if rep := decodeJSON[map[string]any](t, j); j.code != 0 || rep["status"] != "completed" {
+		t.Fatalf("under --json stdout is not the report alone:\n%s", j)
 	}
 }
