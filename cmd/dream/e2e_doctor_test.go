@@ -20,9 +20,7 @@ func agentOnPath(t *testing.T, w *hostWorld, version string) {
 	t.Helper()
 	bin := filepath.Join(w.root, "agent-bin")
 	mustMkdir(t, bin)
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '"+version+"'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, filepath.Join(bin, "claude"), []byte("#!/bin/sh\necho '"+version+"'\n"))
 	for i, e := range w.env {
 		if strings.HasPrefix(e, "PATH=") {
 			w.env[i] = "PATH=" + bin + string(os.PathListSeparator) + strings.TrimPrefix(e, "PATH=")

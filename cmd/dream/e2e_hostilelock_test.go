@@ -126,9 +126,7 @@ func (w *world) asNobody(t *testing.T) func(extraEnv []string, args ...string) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(bin, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeExecutable(t, bin, b)
 	return func(extraEnv []string, args ...string) result {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -100,9 +100,7 @@ func TestInitRenamedBinary(t *testing.T) {
 	copyBin := func(dir, name string) string {
 		mustMkdir(t, dir)
 		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, exe, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		writeExecutable(t, p, exe)
 		return p
 	}
 	run := func(bin string, args ...string) result {

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -192,4 +193,20 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		return nil
 	})
 	return m
+}
+
+// writeExecutable writes a file that a test (or the dream it runs) then
+// executes. The e2e tests run side by side, and a process one of them
+// forks while this file is open for writing inherits the descriptor until
+// its exec: running the file in that window fails with "text file busy".
+// Holding syscall.ForkLock's read side while the file is open keeps every
+// fork of this test process out of that window.
+func writeExecutable(t *testing.T, path string, data []byte) {
+	t.Helper()
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, data, 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
