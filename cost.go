@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm"
@@ -27,7 +28,8 @@ type Amount = spend.Amount
 // its estimate is priced, checked and reserved in the state dir's ledger,
 // which every process shares, and settled with what it spent when it
 // ends. A Runner that is not one (the offline engine, a host's own job)
-// spends nothing dream can count.
+// spends nothing dream can count, nor does an Estimate of no Requests (a
+// job's runner without a model).
 type Estimator interface {
 	// Estimate reads job's memory (its MemoryDir, never written) and
 	// returns the expected usage and Model, unpriced.
@@ -107,10 +109,16 @@ func (d *Dreamer) estimate(ctx context.Context, id string, sessions int) (*Estim
 	if !ok {
 		return nil, spend.Request{}, nil
 	}
-	e, err := est.Estimate(ctx, Job{TaskID: id, MemoryDir: d.cfg.MemoryDir, MemoryDisplayDir: d.cfg.MemoryDir, RepoDir: d.cfg.RepoDir,
-		SessionsDir: d.cfg.SessionsDir, SessionsReviewed: sessions, Pinned: d.cfg.Settings.Pinned, Progress: func(Progress) {}})
+	s, spec := d.cfg.Settings, d.cfg.Job
+	e, err := est.Estimate(ctx, Job{TaskID: id, MemoryDir: d.cfg.MemoryDir, MemoryDisplayDir: d.cfg.MemoryDir,
+		RepoDir: readable(spec, jobs.ReadRepo, d.cfg.RepoDir), SessionsDir: readable(spec, jobs.ReadTranscripts, d.cfg.SessionsDir),
+		SessionsReviewed: sessions, Pinned: s.Pinned, Progress: func(Progress) {},
+		Spec: spec, Budgets: Budgets{MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Timeout: s.Timeout}})
 	if err != nil {
 		return nil, spend.Request{}, fmt.Errorf("estimating the dream: %w", err)
+	}
+	if e.Requests == 0 {
+		return nil, spend.Request{}, nil
 	}
 	if e.Provider == "" {
 		e.Provider = d.cfg.Provider
@@ -120,7 +128,6 @@ func (d *Dreamer) estimate(ctx context.Context, id string, sessions int) (*Estim
 		return &e, spend.Request{}, &spend.UnpricedError{Model: e.Model}
 	}
 	e.Priced(p, from)
-	s := d.cfg.Settings
 	return &e, spend.Request{
 		ID: id, MemoryDir: d.cfg.MemoryDir, Host: s.Host, Provider: e.Provider, Model: e.Model,
 		Estimate: e.Amount, Price: p,

@@ -75,7 +75,8 @@ type Job struct {
 
 // Budgets are a dream's limits, as its Settings set them: a Runner that
 // talks to a model keeps within them (the Dreamer enforces the timeout).
-// The cost ceilings the memory dream has join them here for every job.
+// The spending ceilings are not among them: an Estimator's dream is held
+// to them by Job.Budget.
 type Budgets struct {
 	MaxTurns  int
 	MaxTokens int64

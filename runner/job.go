@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,12 +13,15 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/checkup"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/prompt"
+	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/internal/reviewnotes"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
@@ -27,8 +32,9 @@ import (
 // model and writes the job's report; then, with a model, the restricted
 // sub-agent on the job's prompt (or the engine's own: an assessment on top
 // of the health report, the review's notes), its tools confined to the
-// job's scopes and its turns and tokens to Job.Budgets. A job with only a
-// prompt needs a model; without one it fails saying so.
+// job's scopes, its turns and tokens to Job.Budgets, its spending to the
+// ceilings (Estimate, Job.Budget). A job with only a prompt needs a model;
+// without one it fails saying so.
 type JobRunner struct {
 	// Provider is the model; nil runs the engine alone.
 	Provider        llm.Provider
@@ -91,8 +97,32 @@ func (r *JobRunner) Run(ctx context.Context, job dream.Job) (dream.Outcome, erro
 	return out, err
 }
 
-// model runs the sub-agent on the job's prompt.
+// model runs the sub-agent on the job's prompt, asking job.Budget (the
+// spending ceilings' reservation) before each request.
 func (r *JobRunner) model(ctx context.Context, job dream.Job, now time.Time, report string) (agent.Result, error) {
+	c, err := r.conversation(job, now, report)
+	if err != nil {
+		return agent.Result{}, err
+	}
+	defer c.set.Close()
+	return agent.Run(ctx, agent.Config{
+		Provider: r.Provider, Model: r.Model, MaxOutputTokens: r.MaxOutputTokens,
+		System: c.system, Task: c.task, Tools: c.set.Tools(),
+		MaxTurns: job.Budgets.MaxTurns, MaxTokens: job.Budgets.MaxTokens, Budget: job.Budget,
+		OnEvent: func(e agent.Event) {
+			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
+		},
+	})
+}
+
+// conversation is what the sub-agent is given: its tools, confined to the
+// job's scopes, and its prompts. The caller closes set.
+type conversation struct {
+	set          *tools.Set
+	system, task string
+}
+
+func (r *JobRunner) conversation(job dream.Job, now time.Time, report string) (conversation, error) {
 	spec := job.Spec
 	env := tools.Env{MemoryDir: job.MemoryDir, MemoryDisplayDir: job.MemoryDisplayDir, RepoDir: job.RepoDir, SessionsDir: job.SessionsDir}
 	if spec.Reads(jobs.ReadMemory) {
@@ -103,9 +133,8 @@ func (r *JobRunner) model(ctx context.Context, job dream.Job, now time.Time, rep
 	}
 	set, err := tools.NewSet(env)
 	if err != nil {
-		return agent.Result{}, fmt.Errorf("opening the tool sandbox: %w", err)
+		return conversation{}, fmt.Errorf("opening the tool sandbox: %w", err)
 	}
-	defer set.Close()
 	display := job.MemoryDisplayDir
 	if display == "" {
 		display = job.MemoryDir
@@ -118,22 +147,86 @@ func (r *JobRunner) model(ctx context.Context, job dream.Job, now time.Time, rep
 	if !job.LastRun.IsZero() {
 		data.LastRun = job.LastRun.UTC().Format("2006-01-02 15:04 UTC")
 	}
-	system, err := prompt.JobSystem(data)
-	if err != nil {
-		return agent.Result{}, err
+	c := conversation{set: set}
+	if c.system, err = prompt.JobSystem(data); err == nil {
+		c.task, err = prompt.JobTask(spec.Prompt, spec.Uses, data)
 	}
-	task, err := prompt.JobTask(spec.Prompt, spec.Uses, data)
 	if err != nil {
-		return agent.Result{}, err
+		set.Close()
+		return conversation{}, err
 	}
-	return agent.Run(ctx, agent.Config{
-		Provider: r.Provider, Model: r.Model, MaxOutputTokens: r.MaxOutputTokens,
-		System: system, Task: task, Tools: set.Tools(),
-		MaxTurns: job.Budgets.MaxTurns, MaxTokens: job.Budgets.MaxTokens,
-		OnEvent: func(e agent.Event) {
-			job.Progress(dream.Progress{Kind: dream.ProgressKind(e.Kind), Turn: e.Turn, Text: e.Text, Tool: e.Tool, Path: e.Path, IsError: e.IsError, Usage: e.Usage})
-		},
-	})
+	return c, nil
+}
+
+// What a job's model run is expected to do besides its prompts, in tokens:
+// orient (an ls), read its report or notes and some of its read scope, then
+// write its report (or notes) whole, and a summary.
+const (
+	jobReportTokens = 1500 // a report not yet written, as the model reads and writes it
+	jobReadTokens   = 4000 // what it reads of its scope besides the report
+)
+
+// Estimate implements dream.Estimator, so that a job's dreams on a model
+// pass the same spending ceilings, and land in the same ledger, as the
+// memory dream's: its tools, system prompt and task as counted, then a
+// few turns that orient, read the report (its current version, if any)
+// and about jobReadTokens of the job's scope, and write the report whole.
+// A job without a model sends nothing: an estimate of no requests.
+func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, error) {
+	if r.Provider == nil {
+		return dream.Estimate{}, nil
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	report := job.Spec.Report()
+	if _, err := os.Stat(job.MemoryDir); errors.Is(err, fs.ErrNotExist) {
+		// A job's write dir is made by its first run: its tools are
+		// counted on an empty stand-in, the prompts still name the dir.
+		tmp, err := os.MkdirTemp("", "dream-estimate-*")
+		if err != nil {
+			return dream.Estimate{}, err
+		}
+		defer os.RemoveAll(tmp)
+		if job.MemoryDisplayDir == "" {
+			job.MemoryDisplayDir = job.MemoryDir
+		}
+		job.MemoryDir = tmp
+	}
+	c, err := r.conversation(job, now(), report)
+	if err != nil {
+		return dream.Estimate{}, err
+	}
+	defer c.set.Close()
+	var defs []llm.Tool
+	for _, t := range c.set.Tools() {
+		defs = append(defs, llm.Tool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})
+	}
+	toolsJSON, err := json.Marshal(defs)
+	if err != nil {
+		return dream.Estimate{}, err
+	}
+	counter := compact.DefaultCounter()
+	count := func(s string) int64 { return int64(counter.Count(s)) }
+	doc := int64(jobReportTokens)
+	if report != "" {
+		if b, err := os.ReadFile(filepath.Join(job.MemoryDir, filepath.FromSlash(report))); err == nil {
+			doc = max(count(string(b)), doc)
+		}
+	}
+	turns := []spend.Turn{
+		{Output: 2 * callTokens, Results: 2*frameTokens + 200},
+		{Output: readsPerTurn * callTokens, Results: readsPerTurn*frameTokens + doc + jobReadTokens},
+		{Output: callTokens + doc, Results: frameTokens + editResultTokens},
+	}
+	last := int64(summaryTokens)
+	if limit := job.Budgets.MaxTurns; limit > 0 && len(turns) > limit-1 {
+		turns, last = turns[:max(limit-1, 0)], callTokens
+	}
+	u, n, _ := spend.Simulate(count(string(toolsJSON))+count(c.system)+count(c.task), 0, turns, last, r.Provider.Name() == providername.Anthropic)
+	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
+		Basis: fmt.Sprintf("%s: the job's tools and prompts, then orienting, reading its report and about %d tokens of its scope, and writing the report whole", counter.Name(), jobReadTokens)}, nil
 }
 
 // engine runs the built-in engine spec uses.

@@ -10,11 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
@@ -470,4 +473,62 @@ func TestDaemonWalksJobs(t *testing.T) {
 	if !strings.Contains(string(metrics), `dream_dreams_completed_total{host="job:health"} 1`) {
 		t.Errorf("/metrics does not count the job:\n%s", metrics)
 	}
+}
+
+// TestJobSpendsUnderTheCeilings: a job's dreams on a model pass the same
+// spending ceilings as the memory dream's and are counted in the same
+// ledger. A job whose estimate is over what is left of the day does not
+// start and sends nothing; one that runs is estimated, reserved and
+// settled with what it spent. (A job's runner once estimated nothing, so
+// its model requests passed every max_cost_* and reached no ledger.)
+func TestJobSpendsUnderTheCeilings(t *testing.T) {
+	t.Parallel()
+	w := newJobWorld(t, readmeJobConfig(t))
+	w.commit(20, time.Now().Add(-time.Hour))
+	srv := llmtest.NewServer(
+		llmtest.Turn{Calls: []llmtest.Call{{Name: "write", Input: map[string]any{"file_path": "notes.md", "content": "# Weekly review\n\n## Notes\n\nNothing risky.\n"}}}},
+		llmtest.Turn{Text: "Wrote the notes."},
+	)
+	defer srv.Close()
+	env := modelEnv("anthropic", srv.URL, false)
+
+	r := w.job(env, "status", "--job", readmeJob, "--json")
+	var st struct {
+		Cost struct {
+			Estimate *spend.Estimate `json:"estimate"`
+		} `json:"cost"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil || st.Cost.Estimate == nil || st.Cost.Estimate.Amount.USD <= 0 {
+		t.Fatalf("status --job on a model has no priced estimate: %s", r)
+	}
+	est := st.Cost.Estimate.Amount
+
+	tight := append(slices.Clone(env), "DREAM_MAX_COST_PER_DAY="+strconv.FormatFloat(est.USD/2, 'g', -1, 64))
+	r = w.job(tight, "run", "--job", readmeJob, "--json")
+	if rep := decodeJSON[map[string]any](t, r); r.code != 1 || rep["status"] != dream.StatusNotStarted || !strings.Contains(fmt.Sprint(rep["error"]), "max_cost_per_day") {
+		t.Fatalf("a job over the day's ceiling: want not_started naming it:\n%s", r)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("%d model requests from a job that did not start", n)
+	}
+
+	r = w.job(env, "run", "--job", readmeJob, "--json")
+	rep := decodeJSON[dream.Report](t, r)
+	if r.code != 0 || rep.Status != dream.StatusCompleted || rep.Estimate == nil || rep.Cost == nil || rep.Cost.USD <= 0 {
+		t.Fatalf("a job on a model: want it completed with its estimate and cost:\n%s", r)
+	}
+	ds, _, err := spend.Open(w.state).Dreams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settled *spend.Dream
+	for i := range ds {
+		if ds[i].Reserve.ID == rep.TaskID {
+			settled = &ds[i]
+		}
+	}
+	if settled == nil || !settled.Settled || settled.Spent.USD != rep.Cost.USD {
+		t.Fatalf("the ledger has no settled record of the job's dream %s (cost %v): %+v", rep.TaskID, rep.Cost, ds)
+	}
+	t.Logf("job estimate %s, spent %s", est, settled.Spent)
 }
