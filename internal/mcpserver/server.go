@@ -228,6 +228,34 @@ func orNone(s string) string {
 	return s
 }
 
+// dreamerFor opens the Dreamer that holds dream id's records, and its
+// configuration: a job's when the id's task names one of the server's
+// jobs (a job stages and records its dreams apart from the memory's),
+// else the memory's, from memory_dir or the id. The caller closes it.
+func (s *Server) dreamerFor(ctx context.Context, named, id string) (*dream.Dreamer, dream.Config, error) {
+	if err := checkInput(named, id); err != nil {
+		return nil, dream.Config{}, err
+	}
+	var cfg dream.Config
+	var err error
+	if t, terr := dream.GetTask(s.opts.Base.StateDir, id); terr == nil && t.Job != "" && t.Job != jobs.Memory {
+		if cfg, err = s.jobConfig(t.Job); err == nil && named != "" && filepath.Clean(named) != filepath.Clean(cfg.MemoryDir) {
+			err = fmt.Errorf("dream %s is job %s's, which writes %s, not %s: leave out memory_dir", id, t.Job, cfg.MemoryDir, named)
+		}
+	} else {
+		var mem string
+		if mem, err = s.resolveMemoryDir(ctx, named, id); err == nil {
+			cfg, err = s.config(mem)
+		}
+	}
+	if err != nil {
+		return nil, dream.Config{}, err
+	}
+	cfg.OnDone, cfg.OnProgress = nil, nil
+	d, err := dream.New(cfg)
+	return d, cfg, err
+}
+
 // dreamer opens a Dreamer on mem with the server's settings. The caller
 // closes it.
 func (s *Server) dreamer(mem string) (*dream.Dreamer, error) {

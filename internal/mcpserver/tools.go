@@ -331,15 +331,12 @@ func (s *Server) jobConfig(name string) (dream.Config, error) {
 }
 
 func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiffOutput, error) {
-	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
-	if err != nil {
-		return nil, DiffOutput{}, err
-	}
-	d, err := s.dreamer(mem)
+	d, cfg, err := s.dreamerFor(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, DiffOutput{}, err
 	}
 	defer d.Close()
+	mem := cfg.MemoryDir
 	dd, err := d.Diff(ctx, in.ID)
 	if err != nil {
 		return nil, DiffOutput{}, fmt.Errorf("%v (dream_tasks and dream_log list the ids)", err)
@@ -353,15 +350,12 @@ func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (
 }
 
 func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, ApplyOutput, error) {
-	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
-	if err != nil {
-		return nil, ApplyOutput{}, err
-	}
-	d, err := s.dreamer(mem)
+	d, cfg, err := s.dreamerFor(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, ApplyOutput{}, err
 	}
 	defer d.Close()
+	mem := cfg.MemoryDir
 	// A hold is the user's to lift, not the model's: a dream the loss
 	// guard held, or any staged dream while the user's settings say
 	// review = true, is applied only by the user at the command line.
@@ -372,7 +366,7 @@ func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) 
 	switch {
 	case dream.HeldByLossGuard(reason):
 		return nil, ApplyOutput{}, fmt.Errorf("dream %s is held for the user's review (%s): it is not for a model to apply; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, reason, in.ID, in.ID)
-	case s.opts.Base.Settings.Review:
+	case s.opts.Base.Settings.Review || cfg.Settings.Review:
 		return nil, ApplyOutput{}, fmt.Errorf("the user's settings say review = true: staged dreams are applied by the user, not a model; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, in.ID)
 	}
 	cs, commit, err := d.Apply(ctx, in.ID)
@@ -385,15 +379,12 @@ func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) 
 }
 
 func (s *Server) discard(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiscardOutput, error) {
-	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
-	if err != nil {
-		return nil, DiscardOutput{}, err
-	}
-	d, err := s.dreamer(mem)
+	d, cfg, err := s.dreamerFor(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, DiscardOutput{}, err
 	}
 	defer d.Close()
+	mem := cfg.MemoryDir
 	if err := d.Discard(in.ID); err != nil {
 		return nil, DiscardOutput{}, fmt.Errorf("discarding %s: %v (dream_diff with no staged run lists nothing to discard)", in.ID, err)
 	}
@@ -480,15 +471,12 @@ func (s *Server) log(ctx context.Context, _ *mcp.CallToolRequest, in LogInput) (
 }
 
 func (s *Server) show(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, ShowOutput, error) {
-	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
-	if err != nil {
-		return nil, ShowOutput{}, err
-	}
-	d, err := s.dreamer(mem)
+	d, cfg, err := s.dreamerFor(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, ShowOutput{}, err
 	}
 	defer d.Close()
+	mem := cfg.MemoryDir
 	e, err := d.Show(ctx, in.ID)
 	if err != nil {
 		return nil, ShowOutput{}, fmt.Errorf("%v (dream_log lists the ids)", err)
@@ -497,15 +485,12 @@ func (s *Server) show(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (
 }
 
 func (s *Server) undo(ctx context.Context, _ *mcp.CallToolRequest, in UndoInput) (*mcp.CallToolResult, ShowOutput, error) {
-	mem, err := s.resolveMemoryDir(ctx, in.MemoryDir, in.ID)
-	if err != nil {
-		return nil, ShowOutput{}, err
-	}
-	d, err := s.dreamer(mem)
+	d, cfg, err := s.dreamerFor(ctx, in.MemoryDir, in.ID)
 	if err != nil {
 		return nil, ShowOutput{}, err
 	}
 	defer d.Close()
+	mem := cfg.MemoryDir
 	e, err := d.Undo(ctx, in.ID, in.Force)
 	defer s.refreshAfter(mem)
 	if err != nil {
