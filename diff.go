@@ -59,6 +59,9 @@ type DreamDiff struct {
 	Changes []Change `json:"changes"`
 	// Diff is the unified diff of the memory files.
 	Diff string `json:"diff"`
+	// Units are a model dream's account of the units it removed or
+	// rewrote (see Report.Units): for a staged dream, those it staged.
+	Units []UnitChange `json:"units,omitempty"`
 }
 
 // Diff sources.
@@ -72,11 +75,8 @@ const (
 // know which kind of id it holds (an MCP client, a script) needs no second
 // guess.
 func (d *Dreamer) Diff(ctx context.Context, id string) (DreamDiff, error) {
-	if changes, diff, err := d.StagedDiff(id); err == nil {
-		if changes == nil {
-			changes = []Change{}
-		}
-		return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff}, nil
+	if dd, err := d.stagedDiff(id); err == nil {
+		return dd, nil
 	}
 	e, err := d.Show(ctx, id)
 	if err != nil {
@@ -85,5 +85,5 @@ func (d *Dreamer) Diff(ctx context.Context, id string) (DreamDiff, error) {
 	if e.Files == nil {
 		e.Files = []Change{}
 	}
-	return DreamDiff{ID: e.ID, Source: DiffAudit, Status: e.Status, Changes: e.Files, Diff: e.Diff}, nil
+	return DreamDiff{ID: e.ID, Source: DiffAudit, Status: e.Status, Changes: e.Files, Diff: e.Diff, Units: e.Units}, nil
 }

@@ -2,7 +2,6 @@ package dream
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -41,12 +40,7 @@ func historyEntryOf(e audit.Entry) HistoryEntry {
 	for _, f := range e.Files {
 		out.Files = append(out.Files, Change{Path: f.Path, Kind: f.Status, Added: f.Added, Removed: f.Removed})
 	}
-	for _, u := range e.Units {
-		var c UnitChange
-		if json.Unmarshal(u, &c) == nil {
-			out.Units = append(out.Units, c)
-		}
-	}
+	out.Units = unitsOf(e.Units)
 	return out
 }
 
@@ -145,16 +139,26 @@ func (d *Dreamer) Staged() ([]StagedRun, error) {
 
 // StagedDiff returns the changes and unified diff of a review run.
 func (d *Dreamer) StagedDiff(id string) ([]Change, string, error) {
+	dd, err := d.stagedDiff(id)
+	return dd.Changes, dd.Diff, err
+}
+
+// stagedDiff is the DreamDiff of the staged review run id.
+func (d *Dreamer) stagedDiff(id string) (DreamDiff, error) {
 	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
 	if err != nil {
-		return nil, "", err
+		return DreamDiff{}, err
 	}
 	cs, err := t.Changes()
 	if err != nil {
-		return nil, "", err
+		return DreamDiff{}, err
 	}
 	diff, err := t.Diff()
-	return changesOf(cs), diff, err
+	changes := changesOf(cs)
+	if changes == nil {
+		changes = []Change{}
+	}
+	return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff, Units: unitsOf(t.Units())}, err
 }
 
 // Apply lands the staged changes of a review run, as a completed
@@ -183,11 +187,11 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error
 			if len(changes) > 0 {
 				// A file edited during the commit was kept as edited and
 				// the rest landed: record what landed under this review.
-				commit, _ = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply"})
+				commit, _ = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply", Units: t.Units()})
 			}
 			return false, err
 		}
-		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply"})
+		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply", Units: t.Units()})
 		return true, err
 	})
 	// An applied review lands a dream as a run does: nanobot's flow

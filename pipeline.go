@@ -462,6 +462,7 @@ func (r *dreamRun) land() error {
 		return nil // the staging is discarded and the lock rewound
 	case r.o.review:
 		r.rep.ParkReason = r.parkReason
+		r.txn.SetUnits(unitsJSON(r.rep.Units, func(UnitChange) bool { return true }))
 		if err := r.txn.ParkFor(r.parkReason); err != nil {
 			return err
 		}
@@ -502,6 +503,7 @@ func (r *dreamRun) commit() error {
 	d, ctx := r.d, r.ctx
 	o := commitOptions(ctx, r.hist)
 	o.Hold = r.hold
+	o.ReviewUnits = unitsJSON(r.rep.Units, func(u UnitChange) bool { return u.Held != "" })
 	res, err := r.txn.CommitWith(o)
 	r.rep.Merged, r.rep.ForReview, r.rep.ReviewID = res.Merged, res.ForReview, res.ReviewID
 	if err != nil {
@@ -527,13 +529,35 @@ func (r *dreamRun) commit() error {
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {
 	d := r.d
-	var units []json.RawMessage
-	for _, u := range r.rep.Units {
+	units := unitsJSON(r.rep.Units, func(UnitChange) bool { return true })
+	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: units})
+}
+
+// unitsJSON is the units keep selects, as the audit record and a staged
+// review keep them (one JSON object each); unitsOf reads them back.
+func unitsJSON(units []UnitChange, keep func(UnitChange) bool) []json.RawMessage {
+	var out []json.RawMessage
+	for _, u := range units {
+		if !keep(u) {
+			continue
+		}
 		if b, err := json.Marshal(u); err == nil {
-			units = append(units, b)
+			out = append(out, b)
 		}
 	}
-	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: units})
+	return out
+}
+
+// unitsOf decodes units kept by unitsJSON, skipping what does not read.
+func unitsOf(raw []json.RawMessage) []UnitChange {
+	var out []UnitChange
+	for _, u := range raw {
+		var c UnitChange
+		if json.Unmarshal(u, &c) == nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // finish ends the task entry, prunes old ones and, for a dream that did not

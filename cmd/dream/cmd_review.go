@@ -41,16 +41,23 @@ func cmdDiff(a *app, args []string) error {
 		}
 		return nil
 	}
-	changes, diff, err := d.StagedDiff(pos[0])
+	dd, err := d.Diff(a.ctx, pos[0])
+	if err == nil && dd.Source != dream.DiffStaged {
+		err = fmt.Errorf("dream %s landed (dream show %s shows it): %w", pos[0], pos[0], dream.ErrNotStaged)
+	}
 	if err != nil {
 		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
-		a.printJSON(map[string]any{"id": pos[0], "changes": changes, "diff": diff})
+		a.printJSON(map[string]any{"id": pos[0], "changes": dd.Changes, "diff": dd.Diff, "units": dd.Units})
 		return nil
 	}
-	printChanges(a.stdout, changes)
-	writeDiff(a.stdout, diff, isTerminal(a.stdout))
+	printChanges(a.stdout, dd.Changes)
+	printUnits(a.stdout, dd.Units)
+	if len(dd.Units) > 0 {
+		fmt.Fprintln(a.stdout)
+	}
+	writeDiff(a.stdout, dd.Diff, isTerminal(a.stdout))
 	return nil
 }
 

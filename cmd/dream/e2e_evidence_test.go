@@ -236,12 +236,24 @@ func TestDestructiveDreamsNeedReview(t *testing.T) {
 				}
 			}
 			d := w.dream(nil, append([]string{"diff", rep.TaskID}, w.locFlags()...)...)
-			if d.code != 0 || !strings.Contains(d.stdout, "\n-") {
+			if d.code != 0 || !strings.Contains(d.stdout, "\n-") || len(rep.Units) > 0 && !strings.Contains(d.stdout, "units removed or rewritten:") {
 				t.Errorf("dream diff of the staged dream:\n%s", d)
 			}
 			txt := w.dream(modelEnv("anthropic", "http://127.0.0.1:1", false), append([]string{"diff"}, w.locFlags()...)...)
 			if !strings.Contains(txt.stdout, rep.TaskID) {
 				t.Errorf("dream diff does not list the staged dream:\n%s", txt)
+			}
+			// Whoever reviews it sees the dream's account, and it is
+			// recorded with the dream once applied.
+			staged := decodeJSON[dream.DreamDiff](t, w.dream(nil, append([]string{"diff", rep.TaskID, "--json"}, w.locFlags()...)...))
+			if len(staged.Units) != len(rep.Units) {
+				t.Errorf("dream diff --json lists %d units, the report %d", len(staged.Units), len(rep.Units))
+			}
+			if a := w.dream(nil, append([]string{"apply", rep.TaskID}, w.locFlags()...)...); a.code != 0 {
+				t.Fatalf("dream apply:\n%s", a)
+			}
+			if h := decodeJSON[dream.HistoryEntry](t, w.dream(nil, append([]string{"show", rep.TaskID, "--json"}, w.locFlags()...)...)); len(h.Units) != len(rep.Units) {
+				t.Errorf("dream show of the applied dream lists %d units, the report %d", len(h.Units), len(rep.Units))
 			}
 		})
 	}
@@ -336,12 +348,16 @@ func TestUnbackedValueIsHeldWhileTheRestLands(t *testing.T) {
 		t.Errorf("%d audit entries for one dream", dreams)
 	}
 	d := w.dream(nil, append([]string{"diff", rep.ReviewID}, w.locFlags()...)...)
-	if d.code != 0 || !strings.Contains(d.stdout, "-- Port: 8082") || !strings.Contains(d.stdout, "+- Port: 8083") {
-		t.Fatalf("dream diff of the held part:\n%s", d)
+	if d.code != 0 || !strings.Contains(d.stdout, "-- Port: 8082") || !strings.Contains(d.stdout, "+- Port: 8083") ||
+		!strings.Contains(d.stdout, "held for review: 8083 (was 8082)") {
+		t.Fatalf("dream diff of the held part, with its held unit:\n%s", d)
 	}
 	a := w.dream(nil, append([]string{"apply", rep.ReviewID}, w.locFlags()...)...)
 	if a.code != 0 || !strings.Contains(snapshot(t, w.mem)["billing.md"], "- Port: 8083") {
 		t.Fatalf("dream apply of the held part:\n%s", a)
+	}
+	if h := decodeJSON[dream.HistoryEntry](t, w.dream(nil, append([]string{"show", rep.ReviewID, "--json"}, w.locFlags()...)...)); len(h.Units) != 1 || strings.TrimSpace(h.Units[0].Text) != "- Port: 8082" {
+		t.Errorf("dream show of the applied review: units %+v", h.Units)
 	}
 	// The plain report says what landed, what waits and why.
 	w2 := evidenceWorld(t)

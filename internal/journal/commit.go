@@ -3,6 +3,7 @@ package journal
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -44,6 +45,9 @@ type CommitOptions struct {
 	// the transaction lands as one commit. The review's ParkReason is the
 	// reasons, the held files' first, each followed by its path.
 	Hold map[string]string
+	// ReviewUnits is the account (see Txn.SetUnits) of what is held, kept
+	// with the review the commit parks.
+	ReviewUnits []json.RawMessage
 }
 
 // CommitResult says what a commit did.
@@ -193,7 +197,7 @@ func (t *Txn) settle(chs []recChange, o CommitOptions, res *CommitResult) ([]rec
 		}
 	}
 	if len(review) > 0 {
-		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; ")); err != nil {
+		if res.ReviewID, err = t.parkForReview(review, strings.Join(reasons, "; "), o.ReviewUnits); err != nil {
 			return nil, err
 		}
 		for _, c := range review {
@@ -355,8 +359,8 @@ func (t *Txn) merge(c recChange, baseOf func(string) ([]byte, bool, error)) (rec
 // or that the caller holds (CommitOptions.Hold), in a parked transaction of
 // their own, "<id>-review", whose base is the memory's version now: `dream
 // diff` shows what the dream would change on top of it, `dream apply` lands
-// it, `dream discard` drops it. reason is its ParkReason.
-func (t *Txn) parkForReview(chs []recChange, reason string) (string, error) {
+// it, `dream discard` drops it. reason is its ParkReason, units its Units.
+func (t *Txn) parkForReview(chs []recChange, reason string, units []json.RawMessage) (string, error) {
 	id := t.rec.ID + "-review"
 	dir := filepath.Join(filepath.Dir(t.txnDir), id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
@@ -396,7 +400,7 @@ func (t *Txn) parkForReview(chs []recChange, reason string) (string, error) {
 			return fail(err)
 		}
 	}
-	r.State, r.ParkReason = StateParked, reason
+	r.State, r.ParkReason, r.Units = StateParked, reason, units
 	if err := writeRecord(dir, r); err != nil {
 		return fail(err)
 	}

@@ -32,6 +32,10 @@ type record struct {
 	// caller's words, e.g. "review requested" or "loss guard: ..."), so
 	// that whoever is asked to apply it can tell a policy from a choice.
 	ParkReason string `json:"park_reason,omitempty"`
+	// Units is the caller's account of what a parked transaction changes
+	// (for a dream: the units it removed or rewrote), opaque here, kept
+	// for whoever reviews it and for the record its apply writes.
+	Units []json.RawMessage `json:"units,omitempty"`
 }
 
 // recChange is a Change plus what a roll-forward needs to redo it

@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -161,6 +162,14 @@ func (t *Txn) ParkFor(reason string) error {
 // ParkReason is why a parked transaction waits for review, as given to
 // ParkFor; "" for one parked without a reason.
 func (t *Txn) ParkReason() string { return t.rec.ParkReason }
+
+// SetUnits gives the transaction its account of what it changes (see
+// record.Units), kept when it is parked.
+func (t *Txn) SetUnits(units []json.RawMessage) { t.rec.Units = units }
+
+// Units is the account SetUnits gave, or CommitOptions.ReviewUnits for
+// the review a commit parked.
+func (t *Txn) Units() []json.RawMessage { return t.rec.Units }
 
 // Load reopens a parked transaction by id or unique id prefix.
 func Load(stateDir, memoryDir, id string) (*Txn, error) {

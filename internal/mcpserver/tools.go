@@ -102,6 +102,9 @@ type DiffOutput struct {
 	Status    string         `json:"status,omitempty"`
 	Changes   []dream.Change `json:"changes"`
 	Diff      string         `json:"diff"`
+	// Units are a model dream's account of the units it removed or
+	// rewrote (for a staged dream, those it staged).
+	Units []dream.UnitChange `json:"units,omitempty"`
 }
 
 type ApplyOutput struct {
@@ -341,7 +344,7 @@ func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (
 	if err != nil {
 		return nil, DiffOutput{}, fmt.Errorf("%v (dream_tasks and dream_log list the ids)", err)
 	}
-	out := DiffOutput{ID: dd.ID, MemoryDir: mem, Source: dd.Source, Status: dd.Status, Changes: changes(dd.Changes), Diff: dd.Diff}
+	out := DiffOutput{ID: dd.ID, MemoryDir: mem, Source: dd.Source, Status: dd.Status, Changes: changes(dd.Changes), Diff: dd.Diff, Units: dd.Units}
 	next := "it already landed; dream_undo reverts it"
 	if dd.Source == dream.DiffStaged {
 		next = "it is staged: dream_apply lands it, dream_discard drops it"
