@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/dreamkit/dream/internal/telemetry"
@@ -52,7 +51,7 @@ func (a *app) stats(since time.Time) (telemetry.Stats, error) {
 	}
 	kept := events[:0]
 	for _, e := range events {
-		if inScope(scope, e.MemoryDir) && (a.job == "" || e.Job == strings.TrimPrefix(a.job, "memory")) {
+		if a.shows(scope, e.MemoryDir, e.Job) {
 			kept = append(kept, e)
 		}
 	}

@@ -24,7 +24,7 @@ func cmdTasks(a *app, args []string) error {
 	}
 	var entries []dream.Task
 	for _, e := range all {
-		if inScope(scope, e.MemoryDir) && (a.job == "" || e.Job == strings.TrimPrefix(a.job, "memory")) {
+		if a.shows(scope, e.MemoryDir, e.Job) {
 			entries = append(entries, e)
 		}
 	}
@@ -67,13 +67,13 @@ func cmdKill(a *app, args []string) error {
 		return usagef("kill takes one task id (see dream tasks)")
 	}
 	// An id is enough; the location flags, when given, only make sure it
-	// is a dream of that memory.
+	// is a dream of that memory (a job's dream is no memory's).
 	scope, err := a.memoryScope()
 	if err != nil {
 		return err
 	}
 	state := a.loaded.Settings.StateDir
-	if cur, err := dream.GetTask(state, pos[0]); err == nil && !inScope(scope, cur.MemoryDir) {
+	if cur, err := dream.GetTask(state, pos[0]); err == nil && cur.Job == "" && !inScope(scope, cur.MemoryDir) {
 		return usagef("%s is a dream of %s, not of %s (dream tasks lists them)", cur.ID, cur.MemoryDir, scope)
 	}
 	// Wait for the dream to acknowledge, so the user knows it rolled back.

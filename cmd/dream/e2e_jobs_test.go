@@ -254,7 +254,9 @@ func TestJobFromTheREADME(t *testing.T) {
 		if id == "" {
 			t.Fatal("no running task of the job")
 		}
-		if k := w.job(nil, "kill", id); k.code != 0 {
+		// The memory dir named (as a configured host names it) does not
+		// keep a job's dream from being killed: it is no memory's.
+		if k := w.job(nil, append([]string{"kill", id}, w.locFlags()...)...); k.code != 0 {
 			t.Fatalf("kill: %s", k)
 		}
 		done := make(chan error, 1)
@@ -531,4 +533,45 @@ func TestJobSpendsUnderTheCeilings(t *testing.T) {
 		t.Fatalf("the ledger has no settled record of the job's dream %s (cost %v): %+v", rep.TaskID, rep.Cost, ds)
 	}
 	t.Logf("job estimate %s, spent %s", est, settled.Spent)
+}
+
+// TestTasksAndStatsOfAJob: `dream tasks --job NAME` and `dream stats --job
+// NAME` show that job's runs also when a memory dir is named (a job writes
+// its own dir, not the memory's), and a job whose name begins with
+// "memory" is that job, not the memory dream (both were once filtered
+// away).
+func TestTasksAndStatsOfAJob(t *testing.T) {
+	t.Parallel()
+	w := newJobWorld(t, readmeJobConfig(t)+`
+[[job]]
+name = "memory-notes"
+uses = "review"
+dir = ".dream/memory-notes"
+files = ["notes.md"]
+read = ["repo"]
+`)
+	w.commit(1, time.Now().Add(-time.Hour))
+	ran := map[string]string{}
+	for _, job := range []string{readmeJob, "memory-notes"} {
+		r := w.job(nil, "run", "--job", job, "--json")
+		if rep := decodeJSON[dream.Report](t, r); r.code != 0 || rep.Status != dream.StatusCompleted {
+			t.Fatalf("run --job %s:\n%s", job, r)
+		} else {
+			ran[job] = rep.TaskID
+		}
+	}
+	for job, id := range ran {
+		args := append([]string{"tasks", "--job", job, "--json"}, w.locFlags()...)
+		tasks := decodeJSON[[]dream.Task](t, w.job(nil, args...))
+		if len(tasks) != 1 || tasks[0].ID != id {
+			t.Errorf("tasks --job %s with the memory dir named: %+v, want %s alone", job, tasks, id)
+		}
+		st := decodeJSON[map[string]any](t, w.job(nil, append([]string{"stats", "--job", job, "--json"}, w.locFlags()...)...))
+		if st["completed"] != float64(1) {
+			t.Errorf("stats --job %s with the memory dir named: completed %v, want 1", job, st["completed"])
+		}
+	}
+	if tasks := decodeJSON[[]dream.Task](t, w.job(nil, append([]string{"tasks", "--job", "memory", "--json"}, w.locFlags()...)...)); len(tasks) != 0 {
+		t.Errorf("tasks --job memory lists the jobs' runs: %+v", tasks)
+	}
 }

@@ -1,6 +1,10 @@
 package main
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"github.com/dreamkit/dream/internal/jobs"
+)
 
 // memoryScope is the memory dir the location flags name, for the commands
 // that read the whole state dir (tasks, kill, stats): given, they keep to
@@ -15,6 +19,20 @@ func (a *app) memoryScope() (string, error) {
 		return "", err
 	}
 	return canonicalDir(mem), nil
+}
+
+// shows reports whether a dream of memory dir mem and job (empty: the
+// memory dream) is one `tasks` and `stats` show: with --job NAME, that
+// job's, wherever it writes (its dir is not the memory's); with --job
+// memory, the memory dreams in scope; else every dream in scope.
+func (a *app) shows(scope, mem, job string) bool {
+	switch {
+	case a.isJob():
+		return job == a.job
+	case a.job == jobs.Memory:
+		return job == "" && inScope(scope, mem)
+	}
+	return inScope(scope, mem)
 }
 
 // inScope reports whether a dream of memory dir mem is in scope.
