@@ -253,10 +253,16 @@ const previousBytes = 12 << 10
 // goes on without it).
 func (d *Dreamer) previousRecord(ctx context.Context, hist *audit.History) string {
 	var landed *audit.Entry
+	undone := false
 	entries, _ := hist.Log(ctx, 10)
 	for i, e := range entries {
 		if e.Kind == audit.KindDream || e.Kind == audit.KindApply {
 			landed = &entries[i]
+			// An undo recorded since (newer, so listed before it) took
+			// its changes back: the next dream must not redo them.
+			for _, u := range entries[:i] {
+				undone = undone || u.Kind == audit.KindUndo && strings.HasPrefix(u.ID, "undo-"+e.ID+"-")
+			}
 			break
 		}
 	}
@@ -269,6 +275,10 @@ func (d *Dreamer) previousRecord(ctx context.Context, hist *audit.History) strin
 	case known && landed != nil && landed.ID == prev.ID, !known && landed != nil && (staged == nil || landed.StartedAt.After(staged.CreatedAt)):
 		var b strings.Builder
 		fmt.Fprintf(&b, "Dream %s (%s) landed these changes:\n", landed.ID, landed.StartedAt.UTC().Format(time.RFC3339))
+		if undone {
+			b.Reset()
+			fmt.Fprintf(&b, "Dream %s (%s) landed these changes, and the user then undid them (dream undo): the memory no longer holds them, by the user's choice; do not make them again:\n", landed.ID, landed.StartedAt.UTC().Format(time.RFC3339))
+		}
 		for _, f := range landed.Files {
 			fmt.Fprintf(&b, "- %s %s (+%d -%d)\n", f.Status, f.Path, f.Added, f.Removed)
 		}

@@ -260,7 +260,8 @@ func (r *memRunner) Run(_ context.Context, job Job) (Outcome, error) {
 
 // TestPreviousRecord: a memory dream's Job holds the record of the dream
 // before it (what it landed, what it staged, or that it left nothing) and
-// nothing of any older dream.
+// nothing of any older dream; a landed dream the user undid is said to be
+// undone (the record once told the next dream it had landed).
 func TestPreviousRecord(t *testing.T) {
 	f := newFixture(t)
 	r := &memRunner{}
@@ -278,7 +279,11 @@ func TestPreviousRecord(t *testing.T) {
 	r.fail = true
 	d4 := dreamOf("", "", RunOptions{})
 	r.fail = false
-	dreamOf("five.md", "fifth-marker\n", RunOptions{})
+	d5 := dreamOf("five.md", "fifth-marker\n", RunOptions{})
+	if _, err := d.Undo(ctx, d5.TaskID, false); err != nil {
+		t.Fatal(err)
+	}
+	dreamOf("six.md", "sixth-marker\n", RunOptions{})
 	if r.jobs[0].Previous != "" {
 		t.Errorf("the first dream has a previous record: %q", r.jobs[0].Previous)
 	}
@@ -289,6 +294,7 @@ func TestPreviousRecord(t *testing.T) {
 		{[]string{d2.TaskID, "+second-marker"}, []string{d1.TaskID, "first-marker"}},
 		{[]string{d3.TaskID, "staged for review and has not landed (review requested)", "- added three.md", "+third-marker"}, []string{d2.TaskID, "second-marker", d1.TaskID}},
 		{[]string{d4.TaskID, "ended failed and left no change in the memory: the model gave up"}, []string{d3.TaskID, "third-marker", "second-marker"}},
+		{[]string{d5.TaskID, "landed these changes, and the user then undid them", "+fifth-marker"}, []string{d4.TaskID}},
 	} {
 		prev := r.jobs[i+1].Previous
 		for _, s := range tc.want {
