@@ -280,6 +280,20 @@ func TestCredentialDirNeverWritable(t *testing.T) {
 	if r := aw.dream(nil, "status", "--memory-dir", aw.mem); r.code != 0 {
 		t.Errorf("a plain memory dir was refused:\n%s", r)
 	}
+	// Nor may the agent's own setting that moves its memory: Claude Code's
+	// autoMemoryDirectory, followed as Claude follows it, naming ~/.ssh.
+	ssh := treeHash(t, aw.ssh, nil)
+	aw.write(filepath.Join(aw.home, ".config", "dream"), "config.toml", fmt.Sprintf("state_dir = %q\n", aw.state)) // the host decides the memory dir
+	aw.write(filepath.Join(aw.home, ".claude"), "settings.json", `{"autoMemoryDirectory": "~/.ssh"}`)
+	for _, cmd := range []string{"run", "status", "maybe"} {
+		r := aw.dream(nil, cmd, "--host", "claude", "--repo", aw.repo)
+		if r.code == 0 || !strings.Contains(r.stderr, "holds credentials") {
+			t.Errorf("dream %s with Claude's autoMemoryDirectory = ~/.ssh: want a refusal naming the credentials:\n%s", cmd, r)
+		}
+	}
+	if treeHash(t, aw.ssh, nil) != ssh {
+		t.Error("~/.ssh changed")
+	}
 }
 
 func symlinkTo(t *testing.T, target string) string {
