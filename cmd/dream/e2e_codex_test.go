@@ -102,6 +102,20 @@ func TestInitCodexTrust(t *testing.T) {
 	if b, _ := os.ReadFile(config); string(b) != trusted {
 		t.Errorf("the stale hash was not replaced in place:\n%s", b)
 	}
+	// Disabled in Codex's /hooks, or the hooks feature turned off (by its
+	// name or by codex_hooks, the deprecated alias): Codex runs nothing,
+	// and doctor says which line to change.
+	os.WriteFile(config, []byte(trusted+"enabled = false\n"), 0o600)
+	if got := doctorHook(); !strings.HasPrefix(got, "warn: ") || !strings.Contains(got, "disabled in Codex") || !strings.Contains(got, "/hooks") {
+		t.Errorf("doctor with the hook disabled in Codex: %s", got)
+	}
+	for _, k := range []string{"hooks", "codex_hooks"} {
+		os.WriteFile(config, []byte(strings.Replace(trusted, "[features]\n", "[features]\n"+k+" = false\n", 1)), 0o600)
+		if got := doctorHook(); !strings.HasPrefix(got, "fail: ") || !strings.Contains(got, "hooks feature is off ("+k+" = false") || !strings.Contains(got, "remove that line") {
+			t.Errorf("doctor with %s = false: %s", k, got)
+		}
+	}
+	os.WriteFile(config, []byte(trusted), 0o600)
 
 	r = w.dream("init", "codex", "--remove")
 	if r.code != 0 || !strings.Contains(r.stdout, "removed Codex's trust of dream's hook from "+config) {
