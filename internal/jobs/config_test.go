@@ -143,6 +143,7 @@ func TestBadJobs(t *testing.T) {
 		{"bad template", map[string]any{"name": "x", "prompt": "{{.Today", "dir": "/tmp/x"}, "not a valid template"},
 		{"unknown func", map[string]any{"name": "x", "prompt": "{{shout .Today}}", "dir": "/tmp/x"}, "not a valid template"},
 		{"relative prompt file", map[string]any{"name": "x", "prompt_file": "p.md", "dir": "/tmp/x"}, "absolute path"},
+		{"missing prompt file", map[string]any{"name": "x", "prompt_file": "/nonexistent/prompt.md", "dir": "/tmp/x"}, "/nonexistent/prompt.md"},
 		{"no dir", map[string]any{"name": "x", "uses": "review"}, "needs its write dir"},
 		{"repo itself", map[string]any{"name": "x", "uses": "review", "dir": ".", "files": []any{"a.md"}}, "the repository itself"},
 		{"contains repo", map[string]any{"name": "x", "uses": "review", "dir": "..", "files": []any{"a.md"}}, "contains the repository"},
@@ -292,5 +293,33 @@ func TestConfigFile(t *testing.T) {
 		if len(warnings) == 0 {
 			t.Errorf("%q: no warning", junk)
 		}
+	}
+}
+
+// TestPromptFuncs: every function a job's prompt may name here (the
+// check at load) is one internal/prompt renders it with, so a prompt this
+// package accepts does not fail at its first run for want of a function.
+func TestPromptFuncs(t *testing.T) {
+	for name := range templateFuncs {
+		if _, err := prompt.JobTask("{{if false}}{{"+name+"}}{{end}}", "", prompt.JobData{Today: "2026-12-01"}); err != nil {
+			t.Errorf("%s: accepted here, unknown to internal/prompt: %v", name, err)
+		}
+	}
+}
+
+// TestPromptFile: prompt_file (absolute, or ~/ under the home) is read at
+// load and is the job's prompt, as an inline one would be.
+func TestPromptFile(t *testing.T) {
+	w := newWorld(t)
+	text := "Summarise the changes to {{.RepoDir}} since {{.LastRun}}.\n"
+	if err := os.WriteFile(filepath.Join(w.home, "weekly.md"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all, warnings := w.resolve(user(map[string]any{"name": "weekly", "prompt_file": "~/weekly.md", "dir": "/tmp/weekly"}))
+	if len(warnings) > 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	if j := mustFind(t, all, "weekly"); j.Prompt != text {
+		t.Errorf("prompt = %q, want the file's %q", j.Prompt, text)
 	}
 }

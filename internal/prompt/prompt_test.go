@@ -175,3 +175,26 @@ func TestSystemSaysReadTextIsData(t *testing.T) {
 		}
 	}
 }
+
+// TestJobTask: a job's own prompt renders with the memory prompt's
+// variables and its own; a variable it does not have is an error naming
+// it, never an empty string; without a prompt, the engine's template.
+func TestJobTask(t *testing.T) {
+	d := JobData{Today: "2026-12-01", RepoDir: "/r", Name: "docs", Files: []string{"a.md", "b.md"}, LastRun: "2026-11-30 09:00 UTC"}
+	out, err := JobTask("{{.Name}} on {{.RepoDir}} since {{.LastRun}}: {{join .Files \", \"}}", "", d)
+	if err != nil || out != "docs on /r since 2026-11-30 09:00 UTC: a.md, b.md" {
+		t.Errorf("rendered %q, %v", out, err)
+	}
+	if out, err := JobTask("Review {{.Tomorrow}}", "", d); err == nil || !strings.Contains(err.Error(), "Tomorrow") {
+		t.Errorf("an unknown variable: %q, %v; want an error naming it", out, err)
+	}
+	if _, err := JobTask("", "", d); err == nil {
+		t.Error("no prompt and no engine: want an error")
+	}
+	if out, err := JobTask("", "health", d); err != nil || out == "" {
+		t.Errorf("the health engine's prompt: %q, %v", out, err)
+	}
+	if _, err := JobTask("x", "", JobData{Today: "yesterday"}); err == nil {
+		t.Error("a Today that is not a date: want an error")
+	}
+}
