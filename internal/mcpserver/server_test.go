@@ -32,6 +32,12 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with the server's options changed by opt.
+func newFixtureWith(t *testing.T, opt func(*Options)) *fixture {
+	t.Helper()
 	root := t.TempDir()
 	f := &fixture{mem: filepath.Join(root, "memory"), state: filepath.Join(root, "state")}
 	for name, content := range map[string]string{"MEMORY.md": memIndex, "build.md": memBuild, "prefs.md": memPrefs} {
@@ -39,7 +45,11 @@ func newFixture(t *testing.T) *fixture {
 	}
 	s := dream.DefaultSettings()
 	s.StateDir = f.state
-	srv, err := New(Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"})
+	o := Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"}
+	if opt != nil {
+		opt(&o)
+	}
+	srv, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
