@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/spend"
+	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
@@ -70,6 +71,20 @@ func TestHookInheritedKeyNeedsConsent(t *testing.T) {
 	}
 	if task["status"] != "completed" || task["provider"] != "offline" || !strings.Contains(fmt.Sprint(task["provider_why"]), "does not give it to dream") {
 		t.Errorf("task entry: status %v, provider %v (%v)", task["status"], task["provider"], task["provider_why"])
+	}
+	// The telemetry says the same of the dream it fired.
+	events, err := telemetry.Open(filepath.Join(w.home, ".local", "state", "dream")).Read(time.Time{})
+	fired := 0
+	for _, e := range events {
+		if e.Name == telemetry.EventFired && e.TaskID == task["id"] {
+			fired++
+			if e.Provider != "offline" || !strings.Contains(e.ProviderWhy, "does not give it to dream") {
+				t.Errorf("the telemetry's fired event: provider %q (%q)", e.Provider, e.ProviderWhy)
+			}
+		}
+	}
+	if err != nil || fired != 1 {
+		t.Errorf("%d fired events for %v in the telemetry (%v)", fired, task["id"], err)
 	}
 	r := w.dream("status", "--host", "claude")
 	if r.code != 0 || !strings.Contains(r.stdout, "dream init claude --model-dreams") || strings.Contains(r.stdout+r.stderr, "sk-agent-key") {
@@ -160,6 +175,19 @@ func TestEstimateOverWhatIsLeftNotStarted(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Fatalf("%d model requests from dreams that did not start", n)
+	}
+	events, err := telemetry.Open(w.state).Read(time.Time{})
+	refused := 0
+	for _, e := range events {
+		if e.Name == telemetry.EventRefused {
+			refused++
+			if !strings.Contains(e.Reason, "max_cost_per_day") || e.Estimate == nil || e.Estimate.USD != est.USD || e.Model == "" {
+				t.Errorf("the telemetry's refused event: reason %q, estimate %v, model %q", e.Reason, e.Estimate, e.Model)
+			}
+		}
+	}
+	if err != nil || refused != 2 {
+		t.Errorf("%d refused events in the telemetry for two refused dreams (%v)", refused, err)
 	}
 	r = w.dream(env, append([]string{"status"}, w.locFlags()...)...)
 	if !strings.Contains(r.stdout, "a model dream would not start now") {
