@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -307,13 +308,41 @@ func TestThreeDreamsShareTheDayCeiling(t *testing.T) {
 	r := w.dream(nil, "stats", "--json", "--state-dir", w.state)
 	var st struct {
 		Spend struct {
-			Total  spend.Amount `json:"total"`
-			ByHost []any        `json:"by_host"`
-			Dreams []any        `json:"dreams"`
+			Total   spend.Amount `json:"total"`
+			ByDay   []spendRow   `json:"by_day"`
+			ByModel []spendRow   `json:"by_model"`
+			ByHost  []spendRow   `json:"by_host"`
+			Dreams  []dreamSpend `json:"dreams"`
 		} `json:"spend"`
 	}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil || len(st.Spend.Dreams) != 2 || st.Spend.Total.USD != total {
-		t.Errorf("stats --json spend: %s", r)
+		t.Fatalf("stats --json spend: %s", r)
+	}
+	// Each grouping sums to the total; each dream's ratio is its spend
+	// over its estimate.
+	for name, rows := range map[string][]spendRow{"day": st.Spend.ByDay, "model": st.Spend.ByModel, "host": st.Spend.ByHost} {
+		var sum float64
+		n := 0
+		for _, row := range rows {
+			sum, n = sum+row.USD, n+row.Dreams
+		}
+		if n != 2 || math.Abs(sum-total) > 1e-9 {
+			t.Errorf("spend by %s: %d dreams, %v; want 2 and %v: %+v", name, n, sum, total, rows)
+		}
+	}
+	if m := st.Spend.ByModel; len(m) != 1 || m[0].Key == "" {
+		t.Errorf("spend by model: %+v", m)
+	}
+	for _, d := range st.Spend.Dreams {
+		if d.Estimate.USD <= 0 || math.Abs(d.Ratio-d.Spent.USD/d.Estimate.USD) > 1e-9 {
+			t.Errorf("dream %s: estimate %v, spent %v, ratio %v", d.ID, d.Estimate, d.Spent, d.Ratio)
+		}
+	}
+	text := w.dream(nil, "stats", "--state-dir", w.state)
+	for _, want := range []string{"over 2 model dream(s)", "by day:", "by model:", "by host:", "estimate against spent"} {
+		if !strings.Contains(text.stdout, want) {
+			t.Errorf("dream stats does not say %q:\n%s", want, text)
+		}
 	}
 }
 
