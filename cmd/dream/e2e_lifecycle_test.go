@@ -316,7 +316,7 @@ func TestEvalScoresAModelDream(t *testing.T) {
 	for i := 0; i < 100; i++ { // one turn per scenario, with room for the corpus to grow
 		srv.Append(llmtest.Turn{Text: "Nothing else needed changing."})
 	}
-	// The 320-topic memory is estimated past the default max_tokens.
+	// The largest memory (large-180-topics) is estimated past the default max_tokens.
 	r := w.dream(modelEnv("openai", srv.URL, false), "eval", "--dir", dir, "--json", "--max-tokens", "5000000")
 	if r.code != 1 || !strings.Contains(r.stderr, "not fixed") {
 		t.Fatalf("eval with a model that does nothing:\n%s", r)
@@ -332,7 +332,7 @@ func TestEvalScoresAModelDream(t *testing.T) {
 		Problems        []string `json:"problems"`
 	}](t, r)
 	// One model dream per scenario, each answered at its first request;
-	// the 320-topic memory is dreamed in parts, a first request each.
+	// the largest memory is dreamed in parts, a first request each.
 	if len(scores) < 20 || len(srv.Requests()) < len(scores) || len(srv.Requests()) > len(scores)+4 {
 		t.Fatalf("%d scores, %d model requests: want one model dream per scenario (a few parts for the largest)", len(scores), len(srv.Requests()))
 	}
