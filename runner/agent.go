@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -117,7 +119,7 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 // finish adds what the dream showed the model and the evidence it cites
 // to out, and, when the dream went well, the index as the model left it.
 func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
-	out.Shown, out.Citations, out.Contradictions = s.set.Shown(), s.set.Citations(), contradictions(s.leads)
+	out.Shown, out.Citations, out.Contradictions = s.set.Shown(), s.set.Citations(), contradictions(s.leads, job.RepoDir)
 	if err != nil {
 		return err
 	}
@@ -131,12 +133,29 @@ func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
 	return nil
 }
 
-// contradictions are the drift leads as evidence: a path or name a memory
-// states that the repository no longer has is contradicted there, so a
-// change of it (or its removal) needs nothing more.
-func contradictions(l offline.Leads) []dream.Contradiction {
+// contradictions are the drift leads that are evidence: a file, or a path
+// whose first directory the repository has, that memory states and the
+// repository no longer has is contradicted there, so a change of it (or
+// its removal) needs nothing more. Other leads are only leads: a path under
+// no directory of the repository (a Vault path, a bucket key) or an
+// identifier (a feature flag, a setting) may never have been code, and
+// "not in the repository" says nothing about it.
+func contradictions(l offline.Leads, repo string) []dream.Contradiction {
+	if repo == "" {
+		return nil
+	}
 	out := make([]dream.Contradiction, 0, len(l.DriftSuspects))
 	for _, s := range l.DriftSuspects {
+		switch s.Kind {
+		case "file":
+		case "path":
+			first, _, _ := strings.Cut(s.Mention, "/")
+			if _, err := os.Stat(filepath.Join(repo, first)); err != nil {
+				continue
+			}
+		default:
+			continue
+		}
 		out = append(out, dream.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
 	}
 	return out

@@ -179,6 +179,27 @@ func TestDestructiveDreamsNeedReview(t *testing.T) {
 			held:    []string{"- Never deploy on Fridays."},
 		},
 		{
+			name:    "a denial dropped while the sentence is reworded",
+			summary: "Clarified the deploy policy.",
+			calls:   []llmtest.Call{readCall("ops.md"), editCall("ops.md", "- Never deploy on Fridays.", "- Deploying on Fridays is fine.")},
+			units:   []string{"rewritten - Never deploy on Fridays."},
+			held:    []string{"- Never deploy on Fridays."},
+		},
+		{
+			name:    "a rule weakened",
+			summary: "Softened the deploy policy.",
+			calls:   []llmtest.Call{readCall("ops.md"), editCall("ops.md", "- Never deploy on Fridays.", "- Avoid deploying on Fridays if possible.")},
+			units:   []string{"rewritten - Never deploy on Fridays."},
+			held:    []string{"- Never deploy on Fridays."},
+		},
+		{
+			name:    "a quantity's unit changed",
+			summary: "Fixed the backup retention.",
+			calls:   []llmtest.Call{readCall("ops.md"), editCall("ops.md", "kept for 35 days", "kept for 35 hours")},
+			units:   []string{"rewritten - Backups are kept for 35 days"},
+			held:    []string{"- Backups are kept for 35 days"},
+		},
+		{
 			name:    "four facts dropped, over the budget of untraced deletions",
 			summary: "Pruned stale ops notes.",
 			calls: []llmtest.Call{readCall("ops.md"), editCall("ops.md", "- Backups are kept for 35 days in the cold bucket.\n", ""), editCall("ops.md", "- Log retention is 14 days in Loki.\n", ""),

@@ -27,8 +27,32 @@ func Compare(old, new string) Change {
 	if len(c.Removed) == 0 || len(c.Added) == 0 {
 		c.Removed, c.Added = nil, nil
 	}
-	c.Negation = negated(ot) != negated(nt) && sameStatement(old, new)
+	// A denial or an absolute ("never", "always", "must") the rewrite
+	// drops turns or weakens what the memory says, however the rest is
+	// worded ("Never commit .env" → "Commit .env files to the repo";
+	// "never deploy on Fridays" → "avoid deploying on Fridays"); a denial
+	// it adds does only when the statement is the same one, not a new
+	// statement beside it ("short" → "short; no emoji").
+	op, np := polarityOf(ot), polarityOf(nt)
+	c.Negation = op.neg && !np.neg || op.abs && !np.abs || !op.neg && np.neg && sameStatement(old, new)
 	return c
+}
+
+// polarity is what a text's polarity words say: that it denies (a
+// negator) and that it is absolute ("always", "never", "must").
+type polarity struct{ neg, abs bool }
+
+// absolutes leave no exception; dropping one weakens a rule.
+var absolutes = map[string]bool{"always": true, "never": true, "must": true, "mustn't": true, "总是": true, "从不": true, "必须": true}
+
+func polarityOf(ts []token) polarity {
+	var p polarity
+	for _, t := range ts {
+		w := strings.ReplaceAll(strings.ToLower(t.text), "’", "'")
+		p.neg = p.neg || negators[w] || strings.HasSuffix(w, "n't")
+		p.abs = p.abs || absolutes[w]
+	}
+	return p
 }
 
 // sameStatement reports whether two texts say the same words, polarity
@@ -64,12 +88,12 @@ func sameStatement(old, new string) bool {
 func missing(a, b []token) []Value {
 	have := map[string]bool{}
 	for _, t := range b {
-		have[strings.ToLower(t.text)] = true
+		have[valueKey(t.text)] = true
 	}
 	var out []Value
 	seen := map[string]bool{}
 	for _, t := range a {
-		k := strings.ToLower(t.text)
+		k := valueKey(t.text)
 		if t.value == "" || have[k] || seen[k] {
 			continue
 		}

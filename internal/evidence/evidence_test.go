@@ -51,6 +51,21 @@ func TestCompare(t *testing.T) {
 		{"Enable the cache in CI.", "Disable the cache in CI.", "negation"},
 		{"The owner is Alice.", "The owner is Bob.", "Alice→Bob"},
 		{"Logs live in internal/log/log.go.", "Logs live in internal/logging/log.go.", "internal/log/log.go→internal/logging/log.go"},
+		// A denial dropped while the sentence is reworded, and an absolute
+		// dropped or weakened, turn what memory says however the words go.
+		{"- Never commit `.env` files.", "- Commit `.env` files to the repo.", "negation"},
+		{"Do not deploy while the on-call pager is active.", "Deploying while the on-call pager is active is fine.", "negation"},
+		{"- CI does not run the integration tests; run them locally with `INTEGRATION=1`.", "- CI runs the integration tests with `INTEGRATION=1`.", "negation"},
+		{"Deploy from the release branch; never deploy on Fridays.", "Deploy from the release branch.", "negation"},
+		{"Never deploy on Fridays.", "Avoid deploying on Fridays if possible.", "negation"},
+		{"Always rotate API keys after an incident.", "Rotate API keys after an incident if they were exposed.", "negation"},
+		{"Don't use tabs.", "Do not use tabs in Go files.", ""}, // the same denial, reworded
+		// A quantity is its number and its unit, however the unit is spelled.
+		{"Backups are kept for 30 days.", "Backups are kept for 30 hours.", "30 days→30 hours"},
+		{"Tokens expire after 15 minutes.", "Tokens expire after 15 hours.", "15 minutes→15 hours"},
+		{"Tokens expire after 15 minutes.", "Tokens expire after 15 min.", ""},
+		{"A 30-day retention.", "Retention: 30 days.", ""},
+		{"Timeout is 500ms.", "Timeout is 500 ms.", ""},
 	}
 	for _, tt := range tests {
 		c := Compare(tt.old, tt.new)

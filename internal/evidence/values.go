@@ -38,8 +38,78 @@ type Value struct {
 }
 
 // key is how two values are compared: case does not make a port or a name
-// another one.
-func (v Value) key() string { return strings.ToLower(v.Text) }
+// another one, nor the spelling of a quantity's unit ("15 minutes", "15
+// min" and "15-minute" are one; "15 hours" is another).
+func (v Value) key() string { return valueKey(v.Text) }
+
+// valueKey is the key of a value's text (see Value.key).
+func valueKey(text string) string {
+	lower := strings.ToLower(text)
+	n := 0
+	for n < len(lower) && (lower[n] >= '0' && lower[n] <= '9' || lower[n] == '.' && n > 0) {
+		n++
+	}
+	if n == 0 || n == len(lower) {
+		return lower
+	}
+	unit := strings.TrimLeft(lower[n:], " -")
+	if c, ok := units[unit]; ok {
+		return strings.TrimRight(lower[:n], ".") + " " + c
+	}
+	return lower
+}
+
+// units are the words a quantity's number is read with, by their
+// canonical spelling: "30 days" is one value, and "30 hours" another.
+var units = func() map[string]string {
+	m := map[string]string{}
+	for canon, spellings := range map[string]string{
+		"ms":  "ms msec msecs millisecond milliseconds",
+		"s":   "s sec secs second seconds 秒",
+		"min": "min mins minute minutes 分钟",
+		"h":   "h hr hrs hour hours 小时",
+		"d":   "d day days 天",
+		"wk":  "wk wks week weeks 周",
+		"mo":  "month months 个月",
+		"yr":  "yr yrs year years 年",
+		"b":   "b byte bytes",
+		"kb":  "kb kib",
+		"mb":  "mb mib",
+		"gb":  "gb gib",
+		"tb":  "tb tib",
+		"%":   "% percent",
+		"x":   "x times",
+	} {
+		for _, w := range strings.Fields(spellings) {
+			m[w] = canon
+		}
+	}
+	return m
+}()
+
+// withUnits joins each plain number to the unit word after it ("30" and
+// "days" are the one value "30 days"), so that a rewrite to "30 hours"
+// changes a value rather than a word of prose.
+func withUnits(ts []token) []token {
+	out := ts[:0]
+	for i := 0; i < len(ts); i++ {
+		t := ts[i]
+		if t.value == KindNumber && isDecimal(t.text) && i+1 < len(ts) && ts[i+1].value == "" {
+			if _, ok := units[ts[i+1].text]; ok {
+				t.text += " " + ts[i+1].text
+				i++
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// isDecimal matches 30 and 1.5.
+func isDecimal(s string) bool {
+	whole, frac, dot := strings.Cut(s, ".")
+	return isDigits(whole) && (!dot || isDigits(frac))
+}
 
 // token is one word of a text, with what it is.
 type token struct {
@@ -67,8 +137,12 @@ func Values(text string) []Value {
 }
 
 // tokens splits a unit's text into words: list and heading markers and
-// emphasis dropped, code spans and link destinations kept whole.
-func tokens(text string) []token {
+// emphasis dropped, code spans and link destinations kept whole, a number
+// and its unit one value.
+func tokens(text string) []token { return withUnits(words0(text)) }
+
+// words0 is tokens before a number is joined to its unit.
+func words0(text string) []token {
 	var out []token
 	start := true
 	for _, line := range strings.Split(text, "\n") {

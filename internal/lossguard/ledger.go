@@ -82,6 +82,9 @@ type dest struct {
 	score float64 // of rankPaired: the share of the unit's words kept
 	fresh bool    // the unit is new in its file (not there before)
 	to    Unit
+	// inPlace: the unit replaced it where it stood, keeping few of its
+	// words (see ledger.inPlace).
+	inPlace bool
 }
 
 // better orders candidates: tier, rank, then a new unit over an old one,
@@ -120,6 +123,7 @@ type ledger struct {
 	skel  []map[string]bool // each unit's words, values masked
 	best  []*dest           // exact or contained anywhere, paired in its own file
 	cross []map[string]*dest
+	fresh map[string][]afterLeaf // the new facts of each changed file
 }
 
 func newLedger(gone []goneUnit) *ledger {
@@ -165,6 +169,20 @@ func (l *ledger) scan(rel string, ls []leaf, before map[string]int, ids []int, p
 		seen[x.text]++
 		units[i].fresh = before != nil && seen[x.text] > before[x.text]
 		exact[units[i].norm] = append(exact[units[i].norm], i)
+	}
+	if pair && before != nil {
+		var fresh []afterLeaf
+		for k, u := range units {
+			if u.fresh && isFact(ls[k].kind, ls[k].text) {
+				fresh = append(fresh, u)
+			}
+		}
+		l.mu.Lock()
+		if l.fresh == nil {
+			l.fresh = map[string][]afterLeaf{}
+		}
+		l.fresh[rel] = fresh
+		l.mu.Unlock()
 	}
 	var words map[string][]int // skeleton word → units, built on first need
 	visit := func(i int) {
@@ -301,6 +319,7 @@ func (l *ledger) entries() []Entry {
 		}
 	}
 	out := make([]Entry, len(l.gone))
+	best := make([]*dest, len(l.gone))
 	for i, g := range l.gone {
 		b := l.best[i]
 		if b == nil { // a file its neighbours went to first
@@ -317,7 +336,12 @@ func (l *ledger) entries() []Entry {
 				}
 			}
 		}
-		e := Entry{Unit: g.Unit, Headings: g.path, Fact: g.fact, Fate: Deleted, Lost: b == nil}
+		best[i] = b
+	}
+	l.inPlace(best)
+	for i, g := range l.gone {
+		b := best[i]
+		e := Entry{Unit: g.Unit, Headings: g.path, Fact: g.fact, Fate: Deleted, Lost: b == nil || b.inPlace}
 		if b != nil {
 			to := b.to
 			e.To = &to
@@ -333,6 +357,46 @@ func (l *ledger) entries() []Entry {
 		out[i] = e
 	}
 	return out
+}
+
+// inPlace pairs a fact that went nowhere with a new fact its file gained
+// under the same headings, nearest first, that no other gone unit went
+// to: a line replaced in place by one that keeps few of its words ("Never
+// deploy on Fridays." → "Deploying on Fridays is fine.") is a rewrite
+// whose words are gone, for the evidence check to judge, not a deletion
+// beside an unrelated addition.
+func (l *ledger) inPlace(best []*dest) {
+	used := map[Unit]bool{}
+	for _, b := range best {
+		if b != nil {
+			used[b.to] = true
+		}
+	}
+	for i, g := range l.gone {
+		if best[i] != nil || !g.fact {
+			continue
+		}
+		var near *afterLeaf
+		for k, u := range l.fresh[g.File] {
+			if used[u.Unit] || !slices.Equal(u.path, g.path) {
+				continue
+			}
+			if near == nil || abs(u.Line-g.Line) < abs(near.Line-g.Line) {
+				near = &l.fresh[g.File][k]
+			}
+		}
+		if near != nil {
+			used[near.Unit] = true
+			best[i] = &dest{tier: tierRewritten, rank: rankPaired, fresh: true, to: near.Unit, inPlace: true}
+		}
+	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // isFact says whether a unit of kind holds a fact of its own.

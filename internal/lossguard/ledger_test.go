@@ -32,6 +32,12 @@ func TestLedger(t *testing.T) {
 			"auth.md":    "# Auth service\n\n- Port: 8081 (auth and billing)\n- Owner: team atlas, paged through PagerDuty\n",
 			"billing.md": "# Billing service\n\n- Owner: team borealis, paged through PagerDuty\n",
 		}, []string{"rewritten auth.md:3 -> auth.md:3", "rewritten billing.md:3 -> auth.md:3"}},
+		{"a fact replaced in place by other words", map[string]string{
+			"billing.md": "# Billing service\n\n- Listens wherever the gateway routes it.\n- Owner: team borealis, paged through PagerDuty\n",
+		}, []string{"rewritten billing.md:3 -> billing.md:3"}},
+		{"a fact dropped and another added under another heading", map[string]string{
+			"billing.md": "# Billing service\n\n- Owner: team borealis, paged through PagerDuty\n\n## Invoices\n\n- Rendered by the pdf worker.\n",
+		}, []string{"deleted billing.md:3"}},
 		{"a fact dropped", map[string]string{
 			"billing.md": "# Billing service\n\n- Owner: team borealis, paged through PagerDuty\n",
 		}, []string{"deleted billing.md:3"}},
@@ -60,6 +66,11 @@ func TestLedger(t *testing.T) {
 					s += fmt.Sprintf(" -> %s:%d", e.To.File, e.To.Line)
 				}
 				got = append(got, s)
+			}
+			for _, e := range v.Ledger {
+				if e.Fate == Rewritten && !strings.Contains(e.To.Text, "Port") && strings.Contains(e.Text, "Port") && !e.Lost {
+					t.Errorf("%s:%d, rewritten with its words gone, is not marked lost", e.File, e.Line)
+				}
 			}
 			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
 				t.Errorf("ledger\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
