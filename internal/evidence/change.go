@@ -33,14 +33,16 @@ func Compare(old, new string) Change {
 	// "never deploy on Fridays" → "avoid deploying on Fridays"); a denial
 	// it adds does only when the statement is the same one, not a new
 	// statement beside it ("short" → "short; no emoji").
+	// Counted, not merely present: a paragraph keeps its other "never"
+	// when one sentence's is weakened to "avoid".
 	op, np := polarityOf(ot), polarityOf(nt)
-	c.Negation = op.neg && !np.neg || op.abs && !np.abs || !op.neg && np.neg && sameStatement(old, new)
+	c.Negation = op.neg > np.neg || op.abs > np.abs || np.neg > op.neg && sameStatement(old, new)
 	return c
 }
 
-// polarity is what a text's polarity words say: that it denies (a
-// negator) and that it is absolute ("always", "never", "must").
-type polarity struct{ neg, abs bool }
+// polarity counts a text's polarity words: its denials (negators) and its
+// absolutes ("always", "never", "must").
+type polarity struct{ neg, abs int }
 
 // absolutes leave no exception; dropping one weakens a rule.
 var absolutes = map[string]bool{"always": true, "never": true, "must": true, "mustn't": true, "总是": true, "从不": true, "必须": true}
@@ -49,8 +51,12 @@ func polarityOf(ts []token) polarity {
 	var p polarity
 	for _, t := range ts {
 		w := strings.ReplaceAll(strings.ToLower(t.text), "’", "'")
-		p.neg = p.neg || negators[w] || strings.HasSuffix(w, "n't")
-		p.abs = p.abs || absolutes[w]
+		if negators[w] || strings.HasSuffix(w, "n't") {
+			p.neg++
+		}
+		if absolutes[w] {
+			p.abs++
+		}
 	}
 	return p
 }

@@ -60,6 +60,7 @@ func TestCompare(t *testing.T) {
 		{"Never deploy on Fridays.", "Avoid deploying on Fridays if possible.", "negation"},
 		{"Always rotate API keys after an incident.", "Rotate API keys after an incident if they were exposed.", "negation"},
 		{"Don't use tabs.", "Do not use tabs in Go files.", ""}, // the same denial, reworded
+		{"Deploy from main; never deploy on Fridays.\nAlways run `make migrate` first.\nDo not deploy while paged.", "Deploy from main; avoid deploying on Fridays.\nAlways run `make migrate` first.\nDo not deploy while paged.", "negation"},
 		// A quantity is its number and its unit, however the unit is spelled.
 		{"Backups are kept for 30 days.", "Backups are kept for 30 hours.", "30 days→30 hours"},
 		{"Tokens expire after 15 minutes.", "Tokens expire after 15 hours.", "15 minutes→15 hours"},
