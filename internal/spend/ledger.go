@@ -261,7 +261,8 @@ const minOutput = 256
 // provider will read from its cache (the previous request, re-sent) is in
 // CacheReadInputTokens and the rest in InputTokens, priced at the highest
 // input rate (a cache write where writes cost more). It records the spend
-// so far in the ledger (a dream that dies keeps it counted) and returns
+// so far and, when the request may go, its input (a dream that dies, even
+// waiting for that answer, keeps it counted) in the ledger, and returns
 // the most output tokens the request may ask for without crossing the
 // reservation, or an *OverBudgetError when not even minOutput fits. Only
 // a cache miss on the re-sent part can make the request cost more than
@@ -270,13 +271,9 @@ func (h *Hold) Next(used, next llm.Usage) (int, error) {
 	nextInput := next.InputTokens + next.CacheReadInputTokens + next.CacheCreationInputTokens
 	inCost := float64(next.CacheReadInputTokens)*h.price.CacheRead/1e6 + float64(next.InputTokens+next.CacheCreationInputTokens)*h.price.MaxInput()/1e6
 	spent := AmountOf(used, h.price)
-	if spent != h.written {
-		if err := h.l.append(Record{Kind: KindSpent, ID: h.id, At: h.l.now(), Spent: &spent}); err == nil {
-			h.written = spent
-		}
-	}
 	leftTok := h.allow.Tokens - spent.Tokens - nextInput
 	if leftTok < minOutput {
+		h.record(spent)
 		return 0, &OverBudgetError{Ceiling: or(h.binding[0], "the token reservation"), Limit: float64(h.allow.Tokens), Used: float64(spent.Tokens),
 			Need: float64(nextInput + minOutput), Tokens: true, Running: true}
 	}
@@ -284,12 +281,26 @@ func (h *Hold) Next(used, next llm.Usage) (int, error) {
 	out := leftTok
 	if h.price.Output > 0 {
 		if leftUSD < minOutput*h.price.Output/1e6 {
+			h.record(spent)
 			return 0, &OverBudgetError{Ceiling: or(h.binding[1], "the reservation"), Limit: h.allow.USD, Used: spent.USD,
 				Need: inCost + minOutput*h.price.Output/1e6, Running: true}
 		}
 		out = min(out, int64(leftUSD/(h.price.Output/1e6)))
 	}
+	// The request is paid for once it is sent, answered or not: a dream
+	// whose process dies waiting for the answer keeps its input counted.
+	h.record(Amount{Tokens: spent.Tokens + nextInput, USD: spent.USD + inCost})
 	return int(min(out, math.MaxInt32)), nil
+}
+
+// record writes a as what the dream has spent so far, when it changed.
+func (h *Hold) record(a Amount) {
+	if a == h.written {
+		return
+	}
+	if err := h.l.append(Record{Kind: KindSpent, ID: h.id, At: h.l.now(), Spent: &a}); err == nil {
+		h.written = a
+	}
 }
 
 // Settle records what the dream spent in the end; its reservation is

@@ -152,7 +152,9 @@ func TestNextCapsOutputAndStops(t *testing.T) {
 }
 
 // TestDeadReservationExpires: a process that died holding a reservation
-// is charged what it had recorded as spent, not what it reserved.
+// is charged what it had recorded as spent, and the request it had sent
+// (its answer may never have come: it was paid for all the same), not what
+// it reserved.
 func TestDeadReservationExpires(t *testing.T) {
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.Local)
 	l := testLedger(t, &now)
@@ -161,23 +163,26 @@ func TestDeadReservationExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Next(llm.Usage{OutputTokens: 10_000}, llm.Usage{InputTokens: 1000}); err != nil { // $0.15 spent
+	// $0.15 spent, and a request of 1,000 input tokens sent: $0.00375 at
+	// the highest input rate, paid for even if no answer comes.
+	if _, err := h.Next(llm.Usage{OutputTokens: 10_000}, llm.Usage{InputTokens: 1000}); err != nil {
 		t.Fatal(err)
 	}
+	const paid = 0.15 + 0.00375
 	tot, _ := l.Totals()
 	if tot.Day.USD != 1 {
 		t.Fatalf("while it lives: day = %v, want its reservation, what the day left: $1", tot.Day.USD)
 	}
 	l.alive = func(int) bool { return false }
 	tot, _ = l.Totals()
-	if math.Abs(tot.Day.USD-0.15) > 1e-9 {
-		t.Errorf("once its process is dead: day = %v, want what it spent, $0.15", tot.Day.USD)
+	if math.Abs(tot.Day.USD-paid) > 1e-9 {
+		t.Errorf("once its process is dead: day = %v, want what it spent and the request it sent, $%v", tot.Day.USD, paid)
 	}
 	l.alive = func(int) bool { return true }
 	now = now.Add(2 * time.Hour)
 	tot, _ = l.Totals()
-	if math.Abs(tot.Day.USD-0.15) > 1e-9 {
-		t.Errorf("once it expired: day = %v, want $0.15", tot.Day.USD)
+	if math.Abs(tot.Day.USD-paid) > 1e-9 {
+		t.Errorf("once it expired: day = %v, want $%v", tot.Day.USD, paid)
 	}
 }
 
