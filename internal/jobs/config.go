@@ -85,14 +85,36 @@ func Resolve(in Inputs) ([]Job, []string) {
 				settings.CopyKey(&all[i].Settings, &in.Settings, k)
 			}
 		}
+		sharedCeilings(&all[i].Settings, in.Settings)
 	}
 	return all, warnings
 }
 
+// sharedCeilings holds a job's day and month ceilings to the top-level
+// ones: they bound every dream's spend in the one ledger, so a job may set
+// its own only below them (its max_cost_per_dream is its own). Zero is no
+// ceiling.
+func sharedCeilings(j *settings.Settings, top settings.Settings) {
+	usd := func(job *float64, all float64) {
+		if all > 0 && (*job <= 0 || *job > all) {
+			*job = all
+		}
+	}
+	tokens := func(job *int64, all int64) {
+		if all > 0 && (*job <= 0 || *job > all) {
+			*job = all
+		}
+	}
+	usd(&j.MaxCostPerDay, top.MaxCostPerDay)
+	usd(&j.MaxCostPerMonth, top.MaxCostPerMonth)
+	tokens(&j.MaxTokensPerDay, top.MaxTokensPerDay)
+	tokens(&j.MaxTokensPerMonth, top.MaxTokensPerMonth)
+}
+
 // jobSettingKeys are the top-level keys a job may set for itself: its gates
-// and budgets, the spending ceilings included (a job may hold itself
-// below what the ledger allows every dream), validated as the top-level
-// ones are.
+// and budgets, the spending ceilings included (the day's and month's only
+// below the top-level ones, see sharedCeilings), validated as the
+// top-level ones are.
 var jobSettingKeys = []string{"enabled", "min_hours", "min_sessions", "max_turns", "max_tokens", "timeout", "review",
 	"max_cost_per_dream", "max_cost_per_day", "max_cost_per_month", "max_tokens_per_day", "max_tokens_per_month"}
 

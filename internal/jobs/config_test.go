@@ -323,3 +323,31 @@ func TestPromptFile(t *testing.T) {
 		t.Errorf("prompt = %q, want the file's %q", j.Prompt, text)
 	}
 }
+
+// TestJobCeilingsOnlyTighten: a job's day and month ceilings count the one
+// ledger every dream shares, so a job may set them below the top-level
+// ones, never above (a job's max_cost_per_day = 100 once replaced the
+// user's 0.30 and spent $2.92 in a day); its per-dream ceiling is its own.
+func TestJobCeilingsOnlyTighten(t *testing.T) {
+	w := newWorld(t)
+	w.base.MaxCostPerDay, w.base.MaxCostPerMonth, w.base.MaxTokensPerDay = 0.30, 5, 100_000
+	all, warnings := w.resolve(
+		user(map[string]any{"name": "loose", "prompt": "x", "dir": "/tmp/loose", "max_cost_per_dream": 100.0, "max_cost_per_day": 100.0,
+			"max_cost_per_month": 1000.0, "max_tokens_per_day": int64(5_000_000), "max_tokens_per_month": int64(9_000_000)}),
+		user(map[string]any{"name": "tight", "prompt": "x", "dir": "/tmp/tight", "max_cost_per_day": 0.1, "max_tokens_per_day": int64(1000)}),
+	)
+	if len(warnings) > 0 {
+		t.Fatalf("warnings: %v", warnings)
+	}
+	loose, tight := mustFind(t, all, "loose").Settings, mustFind(t, all, "tight").Settings
+	if loose.MaxCostPerDay != 0.30 || loose.MaxCostPerMonth != 5 || loose.MaxTokensPerDay != 100_000 || loose.MaxTokensPerMonth != 9_000_000 || loose.MaxCostPerDream != 100 {
+		t.Errorf("a job above the top-level ceilings: day %v, month %v, tokens a day %v, a month %v, per dream %v; want 0.30, 5, 100000, 9000000 (none at the top), 100",
+			loose.MaxCostPerDay, loose.MaxCostPerMonth, loose.MaxTokensPerDay, loose.MaxTokensPerMonth, loose.MaxCostPerDream)
+	}
+	if tight.MaxCostPerDay != 0.1 || tight.MaxTokensPerDay != 1000 {
+		t.Errorf("a job below them: day %v, tokens a day %v; want its own 0.1 and 1000", tight.MaxCostPerDay, tight.MaxTokensPerDay)
+	}
+	if h := mustFind(t, all, Health).Settings; h.MaxCostPerDay != 0.30 {
+		t.Errorf("a built-in job's day ceiling %v, want the top-level 0.30", h.MaxCostPerDay)
+	}
+}
