@@ -82,8 +82,11 @@ func (e *UnpricedError) Error() string {
 	if e.Model == "" {
 		return "the model dream names no model, so dream cannot price it: name one (--model, model in config.toml, or the runner's Model)"
 	}
-	return fmt.Sprintf("no price for model %q, so dream cannot say what a dream on it costs: add to your config.toml\n"+
-		"  [prices.%q]\n  input = 3.0\n  output = 15.0   # dollars per million tokens (cache_read, cache_write too); 0 and 0 for a free local model\n"+
+	// No figures are suggested: a number pasted from here would price the
+	// model as whatever it named, and every dollar ceiling would then hold
+	// a multiple of what it says.
+	return fmt.Sprintf("no price for model %q, so dream cannot say what a dream on it costs: add its provider's list prices to your config.toml\n"+
+		"  [prices.%q]\n  input = ...    # dollars per million input tokens\n  output = ...   # and output tokens (cache_read, cache_write too); 0 and 0 for a free local model\n"+
 		"known models: %s", e.Model, e.Model, strings.Join(KnownModels(), ", "))
 }
 
