@@ -107,9 +107,10 @@ type OverBudgetError struct {
 	// Ceiling is the setting that binds: max_cost_per_day, max_tokens,
 	// ...
 	Ceiling string
-	// Limit is the ceiling's value; Used what was spent or reserved
-	// against it (by this dream, for a running one); Need what the dream
-	// needed on top (its estimate, or its next request).
+	// Limit is the ceiling's value (for a running dream, what it left the
+	// dream when it started); Used what was spent or reserved against it
+	// (by this dream, for a running one); Need what the dream needed on
+	// top (its estimate, or its next request).
 	Limit, Used, Need float64
 	// Tokens says the amounts are tokens, not dollars.
 	Tokens bool
@@ -127,7 +128,9 @@ func (e *OverBudgetError) Error() string {
 		f = func(v float64) string { return Count(int64(v)) + " tokens" }
 	}
 	if e.Running {
-		return fmt.Sprintf("stopped at its ceiling before the next request: %s is %s, %s spent, the next request could need %s",
+		// A running dream's limit is what the ceiling left it when it
+		// started, not the setting (the day may have been half spent).
+		return fmt.Sprintf("stopped at its ceiling before the next request: %s left this dream %s when it started, it spent %s, and the next request could need %s",
 			e.Ceiling, f(e.Limit), f(e.Used), f(e.Need))
 	}
 	return fmt.Sprintf("not started: its estimate, %s, exceeds what is left of %s (%s, of which %s is spent or reserved)",

@@ -141,7 +141,8 @@ func TestNextCapsOutputAndStops(t *testing.T) {
 	if !errors.As(err, &ob) || !ob.Running || ob.Ceiling != "max_cost_per_dream" {
 		t.Fatalf("Next past the ceiling = %v", err)
 	}
-	if !strings.Contains(err.Error(), "stopped at its ceiling") {
+	// It names what the ceiling left the dream, not that as the setting.
+	if !strings.Contains(err.Error(), "stopped at its ceiling") || !strings.Contains(err.Error(), "max_cost_per_dream left this dream $0.10 when it started") {
 		t.Errorf("message %q", err)
 	}
 	// What it spent so far is in the ledger: a crash keeps it counted.
