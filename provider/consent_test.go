@@ -89,8 +89,14 @@ func TestModelRejectedOnce(t *testing.T) {
 		t.Fatalf("second Complete = %v after %d requests; want refused without a request", err, len(srv.Requests()))
 	}
 	again, err := provider.Choose(s, env)
-	if err != nil || again.Name != "offline" || again.Rejected == nil || !strings.Contains(again.Why, "until the provider, model or base_url setting changes") {
+	if err != nil || again.Name != "offline" || again.Rejected == nil || !strings.Contains(again.Why, "until the provider, model or base_url setting changes") ||
+		!strings.Contains(again.Why, "model-rejected.json") {
 		t.Fatalf("Choose after the rejection = %s (%s), %v", again.Name, again.Why, err)
+	}
+	// The key is given (provider is set): it is not listed as unused with
+	// a fix that is already in place.
+	if len(again.Unused) != 0 {
+		t.Errorf("after the rejection, unused keys %+v", again.Unused)
 	}
 	s.Model = "claude-haiku-4-5"
 	if c, err := provider.Choose(s, env); err != nil || c.Name != "anthropic" {

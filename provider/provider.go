@@ -141,7 +141,13 @@ func ChooseWith(s dream.Settings, getenv func(string) string, o Options) (Choice
 	default:
 		return Choice{}, fmt.Errorf("unknown provider %q: use anthropic, openai or offline", s.Provider)
 	}
-	c.Unused = unused(getenv, c.Name, o)
+	// A key whose endpoint rejected the model is not unused for want of
+	// consent: the settings already give it; the model is the trouble.
+	given := c.Name
+	if c.Rejected != nil {
+		given = c.Rejected.Provider
+	}
+	c.Unused = unused(getenv, given, o)
 	return c, nil
 }
 

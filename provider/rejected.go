@@ -34,8 +34,8 @@ func (r *Rejection) String() string {
 	if r.BaseURL != "" {
 		where += " at " + r.BaseURL
 	}
-	return fmt.Sprintf("%s rejected model %q on %s (%s): dream stays offline with it until the provider, model or base_url setting changes",
-		where, r.Model, r.At.UTC().Format(time.RFC3339), r.Message)
+	return fmt.Sprintf("%s rejected model %q on %s (%s): dream stays offline with it until the provider, model or base_url setting changes, or %s in the state dir is removed",
+		where, r.Model, r.At.UTC().Format(time.RFC3339), r.Message, rejectedFile)
 }
 
 // rejected reads the record and returns it when it is about this

@@ -167,6 +167,9 @@ func printSpend(w io.Writer, r dream.Report) {
 	fmt.Fprintln(w, strings.Join(parts, " · "))
 }
 
+// rejectedFix is what clears a model the endpoint rejected.
+const rejectedFix = "name a model the endpoint serves (model, or base_url, in dream's config.toml: dream config shows them), or remove model-rejected.json from the state dir once it serves this one"
+
 // doctorProvider is doctor's provider lines: what a command typed here
 // uses, and what the hook, the daemon and the MCP server use with the
 // keys they only inherit, each unused key with what gives it to dream.
@@ -175,6 +178,8 @@ func (a *app) doctorProvider(add func(name, status, detail, fix string)) {
 	switch c := v.Here; {
 	case c.Error != "":
 		add("provider", statusFail, c.Error, "export ANTHROPIC_API_KEY=... or OPENAI_API_KEY=..., or --provider offline")
+	case c.Rejected != nil:
+		add("provider", statusWarn, c.Why, rejectedFix)
 	case c.Provider == provider.Offline && len(c.Unused) == 0:
 		add("provider", statusWarn, "offline engine ("+c.Why+"): mechanical fixes only, zero tokens", "export ANTHROPIC_API_KEY=... (or OPENAI_API_KEY=...) for model dreams")
 	case c.Provider == provider.Offline:
@@ -187,7 +192,7 @@ func (a *app) doctorProvider(add func(name, status, detail, fix string)) {
 	case bg.Error != "":
 		add("background", statusFail, bg.Error, "")
 	case bg.Rejected != nil:
-		add("background", statusWarn, bg.Why, "dream config (then change model or base_url)")
+		add("background", statusWarn, bg.Why, rejectedFix)
 	case bg.Provider == provider.Offline && len(bg.Unused) > 0:
 		add("background", statusWarn, "hook, daemon and MCP dreams are offline: "+bg.Why, bg.Unused[0].Enable)
 	case bg.Provider == provider.Offline:
