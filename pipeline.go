@@ -459,6 +459,7 @@ func (r *dreamRun) land() error {
 		r.rep.Diff = diff
 		r.finish(task.StatusCompleted, nil)
 		r.rep.Status = StatusDryRun
+		r.completed()
 		return nil // the staging is discarded and the lock rewound
 	case r.o.review:
 		r.rep.ParkReason = r.parkReason
@@ -469,6 +470,7 @@ func (r *dreamRun) land() error {
 		r.keepTxn = true
 		r.finish(task.StatusCompleted, nil)
 		r.rep.Status = StatusStaged
+		r.completed()
 		return nil
 	}
 	d := r.d
@@ -485,12 +487,20 @@ func (r *dreamRun) land() error {
 	}
 	r.finish(task.StatusCompleted, nil)
 	r.rep.Status = StatusCompleted
+	r.completed()
+	return nil
+}
+
+// completed settles a dream that ran to its end (landed, staged for
+// review, or a dry run) and records it, with what it used and cost, in
+// the telemetry.
+func (r *dreamRun) completed() {
+	d := r.d
 	r.settle()
 	r.tel.Found = r.out.Found
 	if err := r.tel.Completed(r.rep.TaskID, d.cfg.MemoryDir, r.rep.Usage, r.o.sessions, r.rep.FilesTouched, d.cfg.Now().Sub(r.start), r.rep.Cost); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
-	return nil
 }
 
 // commit lands the staged changes and records them in the audit history. A
@@ -581,7 +591,7 @@ func (r *dreamRun) finish(status task.Status, cause error) {
 	if r.updating.Load() {
 		phase = task.PhaseUpdating
 	}
-	if err := r.tel.Failed(id, d.cfg.MemoryDir, msg, string(phase)); err != nil {
+	if err := r.tel.Failed(id, d.cfg.MemoryDir, msg, string(phase), r.rep.Usage); err != nil {
 		d.cfg.Logf("dream: telemetry: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
@@ -230,6 +231,14 @@ func TestCeilingReachedMidRun(t *testing.T) {
 	r = w.dream(nil, "diff", fmt.Sprint(rep["task_id"]), "--state-dir", w.state, "--memory-dir", w.mem)
 	if r.code != 0 || !strings.Contains(r.stdout, "note-00.md") {
 		t.Errorf("the staged work is not there to review: %s", r)
+	}
+	// dream stats counts the staged dream and the tokens it spent.
+	st := decodeJSON[struct {
+		Completed int       `json:"completed"`
+		Usage     llm.Usage `json:"usage"`
+	}](t, w.dream(nil, "stats", "--json", "--state-dir", w.state, "--memory-dir", w.mem))
+	if st.Completed != 1 || st.Usage.Total() == 0 {
+		t.Errorf("stats: %d completed, %d tokens; want the staged dream and what it spent", st.Completed, st.Usage.Total())
 	}
 }
 

@@ -24,7 +24,7 @@ func TestBigDreamReadsBack(t *testing.T) {
 	if err := l.Completed("t1", "/m", llm.Usage{InputTokens: 7}, 3, files, time.Second, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Failed("t2", "/m", "conflict: "+strings.Join(files, ", "), "updating"); err != nil {
+	if err := l.Failed("t2", "/m", "conflict: "+strings.Join(files, ", "), "updating", llm.Usage{}); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("d/", 600000) + "x.md" // one path longer than a line may be

@@ -15,7 +15,8 @@ type Stats struct {
 	Fired     int `json:"fired"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
-	// Usage sums the tokens of completed dreams.
+	// Usage sums the tokens of the dreams that ended: completed (landed,
+	// staged for review or dry runs) and failed.
 	Usage llm.Usage `json:"usage"`
 	// CacheHitRate is the hit rate of the summed usage, not a mean of rates,
 	// so a big dream weighs more than a small one.
@@ -55,6 +56,9 @@ func Summarize(events []Event, since time.Time) Stats {
 			}
 		case EventFailed:
 			s.Failed++
+			if e.Usage != nil {
+				s.Usage.Add(*e.Usage)
+			}
 		}
 	}
 	s.CacheHitRate = s.Usage.CacheHitRate()

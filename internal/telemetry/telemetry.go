@@ -122,10 +122,16 @@ func (l *Log) Completed(taskID, memoryDir string, u llm.Usage, sessionsReviewed 
 	})
 }
 
-// Failed records a failed, timed-out or killed dream and the phase it
-// reached (starting: nothing was written yet; updating: files were).
-func (l *Log) Failed(taskID, memoryDir, reason, phase string) error {
-	return l.Append(Event{Name: EventFailed, TaskID: taskID, MemoryDir: memoryDir, Reason: reason, Phase: phase})
+// Failed records a failed, timed-out or killed dream, the phase it
+// reached (starting: nothing was written yet; updating: files were) and
+// the tokens it used before it ended (a model dream stopped at a ceiling
+// spent them all the same).
+func (l *Log) Failed(taskID, memoryDir, reason, phase string, u llm.Usage) error {
+	e := Event{Name: EventFailed, TaskID: taskID, MemoryDir: memoryDir, Reason: reason, Phase: phase}
+	if u.Total() > 0 {
+		e.Usage, e.CacheHitRate = &u, u.CacheHitRate()
+	}
+	return l.Append(e)
 }
 
 // Append writes e as one line, stamping the time if it is zero. The line

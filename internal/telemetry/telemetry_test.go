@@ -31,6 +31,8 @@ func TestSummarize(t *testing.T) {
 		{Time: at(5), Name: EventCompleted, Usage: usage(0, 1, 40, 0)},
 		{Time: at(6), Name: "dream_from_the_future"},
 		{Time: at(7), Name: EventCompleted}, // no usage recorded
+		{Time: at(8), Name: EventFired},
+		{Time: at(9), Name: EventFailed, Reason: "stopped at its ceiling", Usage: usage(5, 2, 0, 0)}, // what it spent before it stopped counts
 	}
 	tests := []struct {
 		name                     string
@@ -39,9 +41,9 @@ func TestSummarize(t *testing.T) {
 		usage                    llm.Usage
 		hit                      float64
 	}{
-		{"all", time.Time{}, 3, 3, 1, *usage(10, 6, 100, 30), 100.0 / 140},
-		{"since is inclusive", at(2), 2, 2, 1, *usage(0, 1, 40, 0), 1},
-		{"after everything", at(8), 0, 0, 0, llm.Usage{}, 0},
+		{"all", time.Time{}, 4, 3, 2, *usage(15, 8, 100, 30), 100.0 / 145},
+		{"since is inclusive", at(2), 3, 2, 2, *usage(5, 3, 40, 0), 40.0 / 45},
+		{"after everything", at(10), 0, 0, 0, llm.Usage{}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +116,7 @@ func TestWriteAndRead(t *testing.T) {
 	if err := l.Completed("id1", "/m", u, 7, []string{"MEMORY.md"}, 1500*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Failed("id2", "/m", "killed", "updating"); err != nil {
+	if err := l.Failed("id2", "/m", "killed", "updating", llm.Usage{InputTokens: 50, OutputTokens: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Append(Event{}); err == nil {
@@ -131,14 +133,16 @@ func TestWriteAndRead(t *testing.T) {
 	if c.Name != EventCompleted || *c.Usage != u || c.CacheHitRate != 0.6 || c.DurationMS != 1500 || c.SessionsReviewed != 7 || c.FilesTouched[0] != "MEMORY.md" {
 		t.Errorf("completed = %+v", c)
 	}
-	if x.Name != EventFailed || x.Reason != "killed" || x.Phase != "updating" {
+	if x.Name != EventFailed || x.Reason != "killed" || x.Phase != "updating" || x.Usage == nil || x.Usage.InputTokens != 50 {
 		t.Errorf("failed = %+v", x)
 	}
 	if since, _ := l.Read(at(2)); len(since) != 2 {
 		t.Errorf("Read(since) = %d events, want 2", len(since))
 	}
 	st, err := l.Stats(time.Time{})
-	if err != nil || st.Fired != 1 || st.Completed != 1 || st.Failed != 1 || st.Usage != u {
+	all := u
+	all.Add(llm.Usage{InputTokens: 50, OutputTokens: 5}) // the killed dream's
+	if err != nil || st.Fired != 1 || st.Completed != 1 || st.Failed != 1 || st.Usage != all {
 		t.Errorf("Stats = %+v, %v", st, err)
 	}
 	if fi, _ := os.Stat(l.Path()); fi.Mode().Perm() != 0o600 {
@@ -193,7 +197,7 @@ func TestConcurrentAppends(t *testing.T) {
 			defer wg.Done()
 			l := Open(dir) // separate Logs, as separate processes would have
 			for i := range each {
-				if err := l.Failed(fmt.Sprintf("w%d-%d", w, i), "/m", reason, "starting"); err != nil {
+				if err := l.Failed(fmt.Sprintf("w%d-%d", w, i), "/m", reason, "starting", llm.Usage{}); err != nil {
 					errs <- err
 				}
 			}
