@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -84,15 +85,13 @@ func (s *Server) readResource(_ context.Context, req *mcp.ReadResourceRequest) (
 		return nil, fmt.Errorf("opening the memory dir: %w", err)
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(rel))
+	// Never blocking in open: a FIFO planted in the memory once hung the
+	// call, and the server with it.
+	f, _, err := fsutil.OpenRegular(root, filepath.FromSlash(rel), false)
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return nil, mcp.ResourceNotFoundError(req.Params.URI)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, maxResourceBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", rel, err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,6 +352,16 @@ func TestMemoryResourcesReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(f.mem, ".consolidate-lock"), "")
+	// A FIFO planted in the memory is refused at once; opening it once
+	// waited for a writer forever, and the server could not exit.
+	if err := syscall.Mkfifo(filepath.Join(f.mem, "pipe.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifoCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := f.cs.ReadResource(fifoCtx, &mcp.ReadResourceParams{URI: f.srv.fileURI("pipe.md")}); err == nil || fifoCtx.Err() != nil {
+		t.Errorf("read of a FIFO: %v (context %v), want an answer that it is not there", err, fifoCtx.Err())
+	}
 	for _, uri := range []string{
 		"file:///etc/passwd",
 		f.srv.fileURI("../../../../etc/passwd"),
