@@ -59,7 +59,7 @@ func FuzzLineFilter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var replies bytes.Buffer
-		out, err := io.ReadAll(&lineFilter{in: bufio.NewReaderSize(bytes.NewReader(in), 16), reply: &replies})
+		out, err := io.ReadAll(newLineFilter(bufio.NewReaderSize(bytes.NewReader(in), 16), &replies, 0))
 		if err != nil {
 			t.Fatal(err)
 		}

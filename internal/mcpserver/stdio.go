@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,9 +27,16 @@ const maxLine = mcp.DefaultMaxLineLength
 // not a JSON-RPC message (or is a batch, which MCP dropped in 2025-06-18)
 // with an invalid-request error (-32600), a line over maxLine likewise;
 // each is then skipped and the session goes on. Blank lines are skipped.
+//
+// A client may also send everything at once and close stdin (a script's
+// printf | dream mcp). The SDK ends the session at the end of its input
+// and drops what it has not answered, so the filter passes no message
+// after initialize until initialize is answered, and holds back the end
+// of the input until every request it passed on has its answer.
 func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
-	r := &lineFilter{in: bufio.NewReaderSize(in, 64<<10), reply: w}
+	r := newLineFilter(bufio.NewReaderSize(in, 64<<10), w, answerWait)
+	w.sent = r.sent
 	// The filter bounds lines itself; the SDK's own bound would count
 	// bytes it read ahead into the next line.
 	return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: w, MaxLineLength: -1}
@@ -37,14 +45,19 @@ func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 // lockedWriter makes the filter's replies and the SDK's messages (each
 // written whole by one Write) alternate line by line on out.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	sent func([]byte) // told of each message written
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	l.mu.Unlock()
+	if l.sent != nil {
+		l.sent(p)
+	}
+	return n, err
 }
 
 func (l *lockedWriter) Close() error { return nil }
@@ -57,11 +70,33 @@ type lineFilter struct {
 	line    []byte // the line being read
 	pending []byte // what Read hands out next
 	err     error  // the input's error, returned once pending is out
+
+	mu       sync.Mutex
+	answered *sync.Cond      // signalled as answers are written
+	open     map[string]bool // the requests passed on, not yet answered, by id
+	initID   string          // initialize's id until it is answered
+	wait     time.Duration   // see newLineFilter
+	lastSent time.Time       // when the SDK last wrote
+}
+
+// answerWait is how long the filter waits for the SDK's next answer
+// before it gives up holding a message (or the end of the input) back:
+// long enough for any call but a dream, whose answer, should it take
+// longer, is lost while the dream still lands.
+const answerWait = 2 * time.Minute
+
+// newLineFilter filters in for the SDK, replying to bad lines on reply;
+// wait bounds each wait for an answer (0: never wait, with no SDK behind).
+func newLineFilter(in *bufio.Reader, reply io.Writer, wait time.Duration) *lineFilter {
+	f := &lineFilter{in: in, reply: reply, wait: wait, open: map[string]bool{}}
+	f.answered = sync.NewCond(&f.mu)
+	return f
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			f.drain()
 			return 0, f.err
 		}
 		line, tooLong, err := f.next()
@@ -79,6 +114,7 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 				return 0, err
 			}
 		case len(msg) > 0:
+			f.pass(msg)
 			f.pending = append(msg, '\n')
 		}
 	}
@@ -86,6 +122,95 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	f.pending = f.pending[n:]
 	return n, nil
 }
+
+// pass notes a message about to go to the SDK: a request is open until
+// answered; after initialize nothing goes on until it is answered (a
+// client's notifications/initialized and first call must not overtake it);
+// a cancelled request will have no answer.
+func (f *lineFilter) pass(msg []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waitWhile(func() bool { return f.initID != "" })
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err != nil {
+		return
+	}
+	req, ok := m.(*jsonrpc.Request)
+	switch {
+	case !ok:
+	case req.ID.IsValid():
+		key := idKey(req.ID)
+		f.open[key] = true
+		if req.Method == "initialize" {
+			f.initID = key
+		}
+	case req.Method == "notifications/cancelled":
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.RequestID != nil {
+			if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				delete(f.open, idKey(id))
+			}
+		}
+	}
+}
+
+// sent closes the request a written answer is for.
+func (f *lineFilter) sent(b []byte) {
+	m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(b))
+	resp, ok := m.(*jsonrpc.Response)
+	if err != nil || !ok || !resp.ID.IsValid() {
+		return
+	}
+	key := idKey(resp.ID)
+	f.mu.Lock()
+	f.lastSent = time.Now()
+	delete(f.open, key)
+	if f.initID == key {
+		f.initID = ""
+	}
+	f.answered.Broadcast()
+	f.mu.Unlock()
+}
+
+// drain waits, at the end of the input, until every request passed on is
+// answered: the SDK ends the session when Read returns the end.
+func (f *lineFilter) drain() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waitWhile(func() bool { return len(f.open) > 0 })
+}
+
+// waitWhile waits, with f.mu held, while busy holds and the SDK has
+// written something within f.wait.
+func (f *lineFilter) waitWhile(busy func() bool) {
+	if !busy() || f.wait <= 0 {
+		return
+	}
+	f.lastSent = time.Now()
+	tick := time.NewTicker(min(f.wait, time.Second))
+	defer tick.Stop()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				f.mu.Lock()
+				f.answered.Broadcast()
+				f.mu.Unlock()
+			}
+		}
+	}()
+	for busy() && time.Since(f.lastSent) < f.wait {
+		f.answered.Wait()
+	}
+}
+
+func idKey(id jsonrpc.ID) string { return fmt.Sprintf("%T:%v", id.Raw(), id.Raw()) }
 
 // next reads one line, without its newline; tooLong reports one over
 // maxLine, whose bytes are dropped as they come.

@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,6 +203,10 @@ func TestStdioEOFLetsTheDreamLand(t *testing.T) {
 	default:
 	}
 	close(release)
+	// The client that closed stdin still gets its answer.
+	if m := s.recvID(2); m["result"] == nil {
+		t.Fatalf("the answer to dream_run after stdin closed: %v", m)
+	}
 	select {
 	case <-s.done:
 	case <-time.After(30 * time.Second):
@@ -259,4 +265,55 @@ func TestStdioCancelStopsTheDream(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStdioAnswersEverythingBeforeTheEnd: a client that sends its whole
+// session at once and closes stdin (printf ... | dream mcp) gets an answer
+// to every request: initialize first, then the call sent right behind it.
+// The SDK once ended the session at the end of the input and dropped what
+// it had not answered (a dream_run never started).
+func TestStdioAnswersEverythingBeforeTheEnd(t *testing.T) {
+	session := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"script","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dream_status","arguments":{}}}
+{"jsonrpc":"2.0","id":"three","method":"ping"}
+`
+	for i := range 20 {
+		f := newFixture(t)
+		var out syncBuffer
+		if err := f.srv.Run(context.Background(), StdioTransport(strings.NewReader(session), &out)); err != nil && !errors.Is(err, io.EOF) {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		got := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var m struct {
+				ID     any             `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(line), &m) == nil && m.Result != nil {
+				got[fmt.Sprint(m.ID)] = true
+			}
+		}
+		if !got["1"] || !got["2"] || !got["three"] {
+			t.Fatalf("run %d: answered %v, want 1, 2 and three:\n%s", i, got, out.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's writers may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
