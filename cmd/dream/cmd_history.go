@@ -52,7 +52,7 @@ func cmdLog(a *app, args []string) error {
 		}
 		fmt.Fprintf(a.stdout, "%-22s %-6s %-9s %s  %d file(s) +%d -%d\n", e.ID, e.Kind, e.Status, e.StartedAt.Local().Format("2006-01-02 15:04"), len(e.Files), add, rem)
 		for _, f := range e.Files {
-			fmt.Fprintf(a.stdout, "    %-8s %s +%d -%d\n", f.Kind, f.Path, f.Added, f.Removed)
+			fmt.Fprintf(a.stdout, "    %-8s %s +%d -%d\n", f.Kind, printable(f.Path), f.Added, f.Removed)
 		}
 	}
 	return nil
@@ -81,7 +81,7 @@ func cmdShow(a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "%s %s %s (%s) commit %s\n", e.Kind, e.ID, e.Status, e.StartedAt.Local().Format("2006-01-02 15:04:05"), short(e.Commit))
 	for _, f := range e.Files {
-		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", f.Kind, f.Path, f.Added, f.Removed)
+		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", f.Kind, printable(f.Path), f.Added, f.Removed)
 	}
 	printUnits(a.stdout, e.Units)
 	fmt.Fprintln(a.stdout)
@@ -118,7 +118,7 @@ func cmdUndo(a *app, args []string) error {
 	}
 	fmt.Fprintf(a.stdout, "undid %s: %d file(s) restored, recorded as %s\n", pos[0], len(e.Files), e.ID)
 	for _, f := range e.Files {
-		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", f.Kind, f.Path, f.Added, f.Removed)
+		fmt.Fprintf(a.stdout, "  %-8s %s +%d -%d\n", f.Kind, printable(f.Path), f.Added, f.Removed)
 	}
 	return nil
 }
@@ -137,9 +137,10 @@ func writeDiff(w io.Writer, diff string, color bool) {
 			continue
 		}
 		if !color {
-			io.WriteString(w, line)
+			io.WriteString(w, line) // a file or a pipe: the diff as it is, to apply
 			continue
 		}
+		line = printable(strings.TrimSuffix(line, "\n")) + "\n"
 		code := ""
 		switch {
 		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), strings.HasPrefix(line, "diff "):

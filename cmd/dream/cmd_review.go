@@ -65,7 +65,7 @@ func cmdDiff(a *app, args []string) error {
 // the diff: `dream diff ID` and `dream run --dry-run` print alike.
 func printChanges(w io.Writer, changes []dream.Change) {
 	for _, c := range changes {
-		fmt.Fprintf(w, "  %-8s %s +%d -%d\n", c.Kind, c.Path, c.Added, c.Removed)
+		fmt.Fprintf(w, "  %-8s %s +%d -%d\n", c.Kind, printable(c.Path), c.Added, c.Removed)
 	}
 	fmt.Fprintln(w)
 }

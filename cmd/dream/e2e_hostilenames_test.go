@@ -87,3 +87,39 @@ func lastToolResult(t *testing.T, body []byte) string {
 	}
 	return ""
 }
+
+// TestControlCharactersNeverReachTheTerminal: a memory file whose name
+// holds escape sequences (one that sets the terminal's title, one that
+// clears the screen), and an index line that does, are shown as \x escapes
+// in the run's account, the log and the file lists of show; they once went
+// out raw and drove the user's terminal.
+func TestControlCharactersNeverReachTheTerminal(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	evil := "\x1b]0;PWNED\x07\x1b[2Jevil.md"
+	w.write(w.mem, evil, "---\nname: evil\ndescription: a planted name\ntype: project\n---\n\nNothing to see.\n")
+	index, err := os.ReadFile(filepath.Join(w.mem, "MEMORY.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.write(w.mem, "MEMORY.md", string(index)+"- [Esc](\x1b[41mgone.md) — a \x1b[5mpointer\n")
+	run := w.dream(nil, append([]string{"run"}, w.locFlags()...)...)
+	if run.code != 0 {
+		t.Fatalf("run: %s", run)
+	}
+	log := w.dream(nil, append([]string{"log"}, w.locFlags()...)...)
+	var rep []dream.HistoryEntry
+	if err := json.Unmarshal([]byte(w.dream(nil, append([]string{"log", "--json"}, w.locFlags()...)...).stdout), &rep); err != nil || len(rep) == 0 {
+		t.Fatalf("log --json: %v", err)
+	}
+	show := w.dream(nil, append([]string{"show", rep[0].ID}, w.locFlags()...)...)
+	files, _, _ := strings.Cut(show.stdout, "\n\n") // the file list; the diff after it is the patch, as is
+	for name, out := range map[string]string{"run": run.stdout + run.stderr, "log": log.stdout + log.stderr, "show": files} {
+		if strings.ContainsAny(out, "\x1b\x07") {
+			t.Errorf("dream %s wrote a raw control character:\n%q", name, out)
+		}
+	}
+	if !strings.Contains(run.stdout+log.stdout, `\x1b`) {
+		t.Errorf("the planted name is not shown escaped:\n%s\n%s", run, log)
+	}
+}

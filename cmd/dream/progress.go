@@ -68,8 +68,8 @@ func (v *progressView) on(taskID string, p dream.Progress) {
 	case dream.ProgressFileTouched:
 		v.phase = "updating"
 		v.files[p.Path] = true
-		v.last = "wrote " + p.Path
-		line = "  wrote " + p.Path
+		v.last = "wrote " + printable(p.Path)
+		line = "  wrote " + printable(p.Path)
 	case dream.ProgressUsage:
 		v.usage = p.Usage
 		if !v.live {
@@ -134,12 +134,32 @@ func (v *progressView) done() {
 }
 
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}
 	return s
 }
+
+// printable shows each control character of s as its \x escape: a file
+// name or a memory line holding an escape sequence (planted, or synced
+// from another machine) would otherwise drive the user's terminal.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 }
 
 func humanCount(n int64) string {
 	switch {
@@ -175,10 +195,10 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 	case r.Status == dream.StatusStaged:
 		fmt.Fprintf(w, "staged %d change(s) for review: %s · %s · %s\n", len(r.Changes), hint("diff", r.TaskID), hint("apply", r.TaskID), hint("discard", r.TaskID))
 	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0 && r.Job != "":
-		fmt.Fprintf(w, "job %s wrote %d file(s) in %s: %s\n", r.Job, len(r.FilesTouched), r.MemoryDir, strings.Join(r.FilesTouched, ", "))
+		fmt.Fprintf(w, "job %s wrote %d file(s) in %s: %s\n", r.Job, len(r.FilesTouched), r.MemoryDir, printable(strings.Join(r.FilesTouched, ", ")))
 		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))
 	case r.Status == dream.StatusCompleted && len(r.FilesTouched) > 0:
-		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), strings.Join(r.FilesTouched, ", "))
+		fmt.Fprintf(w, "Improved %d memor%s: %s\n", len(r.FilesTouched), plural(len(r.FilesTouched), "y", "ies"), printable(strings.Join(r.FilesTouched, ", ")))
 		fmt.Fprintf(w, "see the diff: %s · undo it: %s\n", hint("show", r.TaskID), hint("undo", r.TaskID))
 	case r.Status == dream.StatusDryRun && len(r.Changes) == 0 && overBudget:
 		fmt.Fprintln(w, "dry run: a dream now would change nothing, and the index would stay over budget")
@@ -197,7 +217,7 @@ func printReport(w io.Writer, r dream.Report, hint func(args ...string) string) 
 		fmt.Fprintf(w, "index over budget: %s\n", r.Index.Message)
 	}
 	if len(r.ForReview) > 0 && r.ReviewID != "" {
-		fmt.Fprintf(w, "held for review while the rest landed: %s · %s · %s · %s\n", strings.Join(r.ForReview, ", "), hint("diff", r.ReviewID), hint("apply", r.ReviewID), hint("discard", r.ReviewID))
+		fmt.Fprintf(w, "held for review while the rest landed: %s · %s · %s · %s\n", printable(strings.Join(r.ForReview, ", ")), hint("diff", r.ReviewID), hint("apply", r.ReviewID), hint("discard", r.ReviewID))
 	}
 	if r.Status == dream.StatusCompleted || r.Status == dream.StatusStaged || r.Status == dream.StatusDryRun {
 		printUnits(w, r.Units)
@@ -232,9 +252,9 @@ func printUnits(w io.Writer, units []dream.UnitChange) {
 			fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(units)-maxUnitsShown)
 			break
 		}
-		line := fmt.Sprintf("  %-9s %s:%d %q", u.Fate, u.File, u.Line, oneLine(u.Text, 70))
+		line := fmt.Sprintf("  %-9s %s:%d %q", u.Fate, printable(u.File), u.Line, oneLine(u.Text, 70))
 		if u.To != nil {
-			line += fmt.Sprintf(" → %s:%d %q", u.To.File, u.To.Line, oneLine(u.To.Text, 70))
+			line += fmt.Sprintf(" → %s:%d %q", printable(u.To.File), u.To.Line, oneLine(u.To.Text, 70))
 			if u.Lost {
 				line += " (most of its words are gone)"
 			}
