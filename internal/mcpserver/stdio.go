@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
@@ -259,6 +260,61 @@ func check(line []byte) (msg []byte, id *jsonrpc.ID, code int, why string) {
 			}
 		}
 		return nil, id, jsonrpc.CodeInvalidRequest, `invalid request: not a JSON-RPC 2.0 message (a request has "jsonrpc": "2.0", a string "method" and a string or number "id")`
+	}
+	return bounded(msg)
+}
+
+// maxNameLen bounds a method, a tool's name and the like: every refusal
+// of one repeats it, and a megabyte name must not come back as a megabyte
+// error (the SDK echoes it whole).
+const maxNameLen = 256
+
+// maxExactID is the largest integer a float64, which the SDK reads a
+// numeric id into, holds exactly.
+const maxExactID = 1 << 53
+
+// bounded refuses what the SDK would answer wrongly or at length: a
+// numeric id that is not an integer a float64 holds exactly (it came back
+// as another id, which the client cannot match), and a method, tool name or resource
+// URI too long to be one (echoed whole).
+func bounded(msg []byte) ([]byte, *jsonrpc.ID, int, string) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+			URI  string `json:"uri"`
+		} `json:"params"`
+	}
+	d := json.NewDecoder(bytes.NewReader(msg))
+	d.UseNumber()
+	if d.Decode(&m) != nil {
+		return msg, nil, 0, ""
+	}
+	var id *jsonrpc.ID
+	if len(m.ID) > 0 && m.ID[0] != '"' && string(m.ID) != "null" {
+		n, err := strconv.ParseInt(string(m.ID), 10, 64)
+		if err != nil || n > maxExactID || n < -maxExactID {
+			return nil, nil, jsonrpc.CodeInvalidRequest, "invalid request: a numeric id must be an integer within ±2^53 (the SDK reads ids as JSON numbers); use a string id for anything else"
+		}
+		if v, err := jsonrpc.MakeID(float64(n)); err == nil {
+			id = &v
+		}
+	} else if len(m.ID) > 0 && m.ID[0] == '"' {
+		var str string
+		if json.Unmarshal(m.ID, &str) == nil {
+			if v, err := jsonrpc.MakeID(str); err == nil {
+				id = &v
+			}
+		}
+	}
+	switch {
+	case len(m.Method) > maxNameLen:
+		return nil, id, jsonrpc.CodeMethodNotFound, "method not found: " + clip(m.Method)
+	case m.Method == "tools/call" && len(m.Params.Name) > maxNameLen:
+		return nil, id, jsonrpc.CodeInvalidParams, "unknown tool " + clip(m.Params.Name)
+	case len(m.Params.URI) > maxPathLen+len("file://"):
+		return nil, id, jsonrpc.CodeInvalidParams, "resource not found: " + clip(m.Params.URI)
 	}
 	return msg, nil, 0, ""
 }

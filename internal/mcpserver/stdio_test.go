@@ -317,3 +317,39 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestStdioBoundsIDsAndNames: a numeric id the SDK cannot hold (past 64
+// bits, or not an integer) is refused rather than answered under another
+// id the client cannot match; a method, tool name or resource URI of a
+// megabyte is refused with its start and length, not echoed whole.
+func TestStdioBoundsIDsAndNames(t *testing.T) {
+	f := newFixture(t)
+	s := serveStdio(t, f.srv, context.Background())
+	s.initialize()
+	huge := strings.Repeat("Z", 1<<20)
+	for _, tc := range []struct {
+		line string
+		code float64
+		id   any
+	}{
+		{`{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}`, jsonrpc.CodeInvalidRequest, nil},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, jsonrpc.CodeInvalidRequest, nil},
+		{`{"jsonrpc":"2.0","id":9223372036854775807,"method":"ping"}`, jsonrpc.CodeInvalidRequest, nil}, // answered as -2^63 by the SDK
+		{`{"jsonrpc":"2.0","id":7,"method":"` + huge + `"}`, jsonrpc.CodeMethodNotFound, float64(7)},
+		{`{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"` + huge + `","arguments":{}}}`, jsonrpc.CodeInvalidParams, "t"},
+		{`{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"file:///` + huge + `"}}`, jsonrpc.CodeInvalidParams, float64(9)},
+	} {
+		s.send(tc.line)
+		m := s.recv()
+		b, _ := json.Marshal(m)
+		if errorCode(m) != tc.code || m["id"] != tc.id || len(b) > 2000 {
+			t.Errorf("%.80s…: answer %.300s (%d bytes), want code %v for id %v, under 2,000 bytes", tc.line, b, len(b), tc.code, tc.id)
+		}
+	}
+	// The largest id a float64 holds exactly is answered as itself.
+	s.send(`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`)
+	line, err := s.out.ReadBytes('\n')
+	if err != nil || !bytes.Contains(line, []byte(`"id":9007199254740992`)) {
+		t.Errorf("the answer to id 2^53: %s (%v)", line, err)
+	}
+}
