@@ -304,6 +304,10 @@ func TestJobHealthOnThisRepository(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", s, report)
 		}
 	}
+	// Its dir is outside the repository: nothing of it to leave out.
+	if !strings.Contains(string(report), "(outside vendor, node_modules, third_party)") {
+		t.Errorf("the report names an empty dir among those left out:\n%s", report)
+	}
 	t.Logf("the report (%d bytes), found %v:\n%s", len(report), rep.Found, report)
 }
 

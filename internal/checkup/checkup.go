@@ -226,8 +226,12 @@ func (c *check) todos(ctx context.Context) (string, error) {
 	}
 	var b strings.Builder
 	b.WriteString("\n## TODO, FIXME, XXX\n\n")
+	outside := skipDirs
+	if c.o.Exclude != "" { // the job's own dir, when it is in the repository
+		outside = append([]string{c.o.Exclude}, skipDirs...)
+	}
 	fmt.Fprintf(&b, "Lines of the tracked files (outside %s) holding the word: %d TODO, %d FIXME, %d XXX, in %d line(s).\n",
-		strings.Join(append([]string{c.o.Exclude}, skipDirs...), ", "), c.found["todo"], c.found["fixme"], c.found["xxx"], len(marks))
+		strings.Join(outside, ", "), c.found["todo"], c.found["fixme"], c.found["xxx"], len(marks))
 	if len(marks) == 0 {
 		return b.String(), nil
 	}
