@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +34,11 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(%q) = %+v, %q, %v; want %+v, %q, %v", tc.model, p, from, ok, tc.want, tc.from, tc.ok)
 		}
 	}
+	// It asks for the provider's prices and suggests no figures: pasted,
+	// a suggested $3/$15 priced a $15/$75 model five times too low.
 	err := error(&UnpricedError{Model: "fake-model"})
-	if !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), `[prices."fake-model"]`) {
+	if msg := err.Error(); !errors.Is(err, ErrOverBudget) || !strings.Contains(msg, `[prices."fake-model"]`) || !strings.Contains(msg, "list prices") ||
+		regexp.MustCompile(`(input|output) = [0-9]`).MatchString(msg) {
 		t.Errorf("UnpricedError = %v", err)
 	}
 }
