@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -260,9 +261,7 @@ func (d *Dreamer) previousRecord(ctx context.Context, hist *audit.History) strin
 			landed = &entries[i]
 			// An undo recorded since (newer, so listed before it) took
 			// its changes back: the next dream must not redo them.
-			for _, u := range entries[:i] {
-				undone = undone || u.Kind == audit.KindUndo && strings.HasPrefix(u.ID, "undo-"+e.ID+"-")
-			}
+			undone = slices.ContainsFunc(entries[:i], func(u audit.Entry) bool { return u.Kind == audit.KindUndo && u.Undoes == e.ID })
 			break
 		}
 	}
@@ -274,11 +273,11 @@ func (d *Dreamer) previousRecord(ctx context.Context, hist *audit.History) strin
 	switch {
 	case known && landed != nil && landed.ID == prev.ID, !known && landed != nil && (staged == nil || landed.StartedAt.After(staged.CreatedAt)):
 		var b strings.Builder
-		fmt.Fprintf(&b, "Dream %s (%s) landed these changes:\n", landed.ID, landed.StartedAt.UTC().Format(time.RFC3339))
+		then := ""
 		if undone {
-			b.Reset()
-			fmt.Fprintf(&b, "Dream %s (%s) landed these changes, and the user then undid them (dream undo): the memory no longer holds them, by the user's choice; do not make them again:\n", landed.ID, landed.StartedAt.UTC().Format(time.RFC3339))
+			then = ", and the user then undid them (dream undo): the memory no longer holds them, by the user's choice; do not make them again"
 		}
+		fmt.Fprintf(&b, "Dream %s (%s) landed these changes%s:\n", landed.ID, landed.StartedAt.UTC().Format(time.RFC3339), then)
 		for _, f := range landed.Files {
 			fmt.Fprintf(&b, "- %s %s (+%d -%d)\n", f.Status, f.Path, f.Added, f.Removed)
 		}

@@ -463,7 +463,7 @@ func (r *dreamRun) land() error {
 		return nil // the staging is discarded and the lock rewound
 	case r.o.review:
 		r.rep.ParkReason = r.parkReason
-		r.txn.SetUnits(unitsJSON(r.rep.Units, func(UnitChange) bool { return true }))
+		r.txn.SetUnits(unitsJSON(r.rep.Units))
 		if err := r.txn.ParkFor(r.parkReason); err != nil {
 			return err
 		}
@@ -513,7 +513,13 @@ func (r *dreamRun) commit() error {
 	d, ctx := r.d, r.ctx
 	o := commitOptions(ctx, r.hist)
 	o.Hold = r.hold
-	o.ReviewUnits = unitsJSON(r.rep.Units, func(u UnitChange) bool { return u.Held != "" })
+	var held []UnitChange
+	for _, u := range r.rep.Units {
+		if u.Held != "" {
+			held = append(held, u)
+		}
+	}
+	o.ReviewUnits = unitsJSON(held)
 	res, err := r.txn.CommitWith(o)
 	r.rep.Merged, r.rep.ForReview, r.rep.ReviewID = res.Merged, res.ForReview, res.ReviewID
 	if err != nil {
@@ -539,18 +545,15 @@ func (r *dreamRun) commit() error {
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {
 	d := r.d
-	units := unitsJSON(r.rep.Units, func(UnitChange) bool { return true })
+	units := unitsJSON(r.rep.Units)
 	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: units})
 }
 
-// unitsJSON is the units keep selects, as the audit record and a staged
-// review keep them (one JSON object each); unitsOf reads them back.
-func unitsJSON(units []UnitChange, keep func(UnitChange) bool) []json.RawMessage {
+// unitsJSON is units as the audit record and a staged review keep them
+// (one JSON object each); unitsOf reads them back.
+func unitsJSON(units []UnitChange) []json.RawMessage {
 	var out []json.RawMessage
 	for _, u := range units {
-		if !keep(u) {
-			continue
-		}
 		if b, err := json.Marshal(u); err == nil {
 			out = append(out, b)
 		}

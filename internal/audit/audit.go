@@ -101,6 +101,8 @@ type Entry struct {
 	Diff      string     `json:"diff"`
 	// Units are Meta.Units as recorded.
 	Units []json.RawMessage `json:"units,omitempty"`
+	// Undoes is, for an undo, the id of the change it undid.
+	Undoes string `json:"undoes,omitempty"`
 }
 
 // Open opens the history of memoryDir, creating the repository on first use.

@@ -216,7 +216,8 @@ func short(sha string) string {
 
 // newEntry is an entry's identity from its commit, without files or diff.
 func newEntry(ci commitInfo) Entry {
-	e := Entry{ID: entryID(ci), Commit: ci.sha, Kind: ci.trailers["Dream-Kind"], Status: ci.trailers["Dream-Status"], StartedAt: ci.time, Units: ci.units}
+	e := Entry{ID: entryID(ci), Commit: ci.sha, Kind: ci.trailers["Dream-Kind"], Status: ci.trailers["Dream-Status"], StartedAt: ci.time, Units: ci.units,
+		Undoes: ci.trailers[undoesTrailer]}
 	if e.Kind == "" {
 		e.Kind = KindHand
 	}

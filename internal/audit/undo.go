@@ -43,6 +43,9 @@ func (v version) equal(w version) bool {
 	return bytes.Equal(v.data, w.data)
 }
 
+// undoesTrailer names, in an undo's commit, the change it undid.
+const undoesTrailer = "Dream-Undoes"
+
 // maxMergeSize is the largest version Undo loads to merge line by line;
 // past it (journal.OpaqueSize, a pasted log) a file changed after the
 // dream is a conflict, as a binary one is.
@@ -122,7 +125,7 @@ func (h *History) Undo(ctx context.Context, id string, force bool) (Entry, error
 	}
 	h.removeEmptiedDirs(ctx, removed, parentSHA, newEntry(target).StartedAt)
 	undoID := "undo-" + tid + "-" + time.Now().UTC().Format("20060102T150405.000")
-	sha, err := h.record(ctx, Meta{DreamID: undoID, Kind: KindUndo, Status: "completed", StartedAt: time.Now(), Paths: paths}, [][2]string{{"Dream-Undoes", tid}})
+	sha, err := h.record(ctx, Meta{DreamID: undoID, Kind: KindUndo, Status: "completed", StartedAt: time.Now(), Paths: paths}, [][2]string{{undoesTrailer, tid}})
 	if err != nil {
 		return Entry{}, fmt.Errorf("audit: undo %s: record: %w", tid, err)
 	}

@@ -139,10 +139,10 @@ func Values(text string) []Value {
 // tokens splits a unit's text into words: list and heading markers and
 // emphasis dropped, code spans and link destinations kept whole, a number
 // and its unit one value.
-func tokens(text string) []token { return withUnits(words0(text)) }
+func tokens(text string) []token { return withUnits(rawTokens(text)) }
 
-// words0 is tokens before a number is joined to its unit.
-func words0(text string) []token {
+// rawTokens is tokens before a number is joined to its unit.
+func rawTokens(text string) []token {
 	var out []token
 	start := true
 	for _, line := range strings.Split(text, "\n") {

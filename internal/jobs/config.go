@@ -95,20 +95,17 @@ func Resolve(in Inputs) ([]Job, []string) {
 // its own only below them (its max_cost_per_dream is its own). Zero is no
 // ceiling.
 func sharedCeilings(j *settings.Settings, top settings.Settings) {
-	usd := func(job *float64, all float64) {
-		if all > 0 && (*job <= 0 || *job > all) {
-			*job = all
-		}
+	atMost(&j.MaxCostPerDay, top.MaxCostPerDay)
+	atMost(&j.MaxCostPerMonth, top.MaxCostPerMonth)
+	atMost(&j.MaxTokensPerDay, top.MaxTokensPerDay)
+	atMost(&j.MaxTokensPerMonth, top.MaxTokensPerMonth)
+}
+
+// atMost lowers a job's ceiling to all's, where all sets one.
+func atMost[T int64 | float64](job *T, all T) {
+	if all > 0 && (*job <= 0 || *job > all) {
+		*job = all
 	}
-	tokens := func(job *int64, all int64) {
-		if all > 0 && (*job <= 0 || *job > all) {
-			*job = all
-		}
-	}
-	usd(&j.MaxCostPerDay, top.MaxCostPerDay)
-	usd(&j.MaxCostPerMonth, top.MaxCostPerMonth)
-	tokens(&j.MaxTokensPerDay, top.MaxTokensPerDay)
-	tokens(&j.MaxTokensPerMonth, top.MaxTokensPerMonth)
 }
 
 // jobSettingKeys are the top-level keys a job may set for itself: its gates

@@ -73,11 +73,10 @@ type lineFilter struct {
 	err     error  // the input's error, returned once pending is out
 
 	mu       sync.Mutex
-	answered *sync.Cond      // signalled as answers are written
+	answered chan struct{}   // closed (and replaced) as an answer is written
 	open     map[string]bool // the requests passed on, not yet answered, by id
 	initID   string          // initialize's id until it is answered
 	wait     time.Duration   // see newLineFilter
-	lastSent time.Time       // when the SDK last wrote
 }
 
 // answerWait is how long the filter waits for the SDK's next answer
@@ -90,7 +89,7 @@ const answerWait = 2 * time.Minute
 // wait bounds each wait for an answer (0: never wait, with no SDK behind).
 func newLineFilter(in *bufio.Reader, reply io.Writer, wait time.Duration) *lineFilter {
 	f := &lineFilter{in: in, reply: reply, wait: wait, open: map[string]bool{}}
-	f.answered = sync.NewCond(&f.mu)
+	f.answered = make(chan struct{})
 	return f
 }
 
@@ -166,12 +165,12 @@ func (f *lineFilter) sent(b []byte) {
 	}
 	key := idKey(resp.ID)
 	f.mu.Lock()
-	f.lastSent = time.Now()
 	delete(f.open, key)
 	if f.initID == key {
 		f.initID = ""
 	}
-	f.answered.Broadcast()
+	close(f.answered)
+	f.answered = make(chan struct{})
 	f.mu.Unlock()
 }
 
@@ -183,31 +182,19 @@ func (f *lineFilter) drain() {
 	f.waitWhile(func() bool { return len(f.open) > 0 })
 }
 
-// waitWhile waits, with f.mu held, while busy holds and the SDK has
-// written something within f.wait.
+// waitWhile waits, with f.mu held, while busy holds and the SDK answers
+// within f.wait of its last answer.
 func (f *lineFilter) waitWhile(busy func() bool) {
-	if !busy() || f.wait <= 0 {
-		return
-	}
-	f.lastSent = time.Now()
-	tick := time.NewTicker(min(f.wait, time.Second))
-	defer tick.Stop()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				f.mu.Lock()
-				f.answered.Broadcast()
-				f.mu.Unlock()
-			}
+	for busy() && f.wait > 0 {
+		next := f.answered
+		f.mu.Unlock()
+		select {
+		case <-next:
+			f.mu.Lock()
+		case <-time.After(f.wait):
+			f.mu.Lock()
+			return
 		}
-	}()
-	for busy() && time.Since(f.lastSent) < f.wait {
-		f.answered.Wait()
 	}
 }
 
