@@ -23,6 +23,15 @@ var (
 	// ErrAlreadyApplied: the review run was applied before; its changes
 	// are in the memory and the audit history (see AlreadyAppliedError).
 	ErrAlreadyApplied = errors.New("dream: the staged dream was already applied")
+	// ErrNoSuchEntry: the audit history of the memory dir has no entry
+	// with that id (Show, Undo).
+	ErrNoSuchEntry = audit.ErrNotFound
+	// ErrKilled is the cancellation cause that makes a running dream end
+	// as killed (rolled back) rather than failed: a supervisor that owns a
+	// dream's context, such as the daemon shutting down, cancels it with
+	// context.WithCancelCause and this error. `dream kill` has the same
+	// effect from another process.
+	ErrKilled = errors.New("killed by request")
 )
 
 // AlreadyAppliedError says that an Apply found nothing staged because the

@@ -16,7 +16,6 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/task"
 )
 
 // gateWorld is one combination of gate states for TestFunnelUsersAgree.
@@ -204,7 +203,6 @@ func TestPublicJSONMatchesInternal(t *testing.T) {
 		{"Change", journal.Change{Path: "a.md", Kind: "added", Added: 1}, changesOf([]journal.Change{{Path: "a.md", Kind: "added", Added: 1}})[0]},
 		{"StagedRun", journal.Info{ID: "x", State: "parked", PID: 1, CreatedAt: now}, stagedRunsOf([]journal.Info{{ID: "x", State: "parked", PID: 1, CreatedAt: now}})[0]},
 		{"HistoryEntry", audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}}, historyEntryOf(audit.Entry{ID: "x", Files: []audit.FileStat{{Path: "a"}}})},
-		{"Task", task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true}, taskOf(task.Entry{ID: "x", Provider: "p", Model: "m", EndedAt: &now, Error: "e", Review: true})},
 	}
 	for _, c := range cases {
 		if a, b := keys(c.internal), keys(c.public); a != b {

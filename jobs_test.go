@@ -3,6 +3,7 @@ package dream
 import (
 	"context"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,7 +199,7 @@ func TestJobSkeleton(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ns, "audit")); err != nil {
 		t.Errorf("the job's audit history is not in its part of the state dir: %v", err)
 	}
-	tasks, _ := Tasks(w.state)
+	tasks, _ := task.List(w.state)
 	if len(tasks) != 1 || tasks[0].Job != "notes" || tasks[0].Doing != "taking notes" || tasks[0].MemoryDir != w.dir {
 		t.Errorf("tasks = %+v", tasks)
 	}

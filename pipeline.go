@@ -33,9 +33,6 @@ const (
 	StatusDryRun = "dry_run"
 )
 
-// errKilled is the cancellation cause of a dream stopped by `dream kill`.
-var errKilled = errors.New("killed by request")
-
 // Report is the outcome of one dream, as `dream run --json` prints it.
 type Report struct {
 	TaskID           string    `json:"task_id"`
@@ -307,7 +304,7 @@ func (r *dreamRun) execute() error {
 	go func() {
 		select {
 		case <-r.task.KillRequested():
-			cancel(errKilled)
+			cancel(ErrKilled)
 		case <-runCtx.Done():
 		}
 	}()
@@ -345,8 +342,8 @@ func (r *dreamRun) execute() error {
 	}
 	r.out = out
 	if err != nil {
-		if cause := context.Cause(runCtx); errors.Is(cause, errKilled) {
-			r.status, err = task.StatusKilled, errKilled
+		if cause := context.Cause(runCtx); errors.Is(cause, ErrKilled) {
+			r.status, err = task.StatusKilled, ErrKilled
 		} else if cause != nil && ctx.Err() == nil {
 			err = cause // the timeout's message, not "context deadline exceeded"
 		}

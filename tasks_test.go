@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/dreamid"
+	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/runner"
 )
 
@@ -33,26 +35,30 @@ func TestTaskAPI(t *testing.T) {
 	done := make(chan dream.Report, 1)
 	go func() { r, _ := d.Run(context.Background(), dream.RunOptions{}); done <- r }()
 	<-started
-	ts, err := dream.Tasks(state)
-	if err != nil || len(ts) != 1 || ts[0].Status != dream.TaskRunning {
+	reg, err := task.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := reg.List()
+	if err != nil || len(ts) != 1 || ts[0].Status != task.StatusRunning {
 		t.Fatalf("Tasks: %+v %v", ts, err)
 	}
 	id := ts[0].ID
-	e, err := dream.KillTask(context.Background(), state, id[:len(id)-2], 20*time.Second)
-	if err != nil || e.Status != dream.TaskKilled {
+	e, err := reg.KillWait(context.Background(), id[:len(id)-2], 20*time.Second)
+	if err != nil || e.Status != task.StatusKilled {
 		t.Fatalf("KillTask: %+v %v", e, err)
 	}
 	if r := <-done; r.Status != dream.StatusKilled {
 		t.Errorf("report %s", r.Status)
 	}
-	if _, err := dream.KillTask(context.Background(), state, id, 0); !errors.Is(err, dream.ErrTaskFinished) {
+	if _, err := reg.KillWait(context.Background(), id, 0); !errors.Is(err, task.ErrFinished) {
 		t.Errorf("second kill: %v", err)
 	}
-	if _, err := dream.KillTask(context.Background(), state, "nope", 0); !errors.Is(err, dream.ErrTaskNotFound) {
+	if _, err := reg.KillWait(context.Background(), "nope", 0); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("kill unknown: %v", err)
 	}
 	abs, _ := filepath.Abs(mem)
-	if got, err := dream.MemoryDirOf(context.Background(), state, id); err != nil || got != abs {
+	if got, err := dreamid.MemoryDir(context.Background(), state, id); err != nil || got != abs {
 		t.Errorf("MemoryDirOf: %q %v", got, err)
 	}
 	// Once the task entry is pruned, the event log still knows.
@@ -60,10 +66,10 @@ func TestTaskAPI(t *testing.T) {
 	for _, p := range entries {
 		os.Remove(p)
 	}
-	if got, err := dream.MemoryDirOf(context.Background(), state, id); err != nil || got != abs {
+	if got, err := dreamid.MemoryDir(context.Background(), state, id); err != nil || got != abs {
 		t.Errorf("MemoryDirOf from telemetry: %q %v", got, err)
 	}
-	if _, err := dream.MemoryDirOf(context.Background(), state, "20990101"); !errors.Is(err, dream.ErrUnknownDream) {
+	if _, err := dreamid.MemoryDir(context.Background(), state, "20990101"); !errors.Is(err, dreamid.ErrUnknown) {
 		t.Errorf("MemoryDirOf unknown: %v", err)
 	}
 }

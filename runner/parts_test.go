@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestLargeMemoryInParts(t *testing.T) {
 	if len(dreams) != 1 || dreams[0].ID != rep.TaskID {
 		t.Fatalf("audit history holds %d dream entries, want the one dream %s: %+v", len(dreams), rep.TaskID, log)
 	}
-	tasks, err := dream.Tasks(state)
+	tasks, err := task.List(state)
 	if err != nil || len(tasks) != 1 {
 		t.Fatalf("tasks: %d, %v", len(tasks), err)
 	}

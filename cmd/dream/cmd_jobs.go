@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,7 +130,7 @@ func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend
 // event log; "" for the memory dream or an id neither knows.
 func (a *app) jobOfDream(id string) string {
 	state := a.loaded.Settings.StateDir
-	if t, err := dream.GetTask(state, id); err == nil {
+	if t, err := task.Lookup(state, id); err == nil {
 		return t.Job
 	}
 	events, _ := telemetry.Open(state).Read(time.Time{})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dreamkit/dream/internal/audit"
 	"io"
 	"sync"
 
@@ -52,7 +53,7 @@ func cmdRun(a *app, args []string) error {
 // account (narrative), so --json keeps stdout to the report. Empty when there is nothing to say.
 func (a *app) firstRunNotice(d *dream.Dreamer) string {
 	cfg := d.Config()
-	dreamed, err := dream.HasDreamed(a.ctx, cfg.StateDir, cfg.MemoryDir)
+	dreamed, err := audit.Dreamed(a.ctx, cfg.StateDir, cfg.MemoryDir)
 	if err != nil || dreamed {
 		return ""
 	}

@@ -3,18 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/dreamkit/dream"
 )
 
 func cmdTasks(a *app, args []string) error {
 	if _, err := a.standardCommand("tasks", args, nil); err != nil {
 		return err
 	}
-	all, err := dream.Tasks(a.loaded.Settings.StateDir)
+	reg, err := task.Open(a.loaded.Settings.StateDir)
+	if err != nil {
+		return err
+	}
+	all, err := reg.List()
 	if err != nil {
 		return err
 	}
@@ -22,7 +25,7 @@ func cmdTasks(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var entries []dream.Task
+	var entries []task.Entry
 	for _, e := range all {
 		if a.shows(scope, e.MemoryDir, e.Job) {
 			entries = append(entries, e)
@@ -30,7 +33,7 @@ func cmdTasks(a *app, args []string) error {
 	}
 	if a.jsonOut {
 		if entries == nil {
-			entries = []dream.Task{}
+			entries = []task.Entry{}
 		}
 		a.printJSON(entries)
 		return nil
@@ -48,7 +51,7 @@ func cmdTasks(a *app, args []string) error {
 	}
 	tw.Flush()
 	for _, e := range entries {
-		if e.Status == dream.TaskRunning {
+		if e.Status == task.StatusRunning {
 			fmt.Fprintf(a.stdout, "\n%s running for %s%s; recent turns:\n", e.ID, time.Since(e.StartedAt).Round(time.Second), jobNote(e))
 			for _, t := range e.Turns {
 				fmt.Fprintf(a.stdout, "  - %s\n", oneLine(t, 120))
@@ -73,20 +76,24 @@ func cmdKill(a *app, args []string) error {
 		return err
 	}
 	state := a.loaded.Settings.StateDir
-	if cur, err := dream.GetTask(state, pos[0]); err == nil && cur.Job == "" && !inScope(scope, cur.MemoryDir) {
+	reg, err := task.Open(state)
+	if err != nil {
+		return err
+	}
+	if cur, err := reg.Get(pos[0]); err == nil && cur.Job == "" && !inScope(scope, cur.MemoryDir) {
 		return usagef("%s is a dream of %s, not of %s (dream tasks lists them)", cur.ID, cur.MemoryDir, scope)
 	}
 	// Wait for the dream to acknowledge, so the user knows it rolled back.
-	e, err := dream.KillTask(a.ctx, state, pos[0], 10*time.Second)
+	e, err := reg.KillWait(a.ctx, pos[0], 10*time.Second)
 	switch {
-	case errors.Is(err, dream.ErrTaskFinished):
+	case errors.Is(err, task.ErrFinished):
 		if a.jsonOut {
 			a.printJSON(e)
 			return nil
 		}
 		fmt.Fprintf(a.stdout, "%s already %s; nothing to kill\n", e.ID, e.Status)
 		return nil
-	case errors.Is(err, dream.ErrTaskNotFound):
+	case errors.Is(err, task.ErrNotFound):
 		return fmt.Errorf("no dream %q among the running and recent ones in %s (dream tasks lists them)", pos[0], state)
 	case a.ctx.Err() != nil:
 		return fmt.Errorf("kill %s: %w while waiting for it to stop (see dream tasks)", e.ID, errInterrupted)
@@ -94,11 +101,11 @@ func cmdKill(a *app, args []string) error {
 		return err
 	}
 	switch {
-	case e.Status == dream.TaskRunning:
+	case e.Status == task.StatusRunning:
 		return fmt.Errorf("asked %s to stop; it has not finished yet (see dream tasks)", e.ID)
 	case a.jsonOut:
 		a.printJSON(e)
-	case e.Status == dream.TaskKilled:
+	case e.Status == task.StatusKilled:
 		fmt.Fprintf(a.stdout, "%s killed; the memory is unchanged\n", e.ID)
 	default:
 		fmt.Fprintf(a.stdout, "%s finished as %s before the kill landed (see dream log)\n", e.ID, e.Status)
@@ -108,7 +115,7 @@ func cmdKill(a *app, args []string) error {
 
 // jobNote names a job's task and what it does: " (job health: doing a
 // code checkup)"; "" for the memory dream.
-func jobNote(e dream.Task) string {
+func jobNote(e task.Entry) string {
 	if e.Job == "" {
 		return ""
 	}

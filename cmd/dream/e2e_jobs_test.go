@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"io"
 	"net/http"
 	"os"
@@ -165,7 +166,7 @@ func TestJobFromTheREADME(t *testing.T) {
 		if b, _ := os.ReadFile(notes); bytes.Equal(b, firstNotes) {
 			t.Fatal("the second run did not rewrite the notes")
 		}
-		tasks := decodeJSON[[]dream.Task](t, w.job(nil, "tasks", "--json", "--job", readmeJob))
+		tasks := decodeJSON[[]task.Entry](t, w.job(nil, "tasks", "--json", "--job", readmeJob))
 		if len(tasks) != 2 || tasks[0].Job != readmeJob || tasks[0].Doing != "writing the weekly review notes" {
 			t.Fatalf("tasks: %+v", tasks)
 		}
@@ -246,8 +247,8 @@ func TestJobFromTheREADME(t *testing.T) {
 		run, out, _ := w.start(modelEnv("anthropic", srv.URL, false), "run", "--job", readmeJob, "--json", "--state-dir", w.state)
 		waitFor(t, 30*time.Second, "the job to reach its second turn", func() bool { return len(srv.Requests()) >= 2 })
 		var id string
-		for _, e := range decodeJSON[[]dream.Task](t, w.job(nil, "tasks", "--json")) {
-			if e.Status == dream.TaskRunning && e.Job == readmeJob {
+		for _, e := range decodeJSON[[]task.Entry](t, w.job(nil, "tasks", "--json")) {
+			if e.Status == task.StatusRunning && e.Job == readmeJob {
 				id = e.ID
 			}
 		}
@@ -356,12 +357,12 @@ min_commits = 1
 		t.Fatalf("hook: %s", r)
 	}
 	state := filepath.Join(w.root, "home", ".local", "state", "dream")
-	var tasks []dream.Task
+	var tasks []task.Entry
 	waitFor(t, 90*time.Second, "both jobs to complete", func() bool {
-		tasks, _ = dream.Tasks(state)
+		tasks, _ = task.List(state)
 		done := 0
 		for _, e := range tasks {
-			if e.Status == dream.TaskCompleted {
+			if e.Status == task.StatusCompleted {
 				done++
 			}
 		}
@@ -401,7 +402,7 @@ min_commits = 1
 	if n := strings.Count(string(logAfter[len(logBefore):]), "its funnel started"); n != 0 {
 		t.Errorf("with both time gates closed the hook started %d funnel(s):\n%s", n, logAfter)
 	}
-	if after, _ := dream.Tasks(state); len(after) != 2 {
+	if after, _ := task.List(state); len(after) != 2 {
 		t.Errorf("tasks after the second hook: %+v", after)
 	}
 }
@@ -566,7 +567,7 @@ read = ["repo"]
 	}
 	for job, id := range ran {
 		args := append([]string{"tasks", "--job", job, "--json"}, w.locFlags()...)
-		tasks := decodeJSON[[]dream.Task](t, w.job(nil, args...))
+		tasks := decodeJSON[[]task.Entry](t, w.job(nil, args...))
 		if len(tasks) != 1 || tasks[0].ID != id {
 			t.Errorf("tasks --job %s with the memory dir named: %+v, want %s alone", job, tasks, id)
 		}
@@ -575,7 +576,7 @@ read = ["repo"]
 			t.Errorf("stats --job %s with the memory dir named: completed %v, want 1", job, st["completed"])
 		}
 	}
-	if tasks := decodeJSON[[]dream.Task](t, w.job(nil, append([]string{"tasks", "--job", "memory", "--json"}, w.locFlags()...)...)); len(tasks) != 0 {
+	if tasks := decodeJSON[[]task.Entry](t, w.job(nil, append([]string{"tasks", "--job", "memory", "--json"}, w.locFlags()...)...)); len(tasks) != 0 {
 		t.Errorf("tasks --job memory lists the jobs' runs: %+v", tasks)
 	}
 }

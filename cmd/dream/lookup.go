@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/dreamid"
+	"github.com/dreamkit/dream/internal/task"
 	"path/filepath"
 	"strings"
 
@@ -10,7 +12,7 @@ import (
 )
 
 // An id is enough: `dream show|undo|diff|apply|discard ID` find the memory
-// dir the dream worked on from the state dir (dream.MemoryDirOf: the task
+// dir the dream worked on from the state dir (dreamid.MemoryDir: the task
 // registry, the event log, the audit histories), so that the line a run
 // printed works from any directory, for any memory, without repeating
 // where the memory was. A memory dir or host given on the command line
@@ -31,7 +33,7 @@ func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 	if a.job == "" {
 		a.job = a.jobOfDream(id)
 	}
-	mem, err := dream.MemoryDirOf(a.ctx, state, id)
+	mem, err := dreamid.MemoryDir(a.ctx, state, id)
 	if a.isJob() && err == nil {
 		return a.jobDreamerAt(mem)
 	}
@@ -46,7 +48,7 @@ func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 		}
 		return a.memoryDreamer()
 	}
-	var amb *dream.AmbiguousDreamError
+	var amb *dreamid.AmbiguousError
 	switch {
 	case err == nil:
 		s := a.loaded.Settings
@@ -64,23 +66,23 @@ func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 	case errors.As(err, &amb):
 		return nil, usagef("%q matches dreams of %d memory dirs (%s): pass the full id, or --memory-dir DIR to choose",
 			id, len(amb.MemoryDirs), strings.Join(amb.MemoryDirs, ", "))
-	case errors.Is(err, dream.ErrTaskAmbiguous):
+	case errors.Is(err, task.ErrAmbiguous):
 		return nil, usagef("%v: pass more of the id (dream tasks lists them)", err)
-	case errors.Is(err, dream.ErrUnknownDream):
+	case errors.Is(err, dreamid.ErrUnknown):
 		return nil, &unknownDreamError{id: id, stateDir: state}
 	}
 	return nil, fmt.Errorf("finding the memory dir of dream %s: %w", id, err)
 }
 
 // unknownDreamError says that no record names the id, and how to list the
-// ids that exist. It matches dream.ErrUnknownDream.
+// ids that exist. It matches dreamid.ErrUnknown.
 type unknownDreamError struct{ id, stateDir string }
 
 func (e *unknownDreamError) Error() string {
 	return fmt.Sprintf("no dream %q is recorded in the state dir %s; list the ids with dream log (one memory's history: add --memory-dir DIR or --host NAME) or dream tasks (recent dreams); a dream run with --state-dir is found with the same --state-dir", e.id, e.stateDir)
 }
 
-func (e *unknownDreamError) Unwrap() error { return dream.ErrUnknownDream }
+func (e *unknownDreamError) Unwrap() error { return dreamid.ErrUnknown }
 
 // sameDir reports whether two paths name one directory, however spelled
 // (relative, with a symlink).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -392,12 +393,12 @@ func TestShutdownKillsRunningDream(t *testing.T) {
 	}
 	var taskID string
 	waitUntil(t, 10*time.Second, "the running task", func() bool {
-		ts, err := dream.Tasks(h.state)
+		ts, err := task.List(h.state)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, e := range ts {
-			if e.Status == dream.TaskRunning {
+			if e.Status == task.StatusRunning {
 				taskID = e.ID
 			}
 		}
@@ -415,11 +416,11 @@ func TestShutdownKillsRunningDream(t *testing.T) {
 		t.Fatal("the daemon did not exit within 5 s of the cancel")
 	}
 	t.Logf("exited %s after the cancel", time.Since(start).Round(time.Millisecond))
-	e, err := dream.GetTask(h.state, taskID)
+	e, err := task.Lookup(h.state, taskID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.Status != dream.TaskKilled {
+	if e.Status != task.StatusKilled {
 		t.Errorf("task %s is %s (%s), want killed", e.ID, e.Status, e.Error)
 	}
 	if after := readTree(t, p.mem); after != before {

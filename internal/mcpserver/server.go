@@ -14,6 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/dreamid"
+	"github.com/dreamkit/dream/internal/task"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -194,7 +196,11 @@ func (s *Server) resolveMemoryDir(ctx context.Context, named, id string) (string
 		if named == base {
 			return named, nil
 		}
-		tasks, err := dream.Tasks(s.opts.Base.StateDir)
+		reg, err := task.Open(s.opts.Base.StateDir)
+		if err != nil {
+			return "", err
+		}
+		tasks, err := reg.List()
 		if err != nil {
 			return "", err
 		}
@@ -206,11 +212,11 @@ func (s *Server) resolveMemoryDir(ctx context.Context, named, id string) (string
 		return "", fmt.Errorf("memory_dir %s is neither this server's memory dir (%s) nor one dream has worked on; start `dream mcp` with --memory-dir or --host for it", named, orNone(base))
 	}
 	if id != "" {
-		mem, err := dream.MemoryDirOf(ctx, s.opts.Base.StateDir, id)
+		mem, err := dreamid.MemoryDir(ctx, s.opts.Base.StateDir, id)
 		if err == nil {
 			return mem, nil
 		}
-		if base == "" || !errors.Is(err, dream.ErrUnknownDream) {
+		if base == "" || !errors.Is(err, dreamid.ErrUnknown) {
 			return "", fmt.Errorf("%v (list dreams with dream_tasks or dream_log)", err)
 		}
 		return base, nil
@@ -238,7 +244,7 @@ func (s *Server) dreamerFor(ctx context.Context, named, id string) (*dream.Dream
 	}
 	var cfg dream.Config
 	var err error
-	if t, terr := dream.GetTask(s.opts.Base.StateDir, id); terr == nil && t.Job != "" && t.Job != jobs.Memory {
+	if t, terr := task.Lookup(s.opts.Base.StateDir, id); terr == nil && t.Job != "" && t.Job != jobs.Memory {
 		if cfg, err = s.jobConfig(t.Job); err == nil && named != "" && filepath.Clean(named) != filepath.Clean(cfg.MemoryDir) {
 			err = fmt.Errorf("dream %s is job %s's, which writes %s, not %s: leave out memory_dir", id, t.Job, cfg.MemoryDir, named)
 		}

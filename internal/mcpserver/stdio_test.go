@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"io"
 	"os"
 	"path/filepath"
@@ -215,8 +216,8 @@ func TestStdioEOFLetsTheDreamLand(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(f.mem, "landed.md")); err != nil || !bytes.Contains(b, []byte("after the client left")) {
 		t.Fatalf("the dream did not land: %v %q", err, b)
 	}
-	ts, err := dream.Tasks(f.state)
-	if err != nil || len(ts) != 1 || ts[0].Status != dream.TaskCompleted {
+	ts, err := task.List(f.state)
+	if err != nil || len(ts) != 1 || ts[0].Status != task.StatusCompleted {
 		t.Fatalf("tasks: %v %+v", err, ts)
 	}
 }
@@ -248,9 +249,9 @@ func TestStdioCancelStopsTheDream(t *testing.T) {
 			}
 			deadline := time.Now().Add(30 * time.Second)
 			for {
-				ts, err := dream.Tasks(f.state)
-				if err == nil && len(ts) == 1 && ts[0].Status != dream.TaskRunning {
-					if ts[0].Status == dream.TaskCompleted {
+				ts, err := task.List(f.state)
+				if err == nil && len(ts) == 1 && ts[0].Status != task.StatusRunning {
+					if ts[0].Status == task.StatusCompleted {
 						t.Fatalf("the dream completed: %+v", ts[0])
 					}
 					break

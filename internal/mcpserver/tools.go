@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dreamkit/dream/internal/task"
 	"strings"
 	"time"
 
@@ -395,7 +396,11 @@ func (s *Server) discard(ctx context.Context, _ *mcp.CallToolRequest, in IDInput
 }
 
 func (s *Server) tasks(_ context.Context, _ *mcp.CallToolRequest, in TasksInput) (*mcp.CallToolResult, TasksOutput, error) {
-	ts, err := dream.Tasks(s.opts.Base.StateDir)
+	reg, err := task.Open(s.opts.Base.StateDir)
+	if err != nil {
+		return nil, TasksOutput{}, err
+	}
+	ts, err := reg.List()
 	if err != nil {
 		return nil, TasksOutput{}, err
 	}
@@ -406,13 +411,13 @@ func (s *Server) tasks(_ context.Context, _ *mcp.CallToolRequest, in TasksInput)
 	out := TasksOutput{Tasks: []Task{}}
 	running := 0
 	for _, t := range ts {
-		if t.Status == dream.TaskRunning {
+		if t.Status == task.StatusRunning {
 			running++
 		} else if in.RunningOnly {
 			continue
 		}
 		if len(out.Tasks) < limit {
-			out.Tasks = append(out.Tasks, task(t))
+			out.Tasks = append(out.Tasks, taskOf(t))
 		}
 	}
 	return text("%d dream(s) running, %d listed", running, len(out.Tasks)), out, nil
@@ -427,18 +432,22 @@ func (s *Server) kill(ctx context.Context, _ *mcp.CallToolRequest, in KillInput)
 	if err := checkInput("", in.ID); err != nil {
 		return nil, KillOutput{}, err
 	}
-	e, err := dream.KillTask(ctx, s.opts.Base.StateDir, in.ID, wait)
-	if errors.Is(err, dream.ErrTaskFinished) {
-		return text("%s already %s; nothing to kill", e.ID, e.Status), KillOutput{Task: task(e)}, nil
+	reg, err := task.Open(s.opts.Base.StateDir)
+	if err != nil {
+		return nil, KillOutput{}, err
+	}
+	e, err := reg.KillWait(ctx, in.ID, wait)
+	if errors.Is(err, task.ErrFinished) {
+		return text("%s already %s; nothing to kill", e.ID, e.Status), KillOutput{Task: taskOf(e)}, nil
 	}
 	if err != nil {
 		return nil, KillOutput{}, fmt.Errorf("killing %s: %v (dream_tasks lists running dreams)", in.ID, err)
 	}
-	out := KillOutput{Task: task(e), RolledBack: e.Status != dream.TaskRunning}
+	out := KillOutput{Task: taskOf(e), RolledBack: e.Status != task.StatusRunning}
 	switch {
-	case e.Status == dream.TaskKilled:
+	case e.Status == task.StatusKilled:
 		return text("%s killed and rolled back; the memory is unchanged", e.ID), out, nil
-	case e.Status == dream.TaskRunning:
+	case e.Status == task.StatusRunning:
 		return text("asked %s to stop; it has not finished yet (check dream_tasks)", e.ID), out, nil
 	}
 	return text("%s finished as %s before the kill landed (see dream_log)", e.ID, e.Status), out, nil
@@ -517,7 +526,7 @@ func changes(cs []dream.Change) []dream.Change {
 	return cs
 }
 
-func task(t dream.Task) Task {
+func taskOf(t task.Entry) Task {
 	out := Task{ID: t.ID, Status: string(t.Status), Phase: string(t.Phase), MemoryDir: t.MemoryDir, PID: t.PID, Review: t.Review,
 		SessionsReviewed: t.SessionsReviewed, FilesTouched: nonNil(t.FilesTouched), RecentTurns: nonNil(t.Turns), ToolCalls: t.ToolCalls,
 		Usage: t.Usage, StartedAt: t.StartedAt.Format(time.RFC3339), Error: t.Error}

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -353,6 +354,36 @@ func (r *Registry) Kill(idOrPrefix string) (Entry, error) {
 	return e, nil
 }
 
+// KillWait is Kill followed by a wait of up to wait (0: none) for the
+// dream to acknowledge: a killed dream rolls back, so the returned entry's
+// status is killed once the memory is unchanged. A dream that has not
+// acknowledged within wait is returned still running, with a nil error:
+// the kill stays requested.
+func (r *Registry) KillWait(ctx context.Context, idOrPrefix string, wait time.Duration) (Entry, error) {
+	e, err := r.Kill(idOrPrefix)
+	if err != nil {
+		return e, err
+	}
+	deadline := time.Now().Add(wait)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return e, ctx.Err()
+		case <-tick.C:
+		}
+		cur, err := r.Get(e.ID)
+		if err != nil {
+			return e, err
+		}
+		if e = cur; e.Status != StatusRunning {
+			return e, nil
+		}
+	}
+	return e, nil
+}
+
 // Prune deletes all but the newest keep finished entries. Running entries
 // are never pruned.
 func (r *Registry) Prune(keep int) error {
@@ -391,3 +422,23 @@ func lastTurns(t []string) []string {
 // stamp drops the monotonic reading and the zone, so that a time reads back
 // from JSON exactly as it was written.
 func stamp(t time.Time) time.Time { return t.Round(0).UTC() }
+
+// Lookup returns the entry of one task under stateDir, by id or unique
+// prefix: for a caller that holds an id and no Registry.
+func Lookup(stateDir, idOrPrefix string) (Entry, error) {
+	r, err := Open(stateDir)
+	if err != nil {
+		return Entry{}, err
+	}
+	return r.Get(idOrPrefix)
+}
+
+// List lists the tasks under stateDir as Registry.List does: for a caller
+// that holds a state dir and no Registry.
+func List(stateDir string) ([]Entry, error) {
+	r, err := Open(stateDir)
+	if err != nil {
+		return nil, err
+	}
+	return r.List()
+}

@@ -1,4 +1,4 @@
-package dream_test
+package dreamid_test
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/dreamid"
+	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/runner"
 )
 
@@ -85,7 +87,7 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 		t.Helper()
 		for _, c := range cases {
 
-			got, err := dream.MemoryDirOf(ctx, state, c.id)
+			got, err := dreamid.MemoryDir(ctx, state, c.id)
 			if err != nil || filepath.Clean(got) != c.mem {
 				t.Errorf("%s: %s %s: %q, %v; want %s", stage, c.name, c.id, got, err, c.mem)
 			}
@@ -94,8 +96,8 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 	check("all records")
 	// Every dream of this test started within the same minute or so: a
 	// prefix of the date matches dreams of all three memory dirs.
-	var amb *dream.AmbiguousDreamError
-	if _, err := dream.MemoryDirOf(ctx, state, landed.TaskID[:4]); !errors.As(err, &amb) || !errors.Is(err, dream.ErrTaskAmbiguous) || len(amb.MemoryDirs) < 2 {
+	var amb *dreamid.AmbiguousError
+	if _, err := dreamid.MemoryDir(ctx, state, landed.TaskID[:4]); !errors.As(err, &amb) || !errors.Is(err, task.ErrAmbiguous) || len(amb.MemoryDirs) < 2 {
 		t.Errorf("shared prefix: %v, want an AmbiguousDreamError naming the memory dirs", err)
 	}
 	tasks, _ := filepath.Glob(filepath.Join(state, "tasks", "*"))
@@ -107,13 +109,13 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("tasks pruned and no event log")
-	if _, err := dream.MemoryDirOf(ctx, state, landed.TaskID[:4]); !errors.As(err, &amb) || len(amb.MemoryDirs) != 3 {
+	if _, err := dreamid.MemoryDir(ctx, state, landed.TaskID[:4]); !errors.As(err, &amb) || len(amb.MemoryDirs) != 3 {
 		t.Errorf("shared prefix in the staging and audit histories: %v, want all three memory dirs", err)
 	}
-	if got, err := dream.MemoryDirOf(ctx, state, "undo-"); err != nil || got != landedMem {
+	if got, err := dreamid.MemoryDir(ctx, state, "undo-"); err != nil || got != landedMem {
 		t.Errorf("a prefix of entries of one history: %q %v, want its memory dir (Show names the entries)", got, err)
 	}
-	if _, err := dream.MemoryDirOf(ctx, state, "20990101-000000-dead"); !errors.Is(err, dream.ErrUnknownDream) {
+	if _, err := dreamid.MemoryDir(ctx, state, "20990101-000000-dead"); !errors.Is(err, dreamid.ErrUnknown) {
 		t.Errorf("unknown id: %v", err)
 	}
 }
@@ -157,7 +159,7 @@ func BenchmarkMemoryDirOf(b *testing.B) {
 	}
 	lookup := func(b *testing.B, id string) {
 		for i := 0; i < b.N; i++ {
-			if _, err := dream.MemoryDirOf(ctx, state, id); err != nil {
+			if _, err := dreamid.MemoryDir(ctx, state, id); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -169,4 +171,14 @@ func BenchmarkMemoryDirOf(b *testing.B) {
 		os.RemoveAll(p)
 	}
 	b.Run("events", func(b *testing.B) { lookup(b, taskID) })
+}
+
+func mkfile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
