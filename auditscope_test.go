@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 // TestOtherHostClearsANarrowedScope: a dir once dreamt as a nanobot
@@ -24,7 +25,7 @@ func TestOtherHostClearsANarrowedScope(t *testing.T) {
 	}
 	s := DefaultSettings()
 	s.StateDir = state
-	if _, err := ConfigForProject(Project{Host: "dir", MemoryDir: mem, RepoDir: filepath.Dir(mem)}, nil,
+	if _, err := ConfigForProject(host.Project{Host: "dir", MemoryDir: mem, RepoDir: filepath.Dir(mem)}, nil,
 		Config{StateDir: state, Settings: s, Runner: RunnerFunc(func(context.Context, Job) (Outcome, error) { return Outcome{}, nil })},
 		root, func(string) (string, bool) { return "", false }); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 // TestCodexMemoryOwner: a Codex memory that Codex consolidates itself
@@ -52,7 +53,7 @@ func TestCodexMemoryOwner(t *testing.T) {
 				ran = true
 				return dream.Outcome{}, nil
 			})
-			cfg, err := dream.ConfigForProject(dream.Project{Host: "codex", MemoryDir: mem, SessionsDir: filepath.Join(codex, "sessions")}, nil,
+			cfg, err := dream.ConfigForProject(host.Project{Host: "codex", MemoryDir: mem, SessionsDir: filepath.Join(codex, "sessions")}, nil,
 				dream.Config{StateDir: s.StateDir, Settings: s, Runner: runner, Provider: "test"}, home, func(string) (string, bool) { return "", false })
 			if err != nil {
 				t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
@@ -282,4 +283,14 @@ func (d *Dreamer) syncStatus(ctx context.Context) *SyncState {
 	}
 	st := r.Status(ctx)
 	return &st
+}
+
+// syncBranch is this memory's branch on the remote and the identity its etcd
+// keys are derived from: sync_branch when set, else "dream/" + host.SyncIdentity.
+func syncBranch(cfg Config) string {
+	if b := cfg.Settings.SyncBranch; b != "" {
+		return b
+	}
+	home, _ := os.UserHomeDir()
+	return "dream/" + host.SyncIdentity(cfg.MemoryDir, home)
 }

@@ -65,7 +65,7 @@ type Backend interface {
 //
 // A job (base.Job not the memory dream) gets its own Config instead: see
 // jobConfig.
-func ConfigForProject(p Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
+func ConfigForProject(p host.Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
 	if !base.Job.IsMemory() {
 		return jobConfig(p, backend, base, home, env)
 	}
@@ -142,7 +142,7 @@ type jobBackend interface {
 // scope says so; the host's session rule counts its session gate. Nothing
 // about the host's memory (its edit guard, nanobot's flow, the audit
 // scope of its files) applies to a job's own dir.
-func jobConfig(p Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
+func jobConfig(p host.Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
 	cfg := base
 	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = base.Job.Dir, p.SessionsDir, p.RepoDir
 	if cfg.Job.Reads(jobs.ReadMemory) && cfg.Job.MemoryDir == "" {

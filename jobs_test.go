@@ -3,13 +3,14 @@ package dream
 import (
 	"context"
 	"fmt"
-	"github.com/dreamkit/dream/internal/task"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/task"
 
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/telemetry"

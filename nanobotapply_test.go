@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 // TestAppliedNanobotReviewIsCommittedToItsStore: a staged nanobot dream that
@@ -43,7 +44,7 @@ func TestAppliedNanobotReviewIsCommittedToItsStore(t *testing.T) {
 		err := os.WriteFile(p, []byte(mem+"- The controller talks MQTT to the lamps.\n"), 0o644)
 		return dream.Outcome{FilesTouched: []string{"memory/MEMORY.md"}, Summary: "added a fact"}, err
 	})
-	cfg, err := dream.ConfigForProject(dream.Project{Host: dream.HostNanobot, MemoryDir: ws}, nil,
+	cfg, err := dream.ConfigForProject(host.Project{Host: dream.HostNanobot, MemoryDir: ws}, nil,
 		dream.Config{StateDir: s.StateDir, Settings: s, Runner: write, Provider: "test"}, home, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)

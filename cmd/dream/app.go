@@ -9,13 +9,14 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/term"
+
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
-	"golang.org/x/term"
 )
 
 // app is one invocation of the command line.
@@ -200,7 +201,7 @@ func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress fun
 // rule, runner, nanobot's flow) through dream.ConfigForProject, the one
 // constructor the daemon and the MCP server share.
 func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base dream.Config) (dream.Config, error) {
-	p := dream.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
+	p := host.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
 	if a.layout != nil {
 		p.Host = a.layout.Host
 	} else if p.Host == "" && a.isNanobot() {

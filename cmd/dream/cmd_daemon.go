@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/daemon"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/provider"
 )
@@ -221,13 +221,13 @@ func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) er
 	case mem != "":
 		entries = append(entries, daemon.ProjectEntry{Path: repo, Host: hostName, MemoryDir: absPath(mem), SessionsDir: absPath(sessions)})
 	case hostName != "":
-		if _, err := dream.ResolveProject(hostName, repo, a.home(), a.env); err != nil {
+		if _, err := host.ResolveProject(hostName, repo, a.home(), a.env); err != nil {
 			return usagef("%v", err)
 		}
 		entries = append(entries, daemon.ProjectEntry{Path: repo, Host: hostName, SessionsDir: absPath(sessions)})
 	default:
 		for _, h := range []string{"claude", "gemini", "codebot"} {
-			p, err := dream.ResolveProject(h, repo, a.home(), a.env)
+			p, err := host.ResolveProject(h, repo, a.home(), a.env)
 			if err != nil {
 				continue
 			}
@@ -236,7 +236,7 @@ func (a *app) daemonAdd(df daemonFlags, flags map[string]string, path string) er
 			}
 		}
 		if len(entries) == 0 {
-			return usagef("daemon add: no agent has transcripts for %s yet; pass --host NAME (%s) or --memory-dir and --sessions-dir", repo, strings.Join(dream.HostNames(), ", "))
+			return usagef("daemon add: no agent has transcripts for %s yet; pass --host NAME (%s) or --memory-dir and --sessions-dir", repo, strings.Join(host.Names(), ", "))
 		}
 	}
 	var out []map[string]any

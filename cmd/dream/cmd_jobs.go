@@ -2,13 +2,14 @@ package main
 
 import (
 	"fmt"
-	"github.com/dreamkit/dream/internal/task"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/dreamkit/dream/internal/task"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
@@ -98,7 +99,7 @@ func (a *app) jobDreamerAt(dir string) (*dream.Dreamer, error) {
 }
 
 func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
-	p := dream.Project{RepoDir: repo}
+	p := host.Project{RepoDir: repo}
 	if s := a.loaded.Settings; s.MemoryDir != "" || s.Host != "" || a.layout != nil {
 		if mem, sessions, _, err := a.locations(); err == nil {
 			p.MemoryDir, p.SessionsDir, p.Host = mem, sessions, s.Host

@@ -302,7 +302,7 @@ func (a *app) recordModelDreams(agent string) (modelDreamsView, error) {
 		model = map[string]string{provider.Anthropic: anthropic.DefaultModel, provider.OpenAI: openai.DefaultModel}[name]
 	}
 	s.Host = agent
-	cfg, err := dream.ConfigForProject(dream.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
+	cfg, err := dream.ConfigForProject(host.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
 		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}, a.home(), a.env)
 	if err != nil {
 		return md, nil

@@ -31,11 +31,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/jobs"
-	"github.com/fsnotify/fsnotify"
 )
 
 // Config is everything one generation of the daemon runs with; Load
@@ -101,7 +103,7 @@ const rescanDebounce = 2 * time.Second
 
 // target is one memory dir and the transcript dirs whose activity wakes it.
 type target struct {
-	project  dream.Project
+	project  host.Project
 	sessions []string // every sessions dir feeding this memory dir
 	active   string   // the sessions dir of the latest activity
 
@@ -479,7 +481,7 @@ func (d *Daemon) startQueuedLocked() {
 }
 
 // walk is one funnel walk for a memory dir, in its own goroutine.
-func (d *Daemon) walk(cfg Config, p dream.Project, sessions string) {
+func (d *Daemon) walk(cfg Config, p host.Project, sessions string) {
 	defer d.workers.Done()
 	res, err := d.funnel(cfg, p, sessions)
 	d.walkJobs(cfg, p, sessions)
@@ -539,7 +541,7 @@ func (d *Daemon) walk(cfg Config, p dream.Project, sessions string) {
 // walkJobs walks the funnel of each enabled job of p's repository, one
 // after the other, with p's memory and transcripts for their read scopes
 // and session gates. Their outcomes count under host="job:NAME".
-func (d *Daemon) walkJobs(cfg Config, p dream.Project, sessions string) {
+func (d *Daemon) walkJobs(cfg Config, p host.Project, sessions string) {
 	if cfg.Jobs == nil || p.RepoDir == "" {
 		return
 	}
@@ -563,7 +565,7 @@ func (d *Daemon) walkJobs(cfg Config, p dream.Project, sessions string) {
 	}
 }
 
-func (d *Daemon) jobFunnel(cfg Config, p dream.Project, j jobs.Job) (dream.MaybeResult, error) {
+func (d *Daemon) jobFunnel(cfg Config, p host.Project, j jobs.Job) (dream.MaybeResult, error) {
 	dcfg, err := dream.ConfigForProject(p, cfg.Backend, dream.Config{
 		StateDir: cfg.StateDir, Settings: j.Settings, Job: j.Spec, PersistThrottle: true,
 		Logf: func(format string, args ...any) { d.log.Warn(fmt.Sprintf(format, args...), "job", j.Name) },
@@ -583,7 +585,7 @@ func (d *Daemon) jobFunnel(cfg Config, p dream.Project, j jobs.Job) (dream.Maybe
 // Dreamer per walk, so that settings reloaded on SIGHUP apply to the next
 // walk and nothing is cached across projects. The scan throttle is
 // persisted in the state dir, shared with `dream maybe` run from hooks.
-func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.MaybeResult, error) {
+func (d *Daemon) funnel(cfg Config, p host.Project, sessions string) (dream.MaybeResult, error) {
 	if fi, err := os.Stat(p.MemoryDir); err != nil || !fi.IsDir() {
 		return dream.MaybeResult{Gate: "memory_dir", Detail: "the memory dir is gone"}, fmt.Errorf("memory dir %s: not a directory", p.MemoryDir)
 	}
@@ -603,7 +605,7 @@ func (d *Daemon) funnel(cfg Config, p dream.Project, sessions string) (dream.May
 // walks and interval syncs alike. The host's edit guard, session rule,
 // runner and nanobot's flow come from the one constructor the command line
 // and the MCP server use.
-func (d *Daemon) dreamer(cfg Config, p dream.Project, sessions string) (*dream.Dreamer, error) {
+func (d *Daemon) dreamer(cfg Config, p host.Project, sessions string) (*dream.Dreamer, error) {
 	project := p
 	project.SessionsDir = sessions
 	dcfg, err := dream.ConfigForProject(project, cfg.Backend, dream.Config{

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 // maxWatchDepth bounds how deep below a sessions dir directories are
@@ -24,12 +24,12 @@ var skippedDirs = map[string]bool{"subagents": true, "tool-results": true}
 // wantedProjects is the set of projects this configuration asks for: the
 // daemon file's entries, resolved through their host layouts, and, with
 // detect, every project the layouts show. Problems skip one project.
-func (d *Daemon) wantedProjects(cfg Config) []dream.Project {
-	var out []dream.Project
+func (d *Daemon) wantedProjects(cfg Config) []host.Project {
+	var out []host.Project
 	for _, e := range cfg.Projects {
-		p := dream.Project{MemoryDir: e.MemoryDir, SessionsDir: e.SessionsDir, RepoDir: e.Path, Host: e.Host}
+		p := host.Project{MemoryDir: e.MemoryDir, SessionsDir: e.SessionsDir, RepoDir: e.Path, Host: e.Host}
 		if e.Host != "" && e.Path != "" {
-			r, err := dream.ResolveProject(e.Host, e.Path, cfg.Home, cfg.Env)
+			r, err := host.ResolveProject(e.Host, e.Path, cfg.Home, cfg.Env)
 			if err != nil {
 				d.log.Warn("project skipped", "path", e.Path, "host", e.Host, "error", err.Error())
 				continue
@@ -45,7 +45,7 @@ func (d *Daemon) wantedProjects(cfg Config) []dream.Project {
 		out = append(out, p)
 	}
 	if cfg.Detect {
-		found, err := dream.DiscoverProjects(cfg.Home, cfg.Env)
+		found, err := host.Discover(cfg.Home, cfg.Env)
 		if err != nil {
 			d.log.Warn("project detection", "error", err.Error())
 		}
@@ -57,7 +57,7 @@ func (d *Daemon) wantedProjects(cfg Config) []dream.Project {
 // scanned is what one walk of a memory dir's sessions dirs found, done
 // outside the daemon's lock.
 type scanned struct {
-	project  dream.Project
+	project  host.Project
 	sessions []string
 	dirs     []string
 	newest   time.Time
@@ -75,7 +75,7 @@ func (d *Daemon) rescan() {
 	byMem, order := d.scanProjects(cfg)
 	roots := []string{}
 	if cfg.Detect {
-		roots = dream.DiscoveryRoots(cfg.Home, cfg.Env)
+		roots = host.DiscoveryRoots(cfg.Home, cfg.Env)
 	}
 
 	d.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 // Results of dream_sync_total.
@@ -129,7 +130,7 @@ func (d *Daemon) syncAll(cfg Config, mems []string) {
 
 // syncOne is `dream sync` on one memory dir: record hand edits, pull,
 // push, under the consolidation lock, through the public API.
-func (d *Daemon) syncOne(cfg Config, p dream.Project, sessions string) syncSummary {
+func (d *Daemon) syncOne(cfg Config, p host.Project, sessions string) syncSummary {
 	start := time.Now()
 	sum := syncSummary{At: start}
 	dr, err := d.dreamer(cfg, p, sessions)

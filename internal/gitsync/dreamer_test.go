@@ -15,6 +15,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/journal"
 )
 
@@ -211,7 +212,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 		}
 		return "", false
 	}
-	cfg, err := dream.ConfigForProject(dream.Project{Host: dream.HostNanobot, MemoryDir: ws}, nil, dream.Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}, Provider: "offline", OpenSync: Open}, home, env)
+	cfg, err := dream.ConfigForProject(host.Project{Host: dream.HostNanobot, MemoryDir: ws}, nil, dream.Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}, Provider: "offline", OpenSync: Open}, home, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,13 +35,15 @@ var hosts = []struct {
 	// index is how the agent loads and limits its index (IndexLimitOf);
 	// nil for an agent that keeps none.
 	index func() IndexLimit
+	// discover is how Discover finds its projects.
+	discover discovery
 }{
-	{"claude", true, resolveClaude, "claude", "2.1.197", claudeIndexLimit},
-	{"codex", false, resolveCodex, "codex", "0.171.0", nil},
-	{"gemini", true, resolveGemini, "gemini", "0.61.0", nil},
-	{"nanobot", false, resolveNanobot, "nanobot", "", nil},
-	{"codebot", true, resolveCodebot, "codebot", "", codebotIndexLimit},
-	{"dir", true, resolveDir, "", "", nil},
+	{"claude", true, resolveClaude, "claude", "2.1.197", claudeIndexLimit, perCWD},
+	{"codex", false, resolveCodex, "codex", "0.171.0", nil, global},
+	{"gemini", true, resolveGemini, "gemini", "0.61.0", nil, byMarker},
+	{"nanobot", false, resolveNanobot, "nanobot", "", nil, global},
+	{"codebot", true, resolveCodebot, "codebot", "", codebotIndexLimit, perCWD},
+	{"dir", true, resolveDir, "", "", nil, notFound},
 }
 
 // Agent returns host's program (which answers --version) and the agent

@@ -14,8 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dreamkit/dream/internal/dreamid"
-	"github.com/dreamkit/dream/internal/task"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -23,9 +21,14 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/dreamkit/dream/internal/dreamid"
+	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/task"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/jobs"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Options configure the server.
@@ -279,9 +282,9 @@ func (s *Server) dreamer(mem string) (*dream.Dreamer, error) {
 // (nanobot's history, a Codex block header) by naming the dir.
 func (s *Server) config(mem string) (dream.Config, error) {
 	base := s.opts.Base
-	p := dream.Project{MemoryDir: mem, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: base.RepoDir}
+	p := host.Project{MemoryDir: mem, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: base.RepoDir}
 	if mem != base.MemoryDir {
-		p = dream.Project{MemoryDir: mem, Host: s.hostOf(mem)}
+		p = host.Project{MemoryDir: mem, Host: s.hostOf(mem)}
 		base.CurrentSession, base.SessionRule, base.CheckEdit = nil, nil, nil
 	}
 	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
@@ -303,12 +306,12 @@ func (s *Server) hostOf(mem string) string {
 		fi, err := os.Stat(dir)
 		return dir != "" && err == nil && os.SameFile(fi, target)
 	}
-	for _, name := range dream.HostNames() {
-		if p, err := dream.ResolveProject(name, "", s.opts.Home, s.opts.Env); err == nil && p.Host != "dir" && filepath.IsAbs(p.MemoryDir) && same(p.MemoryDir) {
+	for _, name := range host.Names() {
+		if p, err := host.ResolveProject(name, "", s.opts.Home, s.opts.Env); err == nil && p.Host != "dir" && filepath.IsAbs(p.MemoryDir) && same(p.MemoryDir) {
 			return name
 		}
 	}
-	ps, _ := dream.DiscoverProjects(s.opts.Home, s.opts.Env)
+	ps, _ := host.Discover(s.opts.Home, s.opts.Env)
 	for _, p := range ps {
 		if same(p.MemoryDir) {
 			return p.Host

@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dreamkit/dream/internal/task"
 	"strings"
 	"time"
+
+	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/task"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/llm"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Inputs. Field names follow the command line's (`dream show ID
@@ -330,7 +333,7 @@ func (s *Server) jobConfig(name string) (dream.Config, error) {
 	// Base's Runner and edit guard are the memory dream's: a job's runner
 	// comes from the backend.
 	base.Settings, base.Job, base.CheckEdit, base.Runner = j.Settings, j.Spec, nil, nil
-	p := dream.Project{MemoryDir: base.MemoryDir, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: s.opts.Repo}
+	p := host.Project{MemoryDir: base.MemoryDir, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: s.opts.Repo}
 	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }
 

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 func main() {
@@ -90,7 +90,7 @@ func layout(root, name string, n int) world {
 	for i := 0; i < n; i++ {
 		repo := filepath.Join(root, name, "src", fmt.Sprintf("app-%02d", i))
 		must(os.MkdirAll(repo, 0o755))
-		p, err := dream.ResolveProject("claude", repo, w.home, env)
+		p, err := host.ResolveProject("claude", repo, w.home, env)
 		must(err)
 		must(os.MkdirAll(p.MemoryDir, 0o755))
 		must(os.WriteFile(filepath.Join(p.MemoryDir, "MEMORY.md"), []byte("# Memory\n\n- [Build](build.md) — how it builds\n"), 0o644))

@@ -1,4 +1,4 @@
-package dream
+package host
 
 import (
 	"path/filepath"

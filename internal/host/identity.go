@@ -1,13 +1,10 @@
-package dream
+package host
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/dreamkit/dream/internal/host"
 )
 
 // SyncIdentity is the machine-independent name of the memory at memoryDir:
@@ -30,7 +27,7 @@ func SyncIdentity(memoryDir, home string) string {
 	if home != "" {
 		home = resolvedPath(home)
 		if rel, err := filepath.Rel(home, dir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			homeSlug := host.ClaudeProjectName(home)
+			homeSlug := ClaudeProjectName(home)
 			parts := strings.Split(filepath.ToSlash(rel), "/")
 			for i, p := range parts {
 				if p == homeSlug || strings.HasPrefix(p, homeSlug+"-") {
@@ -55,14 +52,4 @@ func resolvedPath(p string) string {
 		return r
 	}
 	return p
-}
-
-// syncBranch is this memory's branch on the remote and the identity its etcd
-// keys are derived from: sync_branch when set, else "dream/" + SyncIdentity.
-func syncBranch(cfg Config) string {
-	if b := cfg.Settings.SyncBranch; b != "" {
-		return b
-	}
-	home, _ := os.UserHomeDir()
-	return "dream/" + SyncIdentity(cfg.MemoryDir, home)
 }

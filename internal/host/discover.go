@@ -1,4 +1,4 @@
-package dream
+package host
 
 import (
 	"bufio"
@@ -8,8 +8,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+)
 
-	"github.com/dreamkit/dream/internal/host"
+// discovery is how Discover finds a host's projects on this machine.
+type discovery int
+
+const (
+	// notFound: the host has no projects of its own to find (dir).
+	notFound discovery = iota
+	// perCWD: one directory per working directory under projects/, named
+	// by a lossy sanitisation of the path (Claude Code, codebot); the path
+	// is read back from the transcripts' "cwd".
+	perCWD
+	// byMarker: one directory per project under tmp/, claimed by a
+	// .project_root file holding the project's path (Gemini CLI).
+	byMarker
+	// global: one memory and sessions dir for every project (Codex CLI,
+	// nanobot).
+	global
 )
 
 // Project is one place an agent keeps memory and transcripts: what a
@@ -28,14 +44,11 @@ type Project struct {
 	Notes string `json:"notes,omitempty"`
 }
 
-// HostNames returns the agent layouts dream knows.
-func HostNames() []string { return host.Names() }
-
 // ResolveProject derives a project from an agent's layout for the code at
 // repoDir. home is the user's home and env looks up the environment
 // (os.LookupEnv in production).
 func ResolveProject(hostName, repoDir, home string, env func(string) (string, bool)) (Project, error) {
-	l, err := host.Resolve(hostName, repoDir, home, env)
+	l, err := Resolve(hostName, repoDir, home, env)
 	if err != nil {
 		return Project{}, err
 	}
@@ -48,14 +61,14 @@ func ResolveProject(hostName, repoDir, home string, env func(string) (string, bo
 	return p, nil
 }
 
-// cwdProbeFiles and cwdProbeBytes bound what DiscoverProjects reads of a
+// cwdProbeFiles and cwdProbeBytes bound what Discover reads of a
 // project's transcripts to learn which directory it belongs to.
 const (
 	cwdProbeFiles = 3
 	cwdProbeBytes = 256 << 10
 )
 
-// DiscoverProjects lists the projects the agents on this machine have
+// Discover lists the projects the agents on this machine have
 // transcripts for, as far as their layouts tell:
 //
 //   - Claude Code (and codebot, which mirrors it) keep one directory per
@@ -72,22 +85,24 @@ const (
 // Only projects whose sessions dir exists are returned; problems with one
 // project (an unreadable transcript, a cwd that is not absolute) skip that
 // project only. The error joins what was skipped and why.
-func DiscoverProjects(home string, env func(string) (string, bool)) ([]Project, error) {
+func Discover(home string, env func(string) (string, bool)) ([]Project, error) {
 	var out []Project
 	var errs []error
-	for _, name := range []string{"claude", "codebot"} {
-		ps, err := discoverPerCWD(name, home, env)
+	for _, h := range hosts {
+		var ps []Project
+		var err error
+		switch h.discover {
+		case perCWD:
+			ps, err = discoverPerCWD(h.name, home, env)
+		case byMarker:
+			ps, err = discoverByMarker(h.name, home, env)
+		case global:
+			if p, rerr := ResolveProject(h.name, "", home, env); rerr == nil && isDirectory(p.SessionsDir) {
+				ps = []Project{p}
+			}
+		}
 		out = append(out, ps...)
 		errs = append(errs, err)
-	}
-	ps, err := discoverGemini(home, env)
-	out = append(out, ps...)
-	errs = append(errs, err)
-	for _, name := range []string{"codex", "nanobot"} {
-		p, err := ResolveProject(name, "", home, env)
-		if err == nil && isDirectory(p.SessionsDir) {
-			out = append(out, p)
-		}
 	}
 	return dedupeProjects(out), errors.Join(errs...)
 }
@@ -97,7 +112,7 @@ func discoverPerCWD(hostName, home string, env func(string) (string, bool)) ([]P
 	if home == "" {
 		return nil, nil
 	}
-	probe, err := host.Resolve(hostName, home, home, env)
+	probe, err := Resolve(hostName, home, home, env)
 	if err != nil {
 		return nil, nil
 	}
@@ -184,9 +199,9 @@ func readCWD(path string) string {
 	return ""
 }
 
-// discoverGemini reads the .project_root markers under Gemini CLI's tmp/.
-func discoverGemini(home string, env func(string) (string, bool)) ([]Project, error) {
-	probe, err := host.Resolve("gemini", string(filepath.Separator), home, env)
+// discoverByMarker reads the .project_root markers under tmp/ (Gemini CLI).
+func discoverByMarker(hostName, home string, env func(string) (string, bool)) ([]Project, error) {
+	probe, err := Resolve(hostName, string(filepath.Separator), home, env)
 	if err != nil {
 		return nil, nil
 	}
@@ -209,7 +224,7 @@ func discoverGemini(home string, env func(string) (string, bool)) ([]Project, er
 		if !filepath.IsAbs(root) {
 			continue
 		}
-		p, err := ResolveProject("gemini", root, home, env)
+		p, err := ResolveProject(hostName, root, home, env)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -249,15 +264,17 @@ func isDirectory(p string) bool {
 // polling. Only existing directories are returned.
 func DiscoveryRoots(home string, env func(string) (string, bool)) []string {
 	var out []string
-	if home != "" {
-		for _, name := range []string{"claude", "codebot"} {
-			if probe, err := host.Resolve(name, home, home, env); err == nil {
+	for _, h := range hosts {
+		switch {
+		case h.discover == perCWD && home != "":
+			if probe, err := Resolve(h.name, home, home, env); err == nil {
 				out = append(out, filepath.Dir(probe.SessionsDir))
 			}
+		case h.discover == byMarker:
+			if probe, err := Resolve(h.name, string(filepath.Separator), home, env); err == nil {
+				out = append(out, filepath.Dir(filepath.Dir(probe.SessionsDir)))
+			}
 		}
-	}
-	if probe, err := host.Resolve("gemini", string(filepath.Separator), home, env); err == nil {
-		out = append(out, filepath.Dir(filepath.Dir(probe.SessionsDir)))
 	}
 	kept := out[:0]
 	for _, d := range out {

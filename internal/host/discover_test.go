@@ -1,4 +1,4 @@
-package dream_test
+package host_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/host"
 )
 
 func mkfile(t *testing.T, path, content string) {
@@ -34,12 +34,12 @@ func TestDiscoverProjects(t *testing.T) {
 	mkfile(t, filepath.Join(worktree, ".git"), "gitdir: "+filepath.Join(repoA, ".git", "worktrees", "app-feature")+"\n")
 
 	// Claude Code: the main checkout and a worktree, each with transcripts.
-	a, err := dream.ResolveProject("claude", repoA, home, env)
+	a, err := host.ResolveProject("claude", repoA, home, env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mkfile(t, filepath.Join(a.SessionsDir, "4f35e220-c435-4cf7-b9b9-f40426042847.jsonl"), `{"type":"summary","summary":"build"}`+"\n"+claudeLine(repoA))
-	wt, _ := dream.ResolveProject("claude", worktree, home, env)
+	wt, _ := host.ResolveProject("claude", worktree, home, env)
 	mkfile(t, filepath.Join(wt.SessionsDir, "s.jsonl"), claudeLine(worktree))
 	if wt.MemoryDir != a.MemoryDir {
 		t.Fatalf("the worktree's memory %s is not the main checkout's %s", wt.MemoryDir, a.MemoryDir)
@@ -51,7 +51,7 @@ func TestDiscoverProjects(t *testing.T) {
 	mkfile(t, filepath.Join(projects, "-tmp-garbage", "x.jsonl"), "\x00\x01not json at all\n{\"cwd\":\n")
 
 	// Gemini CLI: a project claimed by its .project_root marker.
-	g, err := dream.ResolveProject("gemini", repoB, home, env)
+	g, err := host.ResolveProject("gemini", repoB, home, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +59,10 @@ func TestDiscoverProjects(t *testing.T) {
 	mkfile(t, filepath.Join(g.SessionsDir, "session-1.jsonl"), "{}\n")
 
 	// Codex CLI: global sessions.
-	c, _ := dream.ResolveProject("codex", "", home, env)
+	c, _ := host.ResolveProject("codex", "", home, env)
 	mkfile(t, filepath.Join(c.SessionsDir, "2026", "11", "30", "rollout-2026-11-30T10-00-00-abc.jsonl"), "{}\n")
 
-	got, err := dream.DiscoverProjects(home, env)
+	got, err := host.Discover(home, env)
 	if err != nil {
 		t.Logf("skipped: %v", err)
 	}
@@ -85,12 +85,12 @@ func TestDiscoverProjects(t *testing.T) {
 	if len(keys) != len(want) {
 		t.Errorf("found %d projects, want %d: %+v", len(keys), len(want), keys)
 	}
-	roots := dream.DiscoveryRoots(home, env)
+	roots := host.DiscoveryRoots(home, env)
 	if !slices.Contains(roots, projects) || !slices.Contains(roots, filepath.Dir(filepath.Dir(g.SessionsDir))) {
 		t.Errorf("discovery roots %v", roots)
 	}
 	// An empty home finds nothing and fails nothing.
-	if ps, err := dream.DiscoverProjects(t.TempDir(), env); len(ps) != 0 || err != nil {
+	if ps, err := host.Discover(t.TempDir(), env); len(ps) != 0 || err != nil {
 		t.Errorf("empty home: %v %v", ps, err)
 	}
 }

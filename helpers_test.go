@@ -1,0 +1,17 @@
+package dream_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func mkfile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
