@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -61,7 +62,7 @@ type DreamDiff struct {
 	Diff string `json:"diff"`
 	// Units are a model dream's account of the units it removed or
 	// rewrote (see Report.Units): for a staged dream, those it staged.
-	Units []UnitChange `json:"units,omitempty"`
+	Units []json.RawMessage `json:"units,omitempty"`
 }
 
 // Diff sources.

@@ -40,7 +40,7 @@ type evidenceVerdict struct {
 // files that link to it along.
 func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) evidenceVerdict {
 	v := evidenceVerdict{hold: map[string]string{}}
-	corpus := evidence.NewCorpus(out.Shown, out.Contradictions, out.Citations)
+	corpus := out.corpus()
 	var untraced []lossguard.Entry
 	for i := range ledger {
 		e := &ledger[i]

@@ -2,10 +2,13 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dreamkit/dream/internal/lossguard"
 )
 
 // evidenceDream runs one dream whose runner writes files (path → content,
@@ -135,5 +138,24 @@ func TestUntracedDeletionBudget(t *testing.T) {
 	rep, _ = evidenceDream(t, memory, drop(4), Outcome{})
 	if rep.Status != StatusStaged || !strings.Contains(rep.Summary, "deletes 4 facts without a trace elsewhere in memory, over the budget of 3") || !HeldByLossGuard(rep.ParkReason) {
 		t.Fatalf("four deletions: %s %q %q", rep.Status, rep.Summary, rep.ParkReason)
+	}
+}
+
+// TestUnitsStayJSON: units are kept as JSON in the report, the audit
+// history and a staged review; what a hand-edited history holds that is
+// not a JSON object is skipped, so `--json` answers never break on it.
+func TestUnitsStayJSON(t *testing.T) {
+	ledger := []lossguard.Entry{{Fate: "rewritten", Unit: lossguard.Unit{File: "a.md", Line: 3, Text: "Port: 8082"}, Held: "8083 (was 8082)"}}
+	raw := unitsJSON(ledger)
+	if len(raw) != 1 || !strings.Contains(string(raw[0]), `"held":"8083 (was 8082)"`) {
+		t.Fatalf("unitsJSON = %s", raw)
+	}
+	mixed := append(raw, json.RawMessage(`{"fate":`), json.RawMessage(`"a string"`), json.RawMessage(`{"fate":"deleted"}`))
+	got := validUnits(mixed)
+	if len(got) != 2 || string(got[1]) != `{"fate":"deleted"}` {
+		t.Errorf("validUnits = %s", got)
+	}
+	if _, err := json.Marshal(HistoryEntry{Units: got}); err != nil {
+		t.Errorf("a history entry with the kept units does not encode: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package dream
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ type HistoryEntry struct {
 	Diff string `json:"diff"`
 	// Units are a model dream's account of every unit it removed or
 	// rewrote, as its report gave them (see Report.Units).
-	Units []UnitChange `json:"units,omitempty"`
+	Units []json.RawMessage `json:"units,omitempty"`
 }
 
 // historyEntryOf converts an audit entry at the API's boundary.
@@ -41,7 +42,7 @@ func historyEntryOf(e audit.Entry) HistoryEntry {
 	for _, f := range e.Files {
 		out.Files = append(out.Files, Change{Path: f.Path, Kind: f.Status, Added: f.Added, Removed: f.Removed})
 	}
-	out.Units = unitsOf(e.Units)
+	out.Units = validUnits(e.Units)
 	return out
 }
 
@@ -159,7 +160,7 @@ func (d *Dreamer) stagedDiff(id string) (DreamDiff, error) {
 	if changes == nil {
 		changes = []Change{}
 	}
-	return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff, Units: unitsOf(t.Units())}, err
+	return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff, Units: validUnits(t.Units())}, err
 }
 
 // Apply lands the staged changes of a review run, as a completed

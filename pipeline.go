@@ -83,8 +83,14 @@ type Report struct {
 	// ModelSummary: the runner's own account, unchecked.
 	ModelSummary string `json:"model_summary,omitempty"`
 	// Units accounts for every unit of memory a model dream removed or
-	// rewrote, and for each changed value its evidence or why it is held.
-	Units []UnitChange `json:"units,omitempty"`
+	// rewrote, and for each changed value its evidence or why it is held:
+	// one JSON object per unit, as `dream show --json` prints them
+	// ("fate": moved, merged, rewritten or deleted; "file", "line" and
+	// "text" of the unit before the dream; "headings"; "to", the unit that
+	// holds it now; "fact"; "lost"; "change", the values it replaced;
+	// "evidence"; "held"). They are records for a reader, kept as the
+	// audit history keeps them, not an API to compute with.
+	Units []json.RawMessage `json:"units,omitempty"`
 
 	// Estimate is what a model dream was expected to cost before it
 	// started, Cost what it spent (tokens, dollars at its model's price);
@@ -108,6 +114,9 @@ type dreamRun struct {
 	o     runOptions
 	rep   Report
 	start time.Time
+	// units are the loss guard's ledger of a model dream, annotated by
+	// the evidence check (rep.Units as JSON).
+	units []lossguard.Entry
 
 	held *held
 	hist *audit.History
@@ -414,7 +423,7 @@ func (r *dreamRun) verify() error {
 	if !r.out.Strict && v.Changed && d.cfg.Job.IsMemory() {
 		// What a model dream did is told from its ledger.
 		ev := d.guardEvidence(r.out, v.Ledger, r.changes, r.txn.Dir())
-		r.rep.Units = v.Ledger
+		r.units, r.rep.Units = v.Ledger, unitsJSON(v.Ledger)
 		if hold == "" && ev.whole != "" {
 			hold = ParkLossGuard + ev.whole
 		}
@@ -460,7 +469,7 @@ func (r *dreamRun) land() error {
 		return nil // the staging is discarded and the lock rewound
 	case r.o.review:
 		r.rep.ParkReason = r.parkReason
-		r.txn.SetUnits(unitsJSON(r.rep.Units))
+		r.txn.SetUnits(r.rep.Units)
 		if err := r.txn.ParkFor(r.parkReason); err != nil {
 			return err
 		}
@@ -510,8 +519,8 @@ func (r *dreamRun) commit() error {
 	d, ctx := r.d, r.ctx
 	o := commitOptions(ctx, r.hist)
 	o.Hold = r.hold
-	var held []UnitChange
-	for _, u := range r.rep.Units {
+	var held []lossguard.Entry
+	for _, u := range r.units {
 		if u.Held != "" {
 			held = append(held, u)
 		}
@@ -542,13 +551,12 @@ func (r *dreamRun) commit() error {
 // record writes the landed files to the audit history under this dream.
 func (r *dreamRun) record(status string) (string, error) {
 	d := r.d
-	units := unitsJSON(r.rep.Units)
-	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: units})
+	return r.hist.RecordDream(r.ctx, audit.Meta{DreamID: r.rep.TaskID, Status: status, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: r.start, Kind: "dream", Paths: r.rep.FilesTouched, Units: r.rep.Units})
 }
 
-// unitsJSON is units as the audit record and a staged review keep them
-// (one JSON object each); unitsOf reads them back.
-func unitsJSON(units []UnitChange) []json.RawMessage {
+// unitsJSON is units as the report, the audit record and a staged review
+// keep them (one JSON object each); validUnits reads them back.
+func unitsJSON(units []lossguard.Entry) []json.RawMessage {
 	var out []json.RawMessage
 	for _, u := range units {
 		if b, err := json.Marshal(u); err == nil {
@@ -558,13 +566,15 @@ func unitsJSON(units []UnitChange) []json.RawMessage {
 	return out
 }
 
-// unitsOf decodes units kept by unitsJSON, skipping what does not read.
-func unitsOf(raw []json.RawMessage) []UnitChange {
-	var out []UnitChange
+// validUnits are the units kept by unitsJSON that are still JSON objects
+// (a history is a file anyone can edit): what does not read is skipped, so
+// that a report or a `--json` answer never carries bytes that break it.
+func validUnits(raw []json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
 	for _, u := range raw {
-		var c UnitChange
-		if json.Unmarshal(u, &c) == nil {
-			out = append(out, c)
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(u, &obj) == nil {
+			out = append(out, u)
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/agent"
+	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/providername"
@@ -119,7 +120,8 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 // finish adds what the dream showed the model and the evidence it cites
 // to out, and, when the dream went well, the index as the model left it.
 func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
-	out.Shown, out.Citations, out.Contradictions = s.set.Shown(), s.set.Citations(), contradictions(s.leads, job.RepoDir)
+	out.Shown, out.Citations = evidenceOf(s.set.Shown(), s.set.Citations())
+	out.Contradictions = contradictions(s.leads, job.RepoDir)
 	if err != nil {
 		return err
 	}
@@ -131,6 +133,20 @@ func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
 	}
 	out.Index = indexBudget(st)
 	return nil
+}
+
+// evidenceOf is what the tools showed the model and its citations, as an
+// Outcome carries them.
+func evidenceOf(shown []evidence.Shown, cites []evidence.Citation) ([]dream.Shown, []dream.Citation) {
+	outShown := make([]dream.Shown, len(shown))
+	for i, s := range shown {
+		outShown[i] = dream.Shown(s)
+	}
+	outCites := make([]dream.Citation, len(cites))
+	for i, c := range cites {
+		outCites[i] = dream.Citation(c)
+	}
+	return outShown, outCites
 }
 
 // contradictions are the drift leads that are evidence: a file, or a path

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
@@ -66,7 +67,7 @@ func editCall(path, old, new string) llmtest.Call {
 
 // runScript runs one model dream of calls (up to five a turn, in order),
 // ending with the model's own summary, and returns its report.
-func runScript(t *testing.T, w *world, summary string, calls ...llmtest.Call) (dream.Report, result) {
+func runScript(t *testing.T, w *world, summary string, calls ...llmtest.Call) (unitReport, result) {
 	t.Helper()
 	var turns []llmtest.Turn
 	for i := 0; i < len(calls); i += 5 {
@@ -75,11 +76,28 @@ func runScript(t *testing.T, w *world, summary string, calls ...llmtest.Call) (d
 	srv := llmtest.NewServer(append(turns, llmtest.Turn{Text: summary})...)
 	defer srv.Close()
 	r := w.dream(modelEnv("anthropic", srv.URL, false), append([]string{"run", "--json"}, w.locFlags()...)...)
-	return decodeJSON[dream.Report](t, r), r
+	return decodeJSON[unitReport](t, r), r
 }
 
+// unitReport, unitEntry and unitDiff read the JSON of a report, a history
+// entry and a diff with their units decoded (the API keeps them as JSON).
+type (
+	unitReport struct {
+		dream.Report
+		Units []lossguard.Entry `json:"units"`
+	}
+	unitEntry struct {
+		dream.HistoryEntry
+		Units []lossguard.Entry `json:"units"`
+	}
+	unitDiff struct {
+		dream.DreamDiff
+		Units []lossguard.Entry `json:"units"`
+	}
+)
+
 // unit finds the report's account of the unit whose text holds text.
-func unit(rep dream.Report, text string) *dream.UnitChange {
+func unit(rep unitReport, text string) *lossguard.Entry {
 	for i, u := range rep.Units {
 		if strings.Contains(u.Text, text) {
 			return &rep.Units[i]
@@ -266,14 +284,14 @@ func TestDestructiveDreamsNeedReview(t *testing.T) {
 			}
 			// Whoever reviews it sees the dream's account, and it is
 			// recorded with the dream once applied.
-			staged := decodeJSON[dream.DreamDiff](t, w.dream(nil, append([]string{"diff", rep.TaskID, "--json"}, w.locFlags()...)...))
+			staged := decodeJSON[unitDiff](t, w.dream(nil, append([]string{"diff", rep.TaskID, "--json"}, w.locFlags()...)...))
 			if len(staged.Units) != len(rep.Units) {
 				t.Errorf("dream diff --json lists %d units, the report %d", len(staged.Units), len(rep.Units))
 			}
 			if a := w.dream(nil, append([]string{"apply", rep.TaskID}, w.locFlags()...)...); a.code != 0 {
 				t.Fatalf("dream apply:\n%s", a)
 			}
-			if h := decodeJSON[dream.HistoryEntry](t, w.dream(nil, append([]string{"show", rep.TaskID, "--json"}, w.locFlags()...)...)); len(h.Units) != len(rep.Units) {
+			if h := decodeJSON[unitEntry](t, w.dream(nil, append([]string{"show", rep.TaskID, "--json"}, w.locFlags()...)...)); len(h.Units) != len(rep.Units) {
 				t.Errorf("dream show of the applied dream lists %d units, the report %d", len(h.Units), len(rep.Units))
 			}
 		})
@@ -316,7 +334,7 @@ func TestTrueCorrectionsLand(t *testing.T) {
 		t.Errorf("summary %q", rep.Summary)
 	}
 	show := w.dream(nil, append([]string{"show", rep.TaskID, "--json"}, w.locFlags()...)...)
-	h := decodeJSON[dream.HistoryEntry](t, show)
+	h := decodeJSON[unitEntry](t, show)
 	if len(h.Units) != len(rep.Units) || h.Units[0].Text != rep.Units[0].Text || h.Units[0].Evidence == nil {
 		t.Errorf("dream show lists other units than the report:\n%+v\n%+v", h.Units, rep.Units)
 	}
@@ -355,7 +373,7 @@ func TestUnbackedValueIsHeldWhileTheRestLands(t *testing.T) {
 		t.Errorf("the held unit: %+v", u)
 	}
 	text := w.dream(nil, append([]string{"log", "--json"}, w.locFlags()...)...)
-	log := decodeJSON[[]dream.HistoryEntry](t, text)
+	log := decodeJSON[[]unitEntry](t, text)
 	dreams := 0
 	for _, e := range log {
 		if e.Kind == "dream" {
@@ -377,7 +395,7 @@ func TestUnbackedValueIsHeldWhileTheRestLands(t *testing.T) {
 	if a.code != 0 || !strings.Contains(snapshot(t, w.mem)["billing.md"], "- Port: 8083") {
 		t.Fatalf("dream apply of the held part:\n%s", a)
 	}
-	if h := decodeJSON[dream.HistoryEntry](t, w.dream(nil, append([]string{"show", rep.ReviewID, "--json"}, w.locFlags()...)...)); len(h.Units) != 1 || strings.TrimSpace(h.Units[0].Text) != "- Port: 8082" {
+	if h := decodeJSON[unitEntry](t, w.dream(nil, append([]string{"show", rep.ReviewID, "--json"}, w.locFlags()...)...)); len(h.Units) != 1 || strings.TrimSpace(h.Units[0].Text) != "- Port: 8082" {
 		t.Errorf("dream show of the applied review: units %+v", h.Units)
 	}
 	// The plain report says what landed, what waits and why.
@@ -407,7 +425,7 @@ func TestReadThenEditMemoryIndex(t *testing.T) {
 	)
 	defer srv.Close()
 	r := w.dream(modelEnv("anthropic", srv.URL, false), append([]string{"run", "--json"}, w.locFlags()...)...)
-	rep := decodeJSON[dream.Report](t, r)
+	rep := decodeJSON[unitReport](t, r)
 	if r.code != 0 || rep.Status != dream.StatusCompleted || !strings.Contains(snapshot(t, w.mem)["MEMORY.md"], "builds and tests") {
 		t.Fatalf("read MEMORY.md then edit MEMORY.md:\n%s", r)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -242,9 +244,16 @@ const maxUnitsShown = 40
 // printUnits lists what became of each unit a model dream removed or
 // rewrote, and of each changed value its evidence or why it is held:
 // `dream run` and `dream show` print alike.
-func printUnits(w io.Writer, units []dream.UnitChange) {
-	if len(units) == 0 {
+func printUnits(w io.Writer, raw []json.RawMessage) {
+	if len(raw) == 0 {
 		return
+	}
+	units := make([]lossguard.Entry, 0, len(raw))
+	for _, r := range raw {
+		var u lossguard.Entry
+		if json.Unmarshal(r, &u) == nil {
+			units = append(units, u)
+		}
 	}
 	fmt.Fprintln(w, "units removed or rewritten:")
 	for i, u := range units {

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -108,7 +109,7 @@ type DiffOutput struct {
 	Diff      string         `json:"diff"`
 	// Units are a model dream's account of the units it removed or
 	// rewrote (for a staged dream, those it staged).
-	Units []dream.UnitChange `json:"units,omitempty"`
+	Units []json.RawMessage `json:"units,omitempty"`
 }
 
 type ApplyOutput struct {

@@ -1,7 +1,7 @@
 // Command apisize counts what a package shows a Go user: its exported
 // top-level identifiers (types, functions, variables, constants; a type
-// alias counted as a type) and, apart, the exported methods, read from the
-// package's non-test files. bench/size.sh prints it for the root package,
+// alias counted as a type) and, apart, the exported methods of its exported
+// types, read from the package's non-test files. bench/size.sh prints it for the root package,
 // the API a Go host embeds.
 package main
 
@@ -42,7 +42,10 @@ func main() {
 				switch {
 				case !d.Name.IsExported():
 				case d.Recv != nil:
-					methods++
+					// go doc shows a method only on an exported type.
+					if receiverExported(d.Recv) {
+						methods++
+					}
 				default:
 					top++
 				}
@@ -65,4 +68,24 @@ func main() {
 		}
 	}
 	fmt.Printf("%d exported identifiers (%d types) + %d exported methods = %d\n", top, types, methods, top+methods)
+}
+
+// receiverExported reports whether a method's receiver type is exported
+// (T, *T or a generic T[P]).
+func receiverExported(recv *ast.FieldList) bool {
+	t := recv.List[0].Type
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		case *ast.Ident:
+			return x.IsExported()
+		default:
+			return false
+		}
+	}
 }
