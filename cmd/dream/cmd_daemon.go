@@ -102,6 +102,8 @@ func (a *app) daemonFile() string {
 	return filepath.Join(filepath.Dir(user), "daemon.toml")
 }
 
+// runDaemon runs the daemon in the foreground until a.ctx ends, reloading
+// its configuration on SIGHUP.
 func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 	level := slog.LevelInfo
 	if df.verbose {
@@ -117,69 +119,10 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 			}
 		}
 		first = false
-		ds, err := daemon.ReadFile(df.file)
-		if err != nil {
-			return daemon.Config{}, err
-		}
-		if df.idle > 0 {
-			ds.Idle = df.idle
-		}
-		if df.maxConcurrent > 0 {
-			ds.MaxConcurrent = df.maxConcurrent
-		}
-		if df.listen != "" {
-			ds.Listen = df.listen
-		}
-		if df.noDetect {
-			ds.Detect = false
-		}
-		s := a.loaded.Settings
-		// Locations given on the command line are one more project.
-		if s.MemoryDir != "" || (s.Host != "" && flags["host"] != "") {
-			mem, sessions, repo, err := a.locations()
-			if err != nil {
-				return daemon.Config{}, err
-			}
-			e := daemon.ProjectEntry{MemoryDir: absPath(mem), SessionsDir: absPath(sessions), Path: absPath(repo), Host: s.Host}
-			ds.Projects = append(ds.Projects, e)
-		}
-		choice, err := a.chooseProvider()
-		if err != nil {
-			return daemon.Config{}, usagef("%v", err)
-		}
-		if choice.Name == provider.Offline {
-			for _, u := range choice.Unused {
-				log.Info("a model key is set but not spent", "key", u.Var, "enable", u.Enable)
-			}
-		}
-		return daemon.Config{
-			Settings: ds,
-			Dream:    s,
-			StateDir: s.StateDir,
-			Home:     a.home(),
-			Env:      a.env,
-			Backend:  choice,
-			Jobs:     jobsOf(a.loaded.Jobs, s, a.home(), a.env),
-		}, nil
+		return a.daemonConfig(df, flags, log)
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	reload := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-hup:
-				select {
-				case reload <- struct{}{}:
-				case <-a.ctx.Done():
-					return
-				}
-			case <-a.ctx.Done():
-				return
-			}
-		}
-	}()
+	reload, stop := a.reloadOnHUP()
+	defer stop()
 	d, err := daemon.New(daemon.Options{Load: load, Reload: reload, Logger: log})
 	if err != nil {
 		if errors.Is(err, daemon.ErrNotLoopback) {
@@ -192,6 +135,79 @@ func (a *app) runDaemon(df daemonFlags, flags map[string]string) error {
 		return reported(exitFailed, err)
 	}
 	return nil
+}
+
+// daemonConfig builds the daemon's configuration from daemon.toml, the
+// flags that override it and the settings loaded last: the daemon calls it
+// at start and on every reload, so both read the files the same way.
+func (a *app) daemonConfig(df daemonFlags, flags map[string]string, log *slog.Logger) (daemon.Config, error) {
+	ds, err := daemon.ReadFile(df.file)
+	if err != nil {
+		return daemon.Config{}, err
+	}
+	if df.idle > 0 {
+		ds.Idle = df.idle
+	}
+	if df.maxConcurrent > 0 {
+		ds.MaxConcurrent = df.maxConcurrent
+	}
+	if df.listen != "" {
+		ds.Listen = df.listen
+	}
+	if df.noDetect {
+		ds.Detect = false
+	}
+	s := a.loaded.Settings
+	// Locations given on the command line are one more project.
+	if s.MemoryDir != "" || (s.Host != "" && flags["host"] != "") {
+		mem, sessions, repo, err := a.locations()
+		if err != nil {
+			return daemon.Config{}, err
+		}
+		e := daemon.ProjectEntry{MemoryDir: absPath(mem), SessionsDir: absPath(sessions), Path: absPath(repo), Host: s.Host}
+		ds.Projects = append(ds.Projects, e)
+	}
+	choice, err := a.chooseProvider()
+	if err != nil {
+		return daemon.Config{}, usagef("%v", err)
+	}
+	if choice.Name == provider.Offline {
+		for _, u := range choice.Unused {
+			log.Info("a model key is set but not spent", "key", u.Var, "enable", u.Enable)
+		}
+	}
+	return daemon.Config{
+		Settings: ds,
+		Dream:    s,
+		StateDir: s.StateDir,
+		Home:     a.home(),
+		Env:      a.env,
+		Backend:  choice,
+		Jobs:     jobsOf(a.loaded.Jobs, s, a.home(), a.env),
+	}, nil
+}
+
+// reloadOnHUP turns each SIGHUP into a reload request for the daemon,
+// until a.ctx ends; stop stops listening for the signal.
+func (a *app) reloadOnHUP() (reload <-chan struct{}, stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	ch := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				select {
+				case ch <- struct{}{}:
+				case <-a.ctx.Done():
+					return
+				}
+			case <-a.ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch, func() { signal.Stop(hup) }
 }
 
 func absPath(p string) string {

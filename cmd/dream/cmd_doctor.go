@@ -58,30 +58,16 @@ func cmdDoctor(a *app, args []string) error {
 	return nil
 }
 
+// doctor runs every check of `dream doctor`, in the order they print. Each
+// area has its own helper so that adding a check touches one place.
 func (a *app) doctor(ctx context.Context) []check {
 	var out []check
 	add := func(name, status, detail, fix string) {
 		out = append(out, check{Name: name, Status: status, Detail: detail, Fix: fix})
 	}
 	s := a.loaded.Settings
-	repo := s.Repo
-	l, err := a.resolveLayout(s.Host, s.MemoryDir, repo)
-	switch {
-	case err != nil:
-		add("host", statusFail, err.Error(), "dream doctor --host NAME")
-	case l == nil && s.MemoryDir == "":
-		add("host", statusFail, "no agent keeps memory for "+repo, "dream doctor --host claude|codex|gemini|nanobot|codebot, or --memory-dir DIR")
-	case l == nil:
-		add("host", statusOK, "none: --memory-dir "+s.MemoryDir, "")
-	default:
-		how := "from --host"
-		for _, src := range l.Sources {
-			if src.What == "host" {
-				how = src.From
-			}
-		}
-		add("host", statusOK, l.Host+" ("+how+")", "")
-	}
+	l, err := a.resolveLayout(s.Host, s.MemoryDir, s.Repo)
+	a.doctorHost(l, err, add)
 	mem := s.MemoryDir
 	if mem == "" && l != nil {
 		mem = l.MemoryDir
@@ -95,77 +81,9 @@ func (a *app) doctor(ctx context.Context) []check {
 		hostName = l.Host
 	}
 
-	// Memory: the folder, its files, and whether the agent can still load them.
-	memOK := false
-	if mem == "" {
-		add("memory", statusFail, "no memory directory", "dream doctor --memory-dir DIR")
-	} else if info, err := os.Stat(mem); err != nil || !info.IsDir() {
-		fix := memoryFix(hostName, mem)
-		if hostName == "codex" {
-			fix = noMemoryAdvice(l)
-		}
-		add("memory", statusFail, mem+" does not exist yet", fix)
-	} else {
-		memOK = true
-		n := countMarkdown(mem)
-		detail := fmt.Sprintf("%s (%d Markdown file(s))", mem, n)
-		if l != nil {
-			if errs := host.CheckFormats(*l); len(errs) > 0 {
-				msgs := make([]string, len(errs))
-				for i, e := range errs {
-					msgs[i] = e.Error()
-				}
-				add("memory", statusFail, detail+"; the agent cannot load: "+strings.Join(msgs, "; "), "dream log, then dream undo ID for the dream that broke it (or fix the file by hand)")
-			} else {
-				add("memory", statusOK, detail+", every file the agent loads parses", "")
-			}
-		} else {
-			add("memory", statusOK, detail, "")
-		}
-	}
-
-	// The dir dream uses against the one the agent loads.
-	if l != nil {
-		switch {
-		case s.MemoryDir != "" && filepath.Clean(s.MemoryDir) != filepath.Clean(l.MemoryDir):
-			add("agent dir", statusWarn, "dream uses "+s.MemoryDir+" ("+a.loaded.Source["memory_dir"]+"), but "+l.Host+" loads "+l.MemoryDir, "drop --memory-dir / memory_dir to dream what "+l.Host+" loads")
-		case len(l.Elsewhere) > 0:
-			for _, e := range l.Elsewhere {
-				add("agent dir", statusWarn, "dream uses "+l.MemoryDir+"; "+l.Host+" may load "+e.Path+" instead: "+e.From,
-					"start "+l.Host+" in "+repo+" once and accept its trust dialog, or pass --memory-dir "+e.Path)
-			}
-		}
-	}
-
-	// Sessions: what the agent would count, ever and since the last dream.
-	var last time.Time
-	if memOK {
-		last, _ = lock.New(mem, "").LastConsolidatedAt()
-	}
-	if sessions == "" {
-		add("sessions", statusWarn, "no sessions dir: the session gate never opens by itself", "dream doctor --sessions-dir DIR, or dream run by hand")
-	} else {
-		var rule *gate.Rule
-		if l != nil {
-			rule = l.Sessions
-		}
-		all, err1 := gate.CountSessions(ctx, sessions, time.Time{}, rule, "")
-		since, _ := gate.CountSessions(ctx, sessions, last, rule, "")
-		execNote := ""
-		if hostName == "codex" && !s.CodexExecSessions && err1 == nil {
-			if n := codexExecSkipped(ctx, *l, sessions, all); n > 0 {
-				execNote = fmt.Sprintf("; %d codex exec run(s) not counted (codex_exec_sessions = true counts them)", n)
-			}
-		}
-		switch {
-		case err1 != nil:
-			add("sessions", statusFail, err1.Error(), "dream doctor --sessions-dir DIR")
-		case all == 0:
-			add("sessions", statusWarn, sessions+": no sessions found yet"+execNote, "use the agent in this repository; sessions appear there")
-		default:
-			add("sessions", statusOK, fmt.Sprintf("%s: %d session(s), %d since the last dream (need %d)%s", sessions, all, since, s.MinSessions, execNote), "")
-		}
-	}
+	memOK := doctorMemory(l, mem, add)
+	a.doctorAgentDir(l, add)
+	a.doctorSessions(ctx, l, sessions, mem, memOK, add)
 
 	// The agent's version, against the one its layout was verified with.
 	if hostName != "" {
@@ -184,25 +102,148 @@ func (a *app) doctor(ctx context.Context) []check {
 	// background dreams (hook, daemon, MCP) may spend it.
 	a.doctorProvider(add)
 
-	// Lock.
 	if memOK {
-		h, err := lock.New(mem, "").Inspect()
-		switch {
-		case err != nil:
-			add("lock", statusFail, err.Error(), "dream status (it recovers a dead dream's lock)")
-		case !h.Exists:
-			add("lock", statusOK, "no "+lock.FileName+" yet: never consolidated", "")
-		case h.Live:
-			add("lock", statusOK, "held: "+h.Reason, "")
-		case h.PID != 0:
-			add("lock", statusWarn, "left by a dead holder: "+h.Reason, "dream status (it recovers the dream and rewinds the lock)")
-		default:
-			add("lock", statusOK, "free; last dream "+h.MTime.UTC().Format(time.RFC3339), "")
+		doctorLock(mem, add)
+	}
+	doctorStateDir(s.StateDir, add)
+	a.doctorOwnDream(l, add)
+	return out
+}
+
+// doctorHost reports which agent dream resolved for the repository, and
+// how, so that every later check reads against the right layout.
+func (a *app) doctorHost(l *host.Layout, err error, add func(name, status, detail, fix string)) {
+	s := a.loaded.Settings
+	switch {
+	case err != nil:
+		add("host", statusFail, err.Error(), "dream doctor --host NAME")
+	case l == nil && s.MemoryDir == "":
+		add("host", statusFail, "no agent keeps memory for "+s.Repo, "dream doctor --host claude|codex|gemini|nanobot|codebot, or --memory-dir DIR")
+	case l == nil:
+		add("host", statusOK, "none: --memory-dir "+s.MemoryDir, "")
+	default:
+		how := "from --host"
+		for _, src := range l.Sources {
+			if src.What == "host" {
+				how = src.From
+			}
+		}
+		add("host", statusOK, l.Host+" ("+how+")", "")
+	}
+}
+
+// doctorMemory checks the memory folder, its files, and whether the agent
+// can still load them. It reports whether the folder exists, because the
+// session and lock checks need it.
+func doctorMemory(l *host.Layout, mem string, add func(name, status, detail, fix string)) bool {
+	hostName := ""
+	if l != nil {
+		hostName = l.Host
+	}
+	if mem == "" {
+		add("memory", statusFail, "no memory directory", "dream doctor --memory-dir DIR")
+		return false
+	}
+	if info, err := os.Stat(mem); err != nil || !info.IsDir() {
+		fix := memoryFix(hostName, mem)
+		if hostName == "codex" {
+			fix = noMemoryAdvice(l)
+		}
+		add("memory", statusFail, mem+" does not exist yet", fix)
+		return false
+	}
+	n := countMarkdown(mem)
+	detail := fmt.Sprintf("%s (%d Markdown file(s))", mem, n)
+	if l == nil {
+		add("memory", statusOK, detail, "")
+		return true
+	}
+	if errs := host.CheckFormats(*l); len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		add("memory", statusFail, detail+"; the agent cannot load: "+strings.Join(msgs, "; "), "dream log, then dream undo ID for the dream that broke it (or fix the file by hand)")
+	} else {
+		add("memory", statusOK, detail+", every file the agent loads parses", "")
+	}
+	return true
+}
+
+// doctorAgentDir warns when the dir dream uses is not the one the agent
+// loads: dreams there would never reach the agent.
+func (a *app) doctorAgentDir(l *host.Layout, add func(name, status, detail, fix string)) {
+	if l == nil {
+		return
+	}
+	s := a.loaded.Settings
+	switch {
+	case s.MemoryDir != "" && filepath.Clean(s.MemoryDir) != filepath.Clean(l.MemoryDir):
+		add("agent dir", statusWarn, "dream uses "+s.MemoryDir+" ("+a.loaded.Source["memory_dir"]+"), but "+l.Host+" loads "+l.MemoryDir, "drop --memory-dir / memory_dir to dream what "+l.Host+" loads")
+	case len(l.Elsewhere) > 0:
+		for _, e := range l.Elsewhere {
+			add("agent dir", statusWarn, "dream uses "+l.MemoryDir+"; "+l.Host+" may load "+e.Path+" instead: "+e.From,
+				"start "+l.Host+" in "+s.Repo+" once and accept its trust dialog, or pass --memory-dir "+e.Path)
 		}
 	}
+}
 
-	// State dir.
-	if st := s.StateDir; st == "" {
+// doctorSessions reports what the session gate would count, ever and since
+// the last dream, so a user can tell why a dream has not started.
+func (a *app) doctorSessions(ctx context.Context, l *host.Layout, sessions, mem string, memOK bool, add func(name, status, detail, fix string)) {
+	s := a.loaded.Settings
+	var last time.Time
+	if memOK {
+		last, _ = lock.New(mem, "").LastConsolidatedAt()
+	}
+	if sessions == "" {
+		add("sessions", statusWarn, "no sessions dir: the session gate never opens by itself", "dream doctor --sessions-dir DIR, or dream run by hand")
+		return
+	}
+	var rule *gate.Rule
+	if l != nil {
+		rule = l.Sessions
+	}
+	all, err1 := gate.CountSessions(ctx, sessions, time.Time{}, rule, "")
+	since, _ := gate.CountSessions(ctx, sessions, last, rule, "")
+	execNote := ""
+	if l != nil && l.Host == "codex" && !s.CodexExecSessions && err1 == nil {
+		if n := codexExecSkipped(ctx, *l, sessions, all); n > 0 {
+			execNote = fmt.Sprintf("; %d codex exec run(s) not counted (codex_exec_sessions = true counts them)", n)
+		}
+	}
+	switch {
+	case err1 != nil:
+		add("sessions", statusFail, err1.Error(), "dream doctor --sessions-dir DIR")
+	case all == 0:
+		add("sessions", statusWarn, sessions+": no sessions found yet"+execNote, "use the agent in this repository; sessions appear there")
+	default:
+		add("sessions", statusOK, fmt.Sprintf("%s: %d session(s), %d since the last dream (need %d)%s", sessions, all, since, s.MinSessions, execNote), "")
+	}
+}
+
+// doctorLock reads the memory's lock without taking it, to tell a live
+// dream from one a dead holder left behind.
+func doctorLock(mem string, add func(name, status, detail, fix string)) {
+	h, err := lock.New(mem, "").Inspect()
+	switch {
+	case err != nil:
+		add("lock", statusFail, err.Error(), "dream status (it recovers a dead dream's lock)")
+	case !h.Exists:
+		add("lock", statusOK, "no "+lock.FileName+" yet: never consolidated", "")
+	case h.Live:
+		add("lock", statusOK, "held: "+h.Reason, "")
+	case h.PID != 0:
+		add("lock", statusWarn, "left by a dead holder: "+h.Reason, "dream status (it recovers the dream and rewinds the lock)")
+	default:
+		add("lock", statusOK, "free; last dream "+h.MTime.UTC().Format(time.RFC3339), "")
+	}
+}
+
+// doctorStateDir checks that the state dir takes files: every dream, gate
+// and throttle writes there.
+func doctorStateDir(st string, add func(name, status, detail, fix string)) {
+	if st == "" {
 		add("state dir", statusFail, "no state dir", "dream doctor --state-dir DIR")
 	} else if err := writable(st); err != nil {
 		fix := "chmod u+rwx " + st + " (or set state_dir / --state-dir to a writable DIR)"
@@ -213,22 +254,27 @@ func (a *app) doctor(ctx context.Context) []check {
 	} else {
 		add("state dir", statusOK, st+" writable", "")
 	}
+}
 
-	// The agent's own consolidator.
-	if hostName == "codex" {
+// doctorOwnDream reports the agent's own consolidator, which would rewrite
+// the same memory as dream unless it is off or takes dream's lock.
+func (a *app) doctorOwnDream(l *host.Layout, add func(name, status, detail, fix string)) {
+	if l != nil && l.Host == "codex" {
 		a.doctorCodexMemory(l, add)
-	} else if l != nil && l.Consolidator != nil {
-		c := l.Consolidator
-		switch {
-		case !c.Enabled:
-			add("own dream", statusOK, c.Detail, "")
-		case c.TakesLock:
-			add("own dream", statusOK, c.Detail, "")
-		default:
-			add("own dream", statusWarn, c.Detail, consolidatorFix(hostName))
-		}
+		return
 	}
-	return out
+	if l == nil || l.Consolidator == nil {
+		return
+	}
+	c := l.Consolidator
+	switch {
+	case !c.Enabled:
+		add("own dream", statusOK, c.Detail, "")
+	case c.TakesLock:
+		add("own dream", statusOK, c.Detail, "")
+	default:
+		add("own dream", statusWarn, c.Detail, consolidatorFix(l.Host))
+	}
 }
 
 // doctorHook reports whether dream's hook is in the agent's settings, and

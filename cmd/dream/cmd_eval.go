@@ -15,6 +15,8 @@ import (
 	"github.com/dreamkit/dream/runner"
 )
 
+// cmdEval scores dream on a corpus of scenarios: the offline pass and, when
+// a provider is set, the model's dream after it.
 func cmdEval(a *app, args []string) error {
 	var dir string
 	if _, err := a.standardCommand("eval", args, func(fs *flag.FlagSet) {
@@ -22,22 +24,11 @@ func cmdEval(a *app, args []string) error {
 	}); err != nil {
 		return err
 	}
-	corpus := dir
-	if dir == "" {
-		// The corpus travels in the binary, so an installed dream scores
-		// the same scenarios as a checkout's tests do.
-		tmp, err := os.MkdirTemp("", "dream-eval-corpus-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		if err := eval.ExtractCorpus(tmp); err != nil {
-			return err
-		}
-		corpus = tmp
-	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return usagef("no scenarios at %s: pass a directory of scenarios (one dir each, with a scenario.toml), or no --dir for the built-in corpus", dir)
+	corpus, cleanup, err := evalScenarioDir(dir)
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	scenarios, err := eval.LoadAll(corpus)
 	if err != nil {
 		return err
@@ -61,43 +52,13 @@ func cmdEval(a *app, args []string) error {
 	// A scenario's workspace is thrown away: it never takes the team's etcd
 	// lock nor pushes to the sync remote the user's settings name.
 	s.Lock, s.SyncRemote = settings.LockFile, ""
-	// One dream on a scenario's workspace with the runner r makes, as
-	// `dream run` would: gates skipped, the lock, the guards, the commit.
-	dreamWith := func(r func(clock func() time.Time, sc eval.Scenario) dream.Runner) eval.DreamFunc {
-		return func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (eval.Outcome, error) {
-			stateDir, err := os.MkdirTemp("", "dream-eval-state-")
-			if err != nil {
-				return eval.Outcome{}, err
-			}
-			defer os.RemoveAll(stateDir)
-			now := sc.Now
-			if now.IsZero() {
-				now = time.Now()
-			}
-			clock := func() time.Time { return now }
-			d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: s, Runner: r(clock, sc), Provider: choice.Name, Model: choice.Model})
-			if err != nil {
-				return eval.Outcome{}, err
-			}
-			defer d.Close()
-			rep, err := d.Run(ctx, dream.RunOptions{})
-			out := eval.Outcome{Usage: rep.Usage}
-			switch {
-			case rep.Status == dream.StatusStaged:
-				out.Held = oneLine(rep.ParkReason, 300)
-			case len(rep.ForReview) > 0:
-				out.Held = "part of it: " + strings.Join(rep.ForReview, ", ")
-			}
-			return out, err
-		}
-	}
 	// The offline pass is a dream of its own, so that a model is scored on
 	// what it did after it, never on the mechanical fixes.
-	engine := eval.Engine{Offline: dreamWith(func(clock func() time.Time, sc eval.Scenario) dream.Runner {
+	engine := eval.Engine{Offline: evalDreamWith(s, choice, func(clock func() time.Time, sc eval.Scenario) dream.Runner {
 		return &runner.Offline{Now: clock, Host: sc.Host}
 	})}
 	if choice.Provider != nil {
-		engine.Model = dreamWith(func(clock func() time.Time, sc eval.Scenario) dream.Runner {
+		engine.Model = evalDreamWith(s, choice, func(clock func() time.Time, sc eval.Scenario) dream.Runner {
 			return &runner.Agent{Provider: choice.Provider, Model: choice.Model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, MaxRequestTokens: s.MaxRequestTokens, Now: clock, Host: sc.Host, SkipOffline: true}
 		})
 	}
@@ -105,10 +66,71 @@ func cmdEval(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
+	return a.evalReport(scores, engine.Model != nil)
+}
+
+// evalScenarioDir names the directory of scenarios to score: dir when given,
+// else the corpus built into the binary, extracted to a temporary dir that
+// cleanup removes. The corpus travels in the binary, so an installed dream
+// scores the same scenarios as a checkout's tests do.
+func evalScenarioDir(dir string) (corpus string, cleanup func(), err error) {
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return "", nil, usagef("no scenarios at %s: pass a directory of scenarios (one dir each, with a scenario.toml), or no --dir for the built-in corpus", dir)
+		}
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "dream-eval-corpus-")
+	if err != nil {
+		return "", nil, err
+	}
+	if err := eval.ExtractCorpus(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// evalDreamWith makes one dream on a scenario's workspace with the runner
+// r makes, as `dream run` would: gates skipped, the lock, the guards, the
+// commit. Both the offline pass and the model's pass go through it, so they
+// are scored under the same rules.
+func evalDreamWith(s settings.Settings, choice provider.Choice, r func(clock func() time.Time, sc eval.Scenario) dream.Runner) eval.DreamFunc {
+	return func(ctx context.Context, sc eval.Scenario, ws eval.Workspace) (eval.Outcome, error) {
+		stateDir, err := os.MkdirTemp("", "dream-eval-state-")
+		if err != nil {
+			return eval.Outcome{}, err
+		}
+		defer os.RemoveAll(stateDir)
+		now := sc.Now
+		if now.IsZero() {
+			now = time.Now()
+		}
+		clock := func() time.Time { return now }
+		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: s, Runner: r(clock, sc), Provider: choice.Name, Model: choice.Model})
+		if err != nil {
+			return eval.Outcome{}, err
+		}
+		defer d.Close()
+		rep, err := d.Run(ctx, dream.RunOptions{})
+		out := eval.Outcome{Usage: rep.Usage}
+		switch {
+		case rep.Status == dream.StatusStaged:
+			out.Held = oneLine(rep.ParkReason, 300)
+		case len(rep.ForReview) > 0:
+			out.Held = "part of it: " + strings.Join(rep.ForReview, ", ")
+		}
+		return out, err
+	}
+}
+
+// evalReport prints the scores (a table, or JSON) and turns any failed
+// scenario into exit 1, so eval can gate a CI step.
+func (a *app) evalReport(scores []eval.Score, withModel bool) error {
 	if a.jsonOut {
 		a.printJSON(scores)
 	} else {
-		fmt.Fprint(a.stdout, eval.Table(scores, engine.Model != nil))
+		fmt.Fprint(a.stdout, eval.Table(scores, withModel))
 		fmt.Fprintf(a.stdout, "\ncolumns (fixed/total where there is a slash):\n%s", eval.Legend)
 	}
 	var failed []string

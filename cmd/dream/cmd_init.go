@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,16 +55,8 @@ func cmdInit(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	var res hookinstall.Result
-	if o.remove {
-		res, err = hookinstall.RemoveFile(t, o.dryRun)
-	} else {
-		res, err = hookinstall.InstallFile(t, o.dryRun)
-	}
+	res, err := changeHook(t, o)
 	if err != nil {
-		if errors.Is(err, hookinstall.ErrRefused) {
-			return usagef("%v", err)
-		}
 		return err
 	}
 	var trust *codexTrustStep
@@ -73,21 +66,69 @@ func cmdInit(a *app, args []string) error {
 		}
 	}
 	if a.jsonOut {
-		v := initView(agent, t, res, o, a.initNotes(agent))
-		if tv := codexTrustView(trust); tv != nil {
-			v["trust"] = tv
-		}
-		if o.modelDreams {
-			md, err := a.recordModelDreams(agent)
-			if err != nil {
-				return err
-			}
-			v["model_dreams"] = md
-		}
-		a.printJSON(v)
-		return nil
+		return a.printInitJSON(agent, t, res, o, trust)
 	}
 	w := a.stdout
+	printHookChange(w, agent, t, res, o)
+	printCodexTrust(w, trust, o)
+	if o.remove && res.Changed && res.Command != "" && !o.dryRun {
+		if p := hookinstall.Program(res.Command); programState(p) != "" {
+			fmt.Fprintf(w, "note: the removed hook ran %s%s\n", p, programState(p))
+		}
+	}
+	if !o.remove {
+		for _, n := range a.initNotes(agent) {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	}
+	if o.modelDreams {
+		return a.initModelDreams(agent)
+	}
+	return nil
+}
+
+// changeHook installs or removes dream's hook in t's settings file (or,
+// with --dry-run, only computes the change). A refused edit is the user's
+// to fix, so it is a usage error.
+func changeHook(t hookinstall.Target, o initOptions) (hookinstall.Result, error) {
+	var res hookinstall.Result
+	var err error
+	if o.remove {
+		res, err = hookinstall.RemoveFile(t, o.dryRun)
+	} else {
+		res, err = hookinstall.InstallFile(t, o.dryRun)
+	}
+	if err != nil {
+		if errors.Is(err, hookinstall.ErrRefused) {
+			return res, usagef("%v", err)
+		}
+		return res, err
+	}
+	return res, nil
+}
+
+// printInitJSON prints `dream init --json`: the hook's change, codex's
+// trust step and the model-dreams consent in one object, so a script reads
+// the whole outcome at once.
+func (a *app) printInitJSON(agent string, t hookinstall.Target, res hookinstall.Result, o initOptions, trust *codexTrustStep) error {
+	v := initView(agent, t, res, o, a.initNotes(agent))
+	if tv := codexTrustView(trust); tv != nil {
+		v["trust"] = tv
+	}
+	if o.modelDreams {
+		md, err := a.recordModelDreams(agent)
+		if err != nil {
+			return err
+		}
+		v["model_dreams"] = md
+	}
+	a.printJSON(v)
+	return nil
+}
+
+// printHookChange says in one sentence what `dream init` did to the
+// settings file (or, with --dry-run, would do), and how to undo it.
+func printHookChange(w io.Writer, agent string, t hookinstall.Target, res hookinstall.Result, o initOptions) {
 	switch {
 	case o.dryRun && res.Changed:
 		fmt.Fprint(w, linediff.Unified(
@@ -114,21 +155,6 @@ func cmdInit(a *app, args []string) error {
 		}
 		fmt.Fprintf(w, "undo with: dream init %s --remove%s\n", agent, scopeFlag(o))
 	}
-	printCodexTrust(w, trust, o)
-	if o.remove && res.Changed && res.Command != "" && !o.dryRun {
-		if p := hookinstall.Program(res.Command); programState(p) != "" {
-			fmt.Fprintf(w, "note: the removed hook ran %s%s\n", p, programState(p))
-		}
-	}
-	if !o.remove {
-		for _, n := range a.initNotes(agent) {
-			fmt.Fprintf(w, "note: %s\n", n)
-		}
-	}
-	if o.modelDreams {
-		return a.initModelDreams(agent)
-	}
-	return nil
 }
 
 // programState says, for a hook's program, when it is not there to run:

@@ -56,21 +56,25 @@ type historyView struct {
 	Path         string            `json:"path"`
 }
 
+// historyFlags are `dream history`'s own flags, shared by its subcommands.
+type historyFlags struct {
+	maxChars    int
+	since       int64
+	limit, n    int
+	unified     bool
+	unprocessed bool
+}
+
+// cmdHistory reads and appends nanobot's history.jsonl: append, show, tail.
 func cmdHistory(a *app, args []string) error {
-	var (
-		maxChars    int
-		since       int64
-		limit, n    int
-		unified     bool
-		unprocessed bool
-	)
+	var f historyFlags
 	pos, err := a.standardCommand("history", args, func(fs *flag.FlagSet) {
-		fs.IntVar(&maxChars, "max-chars", 0, "append: cap the entry at this many characters (default 64000)")
-		fs.Int64Var(&since, "since", 0, "show: entries after this `CURSOR`")
-		fs.BoolVar(&unprocessed, "unprocessed", false, "show: entries after the dream cursor (what the next dream reads)")
-		fs.IntVar(&limit, "limit", 0, "show: at most this many entries (0: all)")
-		fs.IntVar(&n, "n", 10, "tail: how many entries")
-		fs.BoolVar(&unified, "unified", false, "show/tail with --session: this session's entries plus every non-internal session's")
+		fs.IntVar(&f.maxChars, "max-chars", 0, "append: cap the entry at this many characters (default 64000)")
+		fs.Int64Var(&f.since, "since", 0, "show: entries after this `CURSOR`")
+		fs.BoolVar(&f.unprocessed, "unprocessed", false, "show: entries after the dream cursor (what the next dream reads)")
+		fs.IntVar(&f.limit, "limit", 0, "show: at most this many entries (0: all)")
+		fs.IntVar(&f.n, "n", 10, "tail: how many entries")
+		fs.BoolVar(&f.unified, "unified", false, "show/tail with --session: this session's entries plus every non-internal session's")
 	})
 	if err != nil {
 		return err
@@ -83,82 +87,103 @@ func cmdHistory(a *app, args []string) error {
 		return err
 	}
 	log := history.Open(dir, history.Options{})
-	q := history.Query{Session: a.session, Unified: unified}
 	switch pos[0] {
 	case "append":
-		if err := a.checkWritable("history dir", dir); err != nil {
-			return err
-		}
-		text := strings.Join(pos[1:], " ")
-		if len(pos) == 1 || text == "-" {
-			b, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
-			if err != nil {
-				return err
-			}
-			text = string(b)
-		}
-		if strings.TrimSpace(text) == "" {
-			return usagef("history append: nothing to append (give the text as arguments, or on stdin)")
-		}
-		e, err := log.Append(a.ctx, text, history.AppendOptions{MaxChars: maxChars, SessionKey: a.session})
-		if err != nil {
-			return err
-		}
-		if a.jsonOut {
-			a.printJSON(e)
-		} else {
-			fmt.Fprintf(a.stdout, "appended cursor %d\n", e.Cursor)
-		}
-		return nil
+		return a.historyAppend(log, dir, pos, f)
 	case "show", "tail":
 		if len(pos) > 1 {
 			return usagef("history %s takes no further arguments; got %q", pos[0], pos[1])
 		}
-		dc, err := log.DreamCursor()
-		if err != nil {
-			return err
-		}
-		var res history.Result
-		if pos[0] == "show" {
-			if unprocessed {
-				since = dc
-			}
-			q.Limit = limit
-			res, err = log.After(a.ctx, since, q)
-		} else {
-			res, err = log.Tail(a.ctx, n, q)
-		}
-		if err != nil {
-			return err
-		}
-		latest, _ := log.LatestCursor(a.ctx)
-		v := historyView{Entries: res.Entries, Problems: res.Problems, DreamCursor: dc, LatestCursor: latest, Path: log.Path()}
-		if v.Problems == nil {
-			v.Problems = []history.Problem{}
-		}
-		if a.jsonOut {
-			a.printJSON(v)
-			return nil
-		}
-		for _, e := range v.Entries {
-			mark := " "
-			if e.Cursor <= dc {
-				mark = "✓" // consumed by a dream
-			}
-			key := ""
-			if e.SessionKey != "" {
-				key = " (" + e.SessionKey + ")"
-			}
-			fmt.Fprintf(a.stdout, "%s %6d [%s]%s %s\n", mark, e.Cursor, e.Timestamp, key, strings.ReplaceAll(history.Truncate(e.Content, 300), "\n", "\n         "))
-		}
-		for _, p := range v.Problems {
-			fmt.Fprintf(a.stderr, "dream: %s: skipped the line at byte %d: %s\n", log.Path(), p.Offset, p.Reason)
-		}
-		fmt.Fprintf(a.stdout, "%d entr%s; dream cursor %d, latest %d\n", len(v.Entries), map[bool]string{true: "y", false: "ies"}[len(v.Entries) == 1], dc, latest)
-		return nil
+		return a.historyShow(log, pos[0], f)
 	default:
 		return unknownWord("history subcommand", pos[0], []string{"append", "show", "tail"}, "use append, show or tail")
 	}
+}
+
+// historyAppend is `dream history append`: the text from the arguments, or
+// from stdin when there are none (or "-"), as one entry of the log in dir.
+func (a *app) historyAppend(log *history.Log, dir string, pos []string, f historyFlags) error {
+	if err := a.checkWritable("history dir", dir); err != nil {
+		return err
+	}
+	text := strings.Join(pos[1:], " ")
+	if len(pos) == 1 || text == "-" {
+		b, err := io.ReadAll(io.LimitReader(a.stdin, 4<<20))
+		if err != nil {
+			return err
+		}
+		text = string(b)
+	}
+	if strings.TrimSpace(text) == "" {
+		return usagef("history append: nothing to append (give the text as arguments, or on stdin)")
+	}
+	e, err := log.Append(a.ctx, text, history.AppendOptions{MaxChars: f.maxChars, SessionKey: a.session})
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		a.printJSON(e)
+	} else {
+		fmt.Fprintf(a.stdout, "appended cursor %d\n", e.Cursor)
+	}
+	return nil
+}
+
+// historyShow is `dream history show` and `dream history tail`: the same
+// view of the log, from a cursor or from the end.
+func (a *app) historyShow(log *history.Log, sub string, f historyFlags) error {
+	q := history.Query{Session: a.session, Unified: f.unified}
+	dc, err := log.DreamCursor()
+	if err != nil {
+		return err
+	}
+	var res history.Result
+	if sub == "show" {
+		since := f.since
+		if f.unprocessed {
+			since = dc
+		}
+		q.Limit = f.limit
+		res, err = log.After(a.ctx, since, q)
+	} else {
+		res, err = log.Tail(a.ctx, f.n, q)
+	}
+	if err != nil {
+		return err
+	}
+	latest, _ := log.LatestCursor(a.ctx)
+	v := historyView{Entries: res.Entries, Problems: res.Problems, DreamCursor: dc, LatestCursor: latest, Path: log.Path()}
+	if v.Problems == nil {
+		v.Problems = []history.Problem{}
+	}
+	if a.jsonOut {
+		a.printJSON(v)
+		return nil
+	}
+	a.printHistory(v)
+	return nil
+}
+
+// printHistory prints a history view for a person: one line per entry,
+// marked when a dream has consumed it, then the cursors; skipped lines go
+// to stderr.
+func (a *app) printHistory(v historyView) {
+	dc := v.DreamCursor
+	for _, e := range v.Entries {
+		mark := " "
+		if e.Cursor <= dc {
+			mark = "✓" // consumed by a dream
+		}
+		key := ""
+		if e.SessionKey != "" {
+			key = " (" + e.SessionKey + ")"
+		}
+		fmt.Fprintf(a.stdout, "%s %6d [%s]%s %s\n", mark, e.Cursor, e.Timestamp, key, strings.ReplaceAll(history.Truncate(e.Content, 300), "\n", "\n         "))
+	}
+	for _, p := range v.Problems {
+		fmt.Fprintf(a.stderr, "dream: %s: skipped the line at byte %d: %s\n", v.Path, p.Offset, p.Reason)
+	}
+	fmt.Fprintf(a.stdout, "%d entr%s; dream cursor %d, latest %d\n", len(v.Entries), map[bool]string{true: "y", false: "ies"}[len(v.Entries) == 1], dc, v.LatestCursor)
 }
 
 // compactView is the JSON of `dream compact`.

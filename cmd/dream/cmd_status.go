@@ -10,6 +10,8 @@ import (
 	"github.com/dreamkit/dream/internal/offline"
 )
 
+// cmdStatus says where dream reads and writes, who holds the lock, what a
+// dream would cost, and which gate is closed.
 func cmdStatus(a *app, args []string) error {
 	if _, err := a.standardCommand("status", args, nil); err != nil {
 		return err
@@ -46,6 +48,25 @@ func cmdStatus(a *app, args []string) error {
 		return nil
 	}
 	w := a.stdout
+	a.printStatusPlaces(w, s)
+	printLayout(w, a.layout)
+	printIndex(w, ix)
+	printConsent(w, consent)
+	printCost(w, cost, a.loaded.Settings)
+	printDistributed(w, s)
+	for _, r := range s.Recovered {
+		fmt.Fprintf(w, "recovered:    %s\n", r)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning:      %s\n", warn)
+	}
+	printGates(w, s)
+	return nil
+}
+
+// printStatusPlaces writes the first lines of `dream status`: the dirs,
+// the last dream and the lock's holder.
+func (a *app) printStatusPlaces(w io.Writer, s dream.StatusReport) {
 	if a.isJob() {
 		fmt.Fprintf(w, "job:          %s\nwrite dir:    %s\n", a.job, s.MemoryDir)
 	} else {
@@ -75,17 +96,11 @@ func cmdStatus(a *app, args []string) error {
 	} else {
 		fmt.Fprintf(w, "lock:         %s (%s)\n", holder, s.Lock.Reason)
 	}
-	printLayout(w, a.layout)
-	printIndex(w, ix)
-	printConsent(w, consent)
-	printCost(w, cost, a.loaded.Settings)
-	printDistributed(w, s)
-	for _, r := range s.Recovered {
-		fmt.Fprintf(w, "recovered:    %s\n", r)
-	}
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "warning:      %s\n", warn)
-	}
+}
+
+// printGates writes the gate table that ends `dream status`, and the
+// verdict: whether `dream maybe` would dream now, else which gate stops it.
+func printGates(w io.Writer, s dream.StatusReport) {
 	fmt.Fprintln(w)
 	for _, g := range s.Gates {
 		mark := "open  "
@@ -100,7 +115,6 @@ func cmdStatus(a *app, args []string) error {
 	} else {
 		fmt.Fprintf(w, "next: the %s gate is closed\n", s.Next)
 	}
-	return nil
 }
 
 // indexState is what `dream status` says of the memory's index: which file
