@@ -2,11 +2,16 @@ package dream
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gate"
+	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 )
 
@@ -281,4 +286,232 @@ func (d *Dreamer) lockDetail(p *probe, _ bool) string {
 		return fmt.Sprintf("held by pid %d: %s", p.holder.PID, p.holder.Reason)
 	}
 	return "free: " + p.holder.Reason
+}
+
+// MaybeResult is what the foreground funnel decided.
+type MaybeResult struct {
+	// Gate is the first closed gate, or GateReady when a dream ran.
+	Gate string `json:"gate"`
+	// Detail says why, in words.
+	Detail string `json:"detail"`
+	// Report is the dream's report when one ran.
+	Report *Report `json:"report,omitempty"`
+}
+
+// MaybeRun is the foreground funnel, for short-lived processes such as
+// `dream maybe` in an agent's stop hook: it walks the same gates as
+// MaybeStart in the caller's goroutine, stops at the first closed one and,
+// when every gate opens, runs a dream before it returns. A closed gate is
+// not an error, except the lock: a live holder comes back as a
+// *LockHeldError (errors.Is(err, ErrLockHeld)), found by the lock gate or by
+// the acquisition if the holder arrived after it.
+func (d *Dreamer) MaybeRun(ctx context.Context) (MaybeResult, error) {
+	d.mu.Lock()
+	p := probe{ctx: ctx, now: d.cfg.Now(), loadLast: true, lastScan: d.lastScan, running: d.running}
+	d.mu.Unlock()
+	if d.cfg.PersistThrottle {
+		p.lastScan = d.readThrottle()
+	}
+	if res, done, err := d.closedAt(&p, d.walk(&p, 0, firstCostly, false)); done {
+		return res, err
+	}
+	d.mu.Lock()
+	d.lastScan = p.now
+	d.mu.Unlock()
+	if d.cfg.PersistThrottle {
+		d.writeThrottle(p.now)
+	}
+	if res, done, err := d.closedAt(&p, d.walk(&p, firstCostly, len(funnel), false)); done {
+		return res, err
+	}
+	release, err := d.claim()
+	if err != nil {
+		return MaybeResult{Gate: GateRunning, Detail: err.Error()}, nil
+	}
+	defer release()
+	rep, err := d.run(ctx, runOptions{sessions: p.sessions, hoursSince: hoursSince(p.now, p.last), last: p.last})
+	if errors.Is(err, ErrLockHeld) {
+		return MaybeResult{Gate: GateLock, Detail: err.Error()}, err
+	}
+	if rep.Status == StatusNotStarted {
+		// A ceiling the estimate does not fit under is a closed gate: it
+		// reopens with the next day, month or setting.
+		return MaybeResult{Gate: GateBudget, Detail: rep.Error}, nil
+	}
+	return MaybeResult{Gate: GateReady, Detail: fmt.Sprintf("%d session(s) since the last consolidation", p.sessions), Report: &rep}, err
+}
+
+// closedAt turns a walk's first closed gate (i >= 0) into MaybeRun's
+// answer; done is false when every gate walked was open.
+func (d *Dreamer) closedAt(p *probe, i int) (res MaybeResult, done bool, err error) {
+	if i < 0 {
+		return MaybeResult{}, false, nil
+	}
+	if p.lastErr != nil {
+		return MaybeResult{}, true, fmt.Errorf("dream: reading the consolidation lock: %w", p.lastErr)
+	}
+	g := funnel[i]
+	res = MaybeResult{Gate: g.name, Detail: g.detail(d, p, false)}
+	if g.name == GateLock {
+		if p.lockProblem != "" {
+			err = fmt.Errorf("dream: the consolidation lock is unusable: %s", p.lockProblem)
+		} else {
+			err = d.lockHeld(p.ctx, fmt.Errorf("%w: %s", lock.ErrHeld, p.holder.Reason))
+		}
+	}
+	return res, true, err
+}
+
+// StatusReport says why a dream would or would not start now.
+type StatusReport struct {
+	// Job names the job (JobSpec); empty for the memory dream, and then
+	// MemoryDir is the memory, else the job's write dir.
+	Job                  string      `json:"job,omitempty"`
+	Enabled              bool        `json:"enabled"`
+	MemoryDir            string      `json:"memory_dir"`
+	SessionsDir          string      `json:"sessions_dir"`
+	LastConsolidatedAt   *time.Time  `json:"last_consolidated_at"`
+	HoursSinceLast       *float64    `json:"hours_since_last"`
+	SessionsTouchedSince int         `json:"sessions_touched_since"`
+	MinHours             float64     `json:"min_hours"`
+	MinSessions          int         `json:"min_sessions"`
+	Lock                 LockHolder  `json:"lock"`
+	Gates                []GateState `json:"gates"`
+	Next                 string      `json:"next"`
+	Recovered            []string    `json:"recovered,omitempty"`
+	Warnings             []string    `json:"warnings,omitempty"`
+
+	// Lock is the lock gate's look at the lock (Inspect: the local file,
+	// held too when another machine holds a distributed lock); LockBackend
+	// the backend's full picture (Describe: the holder wherever it runs,
+	// with the local file beside it).
+	LockBackend LockHolder `json:"lock_backend"`
+	// Sync compares the memory's history with sync_remote; nil without one.
+	Sync *SyncState `json:"sync,omitempty"`
+	// LastConsolidatedFrom is set when the lock server could not be asked:
+	// LastConsolidatedAt is then this machine's lock file's time.
+	LastConsolidatedFrom string `json:"last_consolidated_from,omitempty"`
+}
+
+// Status evaluates every gate without starting a dream. It re-reads the lock
+// mtime (a hand edit may have moved it back) and, like every dream process
+// that looks, recovers a dream whose holder died: its staging is discarded
+// or its half-done commit rolled forward, and the lock mtime rewound so the
+// time gate reopens.
+func (d *Dreamer) Status(ctx context.Context) (StatusReport, error) {
+	s := StatusReport{
+		Job:         d.jobName(),
+		Enabled:     d.enabledOpen(nil),
+		MemoryDir:   d.cfg.MemoryDir,
+		SessionsDir: d.cfg.SessionsDir,
+		MinHours:    d.cfg.Settings.MinHours,
+		MinSessions: d.cfg.Settings.MinSessions,
+	}
+	if rec, err := d.Recover(ctx); err != nil {
+		s.Warnings = append(s.Warnings, err.Error())
+	} else {
+		s.Recovered = rec
+	}
+	// The remote's fetch is the slow part: it runs beside the rest.
+	synced := make(chan *SyncState, 1)
+	go func() { synced <- d.syncStatus(ctx) }()
+	now := d.cfg.Now()
+	last, err := d.lock.LastConsolidatedAt()
+	b, derr := d.lock.Describe(ctx)
+	if derr != nil {
+		s.Warnings = append(s.Warnings, derr.Error())
+	} else {
+		s.LockBackend = b
+	}
+	if errors.Is(err, lock.ErrUnreachable) && derr == nil && b.File != nil && b.File.Exists {
+		// Cut off from the lock server: this machine's file is what is
+		// known, and it is said to be only that.
+		last, err = b.File.MTime, nil
+		s.LastConsolidatedFrom = "this machine's lock file: " + b.Backend + " unreachable"
+	}
+	if err != nil {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("reading the consolidation lock: %v", err))
+	}
+	d.setLast(last)
+	if !last.IsZero() {
+		l := last
+		h := now.Sub(last).Hours()
+		s.LastConsolidatedAt, s.HoursSinceLast = &l, &h
+	}
+
+	// Status shows every gate, so it walks past a closed one; it does not
+	// consume the scan throttle, as a look must not delay a dream.
+	d.mu.Lock()
+	p := probe{ctx: ctx, now: now, last: last, lastScan: d.lastScan, running: d.running}
+	d.mu.Unlock()
+	if d.cfg.PersistThrottle {
+		p.lastScan = d.readThrottle()
+	}
+	closed := d.walk(&p, 0, len(funnel), true)
+	s.Gates = d.states(&p)
+	s.SessionsTouchedSince = p.sessions
+	s.Lock = p.holder
+	s.Lock.Where, s.Lock.Problem = d.lock.Path(), p.lockProblem
+	s.Next = GateReady
+	if closed >= 0 {
+		s.Next = funnel[closed].name
+	}
+	s.Sync = <-synced
+	return s, nil
+}
+
+// Recover finishes what a dead dream left: when the lock names a holder that
+// is no longer alive, or a journal is left over, it takes the lock, discards
+// the staging or rolls a half-done commit forward, and rewinds the lock to
+// its mtime before that dream. It returns what it did, in words; nothing
+// when there was nothing to do or a live holder has the lock.
+func (d *Dreamer) Recover(ctx context.Context) ([]string, error) {
+	holder, err := d.lock.Inspect()
+	if err != nil {
+		return nil, fmt.Errorf("dream: inspecting the consolidation lock: %w", err)
+	}
+	deadHolder := holder.Exists && holder.PID > 0 && !holder.Held
+	if !deadHolder && !journal.HasPending(d.cfg.StateDir, d.cfg.MemoryDir) {
+		return nil, nil
+	}
+	var did []string
+	err = d.locked(ctx, stepOptions{keepRecovering: true, releaseErr: true}, func(_ *held, rec journal.Recovery) (bool, error) {
+		for _, id := range rec.RolledForward {
+			did = append(did, "finished the interrupted commit of dream "+id)
+		}
+		for _, id := range rec.Discarded {
+			did = append(did, "discarded the staging of interrupted dream "+id)
+		}
+		if deadHolder {
+			did = append(did, fmt.Sprintf("reclaimed the lock from dead pid %d and reopened the time gate", holder.PID))
+		}
+		return false, nil
+	})
+	if errors.Is(err, ErrLockHeld) {
+		return nil, nil
+	}
+	return did, err
+}
+
+func (d *Dreamer) throttlePath() string {
+	return filepath.Join(d.cfg.StateDir, "throttle", d.memKey)
+}
+
+// readThrottle returns the persisted time of the last session scan.
+func (d *Dreamer) readThrottle() time.Time {
+	b, err := os.ReadFile(d.throttlePath())
+	if err != nil {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+func (d *Dreamer) writeThrottle(t time.Time) {
+	if err := fsutil.WriteFileAtomic(d.throttlePath(), []byte(t.Format(time.RFC3339Nano)+"\n"), 0o644, true); err != nil {
+		d.cfg.Logf("dream: recording the scan time: %v", err)
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/spend"
@@ -656,4 +659,198 @@ func quoteList(ss []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// stepOptions say how a step under the consolidation lock is taken.
+type stepOptions struct {
+	// claim sets the in-process running flag for the step (ErrRunning,
+	// ErrClosed); a dream whose funnel already claimed it leaves it unset.
+	claim bool
+	// keepRecovering runs the step even when finishing a dead dream's
+	// journal failed (Recover reports that failure itself); any other step
+	// is refused, since it would work on a memory in an unknown state.
+	keepRecovering bool
+	// releaseErr returns a failure to complete or roll back the lock as the
+	// step's error; by default it is logged, because the step's own outcome
+	// (a landed dream, a refused undo) is what the caller acts on.
+	releaseErr bool
+	// wait is how long to wait for a lock another live holder has (see
+	// acquire); 0 gives up at once.
+	wait time.Duration
+	// afterRelease, if set, runs once the lock was taken and released and
+	// the cached time refreshed, with the step's final error: a dream's
+	// report is final only then.
+	afterRelease func(err error)
+}
+
+// stepFunc is the work done under the lock. held ends the acquisition: a
+// step that must complete at a precise point (before its telemetry) calls
+// held.Complete itself; otherwise complete says whether the step counts as
+// a consolidation (the lock's time moves forward) or not (it is rewound to
+// held.Prior). rec is what recovering a dead dream's journal did.
+type stepFunc func(held *held, rec journal.Recovery) (complete bool, err error)
+
+// locked is the one locked step every change of the memory takes: dreams,
+// Undo, Apply, Sync and Recover. It acquires the lock (a live holder comes
+// back as a *LockHeldError), finishes what a dead dream left in the journal,
+// runs step, then completes or rolls back the lock and refreshes the cached
+// last-consolidation time that the gates read.
+func (d *Dreamer) locked(ctx context.Context, o stepOptions, step stepFunc) (err error) {
+	if o.claim {
+		release, err := d.claim()
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	held, err := d.acquire(ctx, o.wait)
+	if err != nil {
+		err = d.lockHeld(ctx, err)
+		if he, ok := err.(*LockHeldError); ok {
+			he.Waited = o.wait
+		}
+		return err
+	}
+	complete := false
+	defer func() {
+		if !held.Done() {
+			// A step that changed the memory says so with complete even
+			// when a later part of it failed (Apply landed the files but
+			// could not record them): the consolidation happened, so the
+			// time gate must not reopen for it.
+			if relErr := held.Release(complete); relErr != nil {
+				relErr = fmt.Errorf("dream: releasing the consolidation lock: %w", relErr)
+				if o.releaseErr {
+					err = errors.Join(err, relErr)
+				} else {
+					d.cfg.Logf("%v", relErr)
+				}
+			}
+		}
+		d.setLast(d.lastFromDisk())
+		if o.afterRelease != nil {
+			o.afterRelease(err)
+		}
+	}()
+	rec, err := d.recoverJournal(ctx)
+	if err != nil {
+		err = fmt.Errorf("dream: recovering an interrupted dream: %w", err)
+		if !o.keepRecovering {
+			return err
+		}
+	}
+	if step == nil {
+		return err
+	}
+	complete, serr := step(held, rec)
+	return errors.Join(err, serr)
+}
+
+// acquire takes the lock, and while another live holder has it tries again
+// until wait has passed, as git waits for its index lock: a pause that
+// grows from 50 ms to a second, so a short holder (a sync) is followed at
+// once and a long one (a dream) is not asked twenty times a second.
+func (d *Dreamer) acquire(ctx context.Context, wait time.Duration) (*held, error) {
+	deadline := time.Now().Add(wait)
+	pause := 50 * time.Millisecond
+	for {
+		held, err := acquireOnce(ctx, d.lock)
+		left := time.Until(deadline)
+		if err == nil || !errors.Is(err, lock.ErrHeld) || left <= 0 {
+			return held, err
+		}
+		t := time.NewTimer(min(pause, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for the consolidation lock: %w", context.Cause(ctx))
+		case <-t.C:
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// FileReplacer is implemented by a Runner that never writes a staged file
+// in place: every write is a new file renamed over the old one (as the
+// sandbox's write and edit and the offline engine do). Such a runner gets a
+// staging view in which unchanged files are hard links to the originals, so
+// a dream over a memory of 30,000 files, or one with a 200 MB pasted log,
+// copies only what it writes. Any other runner gets a full copy: an in-place
+// write through a link would reach the user's memory before the commit.
+type FileReplacer interface {
+	ReplacesFiles() bool
+}
+
+// beginStaging starts the dream's transaction with the cheapest staging
+// the runner allows: linked (FileReplacer) or a copy.
+func (d *Dreamer) beginStaging(id string) (*journal.Txn, error) {
+	r, ok := d.cfg.Runner.(FileReplacer)
+	return journal.BeginWith(d.cfg.StateDir, d.cfg.MemoryDir, id, journal.Options{LinkUnchanged: ok && r.ReplacesFiles()})
+}
+
+// commitOptions lets the journal merge a file the user edited during the
+// dream: the content before the dream is the audit history's HEAD, which
+// recorded the hand edits just before the dream began (the journal asks
+// before BeforeApply records the user's versions of the merged files, so
+// HEAD is still that state). The user's edits are recorded as the user's,
+// then the merge as the dream's, so undoing the dream keeps them.
+func commitOptions(ctx context.Context, hist *audit.History) journal.CommitOptions {
+	return journal.CommitOptions{BeforeApply: func(merged []string) error {
+		_, err := hist.RecordHandEditsOf(ctx, merged)
+		return err
+	}, Base: startOf(ctx, hist)}
+}
+
+// startOf reads a file as the memory was just before the dream: the audit
+// history's HEAD, which RecordHandEdits set right before staging began; ok
+// is false when the file did not exist then.
+func startOf(ctx context.Context, hist *audit.History) func(string) ([]byte, bool, error) {
+	return func(path string) ([]byte, bool, error) {
+		if hist == nil {
+			return nil, false, nil
+		}
+		data, err := hist.HeadFile(ctx, path)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, audit.ErrNotFound) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		return data, true, nil
+	}
+}
+
+// recoverJournal is journal.Recover plus the audit record of every commit it
+// finished, under the dream it belongs to: without it the next dream would
+// record a rolled-forward dream's files as hand edits, and `dream undo` of
+// that dream would find nothing. Callers hold the lock.
+func (d *Dreamer) recoverJournal(ctx context.Context) (journal.Recovery, error) {
+	rec, err := journal.Recover(d.cfg.StateDir, d.cfg.MemoryDir)
+	if len(rec.Landed) == 0 {
+		return rec, err
+	}
+	hist, herr := audit.Open(ctx, d.cfg.StateDir, d.cfg.MemoryDir)
+	if herr != nil {
+		return rec, errors.Join(err, fmt.Errorf("recording recovered dreams: %w", herr))
+	}
+	ids := make([]string, 0, len(rec.Landed))
+	for id := range rec.Landed {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		meta := audit.Meta{DreamID: id, Status: "recovered", Kind: audit.KindDream, StartedAt: d.cfg.Now(), Paths: rec.Landed[id]}
+		if _, rerr := hist.RecordDream(ctx, meta); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("recording recovered dream %s: %w", id, rerr))
+		}
+	}
+	return rec, err
+}
+
+// missingPinned is offline.MissingPinned, skipped when nothing is pinned.
+func missingPinned(pinned []string, dir string) ([]string, error) {
+	if len(pinned) == 0 {
+		return nil, nil
+	}
+	return offline.MissingPinned(pinned, dir)
 }

@@ -1,0 +1,555 @@
+package dream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/evidence"
+	"github.com/dreamkit/dream/internal/fsutil"
+	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/internal/lossguard"
+	"github.com/dreamkit/dream/internal/trust"
+)
+
+// guardEdits asks Config.CheckEdit about every staged change and leaves each
+// refused file out of the dream, so that what the host agent cannot load (a
+// Codex MEMORY.md block whose header lost a line, a log the agent replays)
+// never lands while the rest of the dream does. It returns one message per
+// refused file.
+//
+// Both the judgement and the put-back use the memory as it was when the
+// dream started (start, read right after staging began), not the live
+// memory dir: a file the user saved while the dream ran must neither be
+// judged as the dream's "before" nor copied into staging, where the journal
+// would land it as the dream's change and `dream undo` would then revert
+// the user's edit. A refused path is also dropped from the transaction
+// (Txn.Keep), so the commit never touches it. Only changed files' start
+// versions are read (see memoryStart).
+func (d *Dreamer) guardEdits(txn *journal.Txn, start *memoryStart) ([]string, error) {
+	// The runner has returned: the guards and the commit share one walk
+	// of staging.
+	txn.Freeze()
+	if d.cfg.CheckEdit == nil {
+		return nil, nil
+	}
+	changes, err := txn.Changes()
+	if err != nil {
+		return nil, err
+	}
+	// Reading both versions of every change is most of the cost: the files
+	// are read over GOMAXPROCS workers. CheckEdit is asked one file at a
+	// time (a Config's function need not be safe for concurrent use), and
+	// the refusals are acted on in the order of the changes.
+	type judgement struct {
+		before  []byte
+		refused error
+		err     error
+	}
+	results := make([]judgement, len(changes))
+	var mu sync.Mutex
+	inParallel(len(changes), func(i int) {
+		c := changes[i]
+		before, err := start.file(c.Path)
+		if err != nil {
+			results[i].err = err
+			return
+		}
+		after, err := readOptional(filepath.Join(txn.Dir(), filepath.FromSlash(c.Path)))
+		if err != nil {
+			results[i].err = err
+			return
+		}
+		mu.Lock()
+		rerr := d.cfg.CheckEdit(c.Path, before, after)
+		mu.Unlock()
+		if rerr != nil {
+			results[i] = judgement{before: before, refused: rerr}
+		}
+	})
+	var refused []string
+	for i, c := range changes {
+		j := results[i]
+		if j.err != nil {
+			return refused, j.err
+		}
+		if j.refused == nil {
+			continue
+		}
+		refused = append(refused, j.refused.Error())
+		// Staging shows the file as the dream found it (the loss guard
+		// reads it next); the commit leaves the memory's file alone.
+		staged := filepath.Join(txn.Dir(), filepath.FromSlash(c.Path))
+		if j.before == nil {
+			err = os.Remove(staged)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = nil
+			}
+		} else {
+			err = writeStaged(staged, j.before)
+		}
+		if err == nil {
+			err = txn.Keep(c.Path)
+		}
+		if err != nil {
+			return refused, fmt.Errorf("putting back %s: %w", c.Path, err)
+		}
+	}
+	return refused, nil
+}
+
+// inParallel runs fn(0..n-1) over GOMAXPROCS goroutines.
+func inParallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := min(runtime.GOMAXPROCS(0), n); w > 0; w-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// writeStaged replaces a staged file rather than writing into it: with
+// linked staging an unwritten staged file is the original's inode, and a
+// write through it would change the user's memory.
+func writeStaged(path string, data []byte) error {
+	// The staging is made durable by the journal's commit, so no fsync here.
+	return fsutil.WriteFileAtomic(path, data, 0o644, false)
+}
+
+// readOptional reads path; nil, nil when it does not exist.
+func readOptional(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// memoryStart is the memory as it was when the dream started, the "before"
+// both guards judge against. It is not a copy: a user may edit memory while
+// a dream runs (the commit merges those edits), and an edit of theirs must
+// never look like the dream's, but copying a memory of 30,000 files to know
+// that would make every dream cost the memory's size. A file's start
+// version is read only when a guard asks for it, which is only for files
+// the dream changed: from the memory's own file while the journal proves it
+// untouched since staging began (same inode, size and mtime), else from the
+// audit history's HEAD, which RecordHandEdits set to the memory just before
+// the dream began.
+type memoryStart struct {
+	ctx  context.Context
+	txn  *journal.Txn
+	hist *audit.History
+}
+
+// memoryBefore is the memory as the dream starts, read lazily (see
+// memoryStart); call it right after staging began.
+func (d *Dreamer) memoryBefore(ctx context.Context, txn *journal.Txn, hist *audit.History) (*memoryStart, error) {
+	return &memoryStart{ctx: ctx, txn: txn, hist: hist}, nil
+}
+
+// file is rel (slash path) as the dream started; nil when it did not exist.
+// A file the history does not hold (out of its scope, or created between
+// the record and staging) and edited since is read live, as a last resort.
+func (s *memoryStart) file(rel string) ([]byte, error) {
+	b, existed, intact, err := s.txn.ReadOriginal(rel)
+	if !existed {
+		return nil, nil
+	}
+	if err == nil && intact {
+		return b, nil
+	}
+	path, _, _ := s.txn.Original(rel)
+	if s.hist != nil {
+		b, err := s.hist.HeadFile(s.ctx, rel)
+		if err == nil {
+			return b, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return readOptional(path)
+}
+
+// guardLoss runs the loss guard on a finished runner's staging dir against
+// the memory as it was when the dream started (before). It fails a strict
+// runner that changed a unit it did not record; its verdict says whether a
+// dream would lose too much (Hold), whether it changed anything, and, for a
+// model dream, accounts for every unit it removed or rewrote (Ledger).
+//
+// Only the changed Markdown files are read on both sides, each by the
+// guard's worker when it gets to it, so that neither side of the change is
+// held in memory at once; the unchanged ones are streamed from staging,
+// where they are the originals, only when a unit left its file, to look
+// for it there (lossguard.CheckFiles).
+func (d *Dreamer) guardLoss(out Outcome, before *memoryStart, stagedDir string) (lossguard.Verdict, error) {
+	changes, err := before.txn.Changes()
+	if err != nil {
+		return lossguard.Verdict{}, err
+	}
+	kinds := map[string]string{} // path → journal change kind
+	var paths []string
+	for _, c := range changes {
+		if !lossguard.Covers(c.Path) {
+			continue
+		}
+		kinds[c.Path] = c.Kind
+		paths = append(paths, c.Path)
+	}
+	sides := lossguard.Sides{
+		Before: func(rel string) ([]byte, bool, error) {
+			if kinds[rel] == journal.Added {
+				return nil, false, nil
+			}
+			b, err := before.file(rel)
+			return b, b != nil, err
+		},
+		After: func(rel string) ([]byte, bool, error) {
+			if kinds[rel] == journal.Deleted {
+				return nil, false, nil
+			}
+			b, err := readOptional(filepath.Join(stagedDir, filepath.FromSlash(rel)))
+			return b, b != nil, err
+		},
+	}
+	unchanged := lossguard.WalkTree(stagedDir, func(rel string) bool { _, ok := kinds[rel]; return ok })
+	v, err := lossguard.CheckFiles(before.ctx, paths, sides, unchanged, lossguard.Options{Strict: out.Strict, Records: out.lossRecords(), MaxLoss: d.cfg.Settings.MaxLoss})
+	if err != nil {
+		return v, err
+	}
+	return v, v.Err()
+}
+
+// DefaultMaxUntracedDeletions is how many facts a model dream may delete
+// without a trace elsewhere before it is held for review, when the
+// settings say nothing (a host's zero Settings).
+const DefaultMaxUntracedDeletions = 3
+
+// evidenceVerdict is what the loss guard decides, at the scale of one fact,
+// about a model dream's ledger.
+type evidenceVerdict struct {
+	// hold are files whose change must not land without review, each with
+	// why: a changed value nothing supports, or text moved into such a file.
+	hold map[string]string
+	// whole, when set, stages the whole dream: too many facts deleted
+	// without a trace, or every change held.
+	whole string
+}
+
+// guardEvidence judges a model dream's ledger (annotating it in place)
+// against its evidence: a change to a specific value (a number, date,
+// version, path, name, a negation) lands only if what the model was shown
+// supports it, and no more than the budget of facts may go without a trace.
+//
+// Changes are held per file, not per unit: a file's changes hang together
+// (a re-dated heading and the line under it, a port widened where another
+// was dropped), so landing part of a file would make a version of it
+// nobody wrote. A file that gave text to a held file is held with it, so
+// that what moved is never missing from both; a new held file takes the
+// files that link to it along.
+func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) evidenceVerdict {
+	v := evidenceVerdict{hold: map[string]string{}}
+	corpus := out.corpus()
+	var untraced []lossguard.Entry
+	for i := range ledger {
+		e := &ledger[i]
+		var ch evidence.Change
+		var s evidence.Support
+		ok := true
+		if e.To != nil {
+			ch, s, ok = corpus.Judge(e.To.File, e.Text, e.To.Text, e.Headings)
+		}
+		if !ch.Changed() {
+			// Not a changed value: a fact whose words are gone (deleted,
+			// or summarised away) counts against the budget, unless the
+			// repository no longer bears it out.
+			if !e.Lost || !e.Fact {
+				continue
+			}
+			if s, ok := corpus.Contradicted(evidence.Values(e.Text)); ok {
+				e.Evidence = &s
+				continue
+			}
+			untraced = append(untraced, *e)
+			continue
+		}
+		e.Change = &ch
+		if ok {
+			e.Evidence = &s
+			continue
+		}
+		e.Held = ParkLossGuard + noEvidence(ch)
+		for _, f := range []string{e.To.File, e.File} {
+			if _, held := v.hold[f]; !held {
+				v.hold[f] = e.Held
+			}
+		}
+	}
+	budget := d.cfg.Settings.MaxUntracedDeletions
+	if budget <= 0 {
+		budget = DefaultMaxUntracedDeletions
+	}
+	if len(untraced) > budget {
+		var us []string
+		for _, e := range untraced {
+			us = append(us, fmt.Sprintf("%s:%d %q", e.File, e.Line, clipText(e.Text, 80)))
+		}
+		v.whole = fmt.Sprintf("held for review: deletes %d facts without a trace elsewhere in memory, over the budget of %d (max_untraced_deletions): %s",
+			len(untraced), budget, strings.Join(us, ", "))
+		return v
+	}
+	if len(v.hold) == 0 {
+		return v
+	}
+	closeHolds(v.hold, ledger, changes, stagedDir)
+	all := true
+	for _, c := range changes {
+		if _, ok := v.hold[c.Path]; !ok {
+			all = false
+			if !lossguard.Covers(c.Path) {
+				// A file the ledger cannot read (nanobot's dream cursor,
+				// which lands with the edits it consumed) may need the
+				// held part: nothing lands without it.
+				all = true
+				break
+			}
+		}
+	}
+	if all {
+		v.whole = "held for review: " + heldList(v.hold)
+	}
+	return v
+}
+
+// noEvidence says why a changed value is held.
+func noEvidence(ch evidence.Change) string {
+	if ch.Negation {
+		return "the change turns a statement into its opposite, and no transcript or repository file shown to the model says so"
+	}
+	var was, now []string
+	for _, x := range ch.Removed {
+		was = append(was, x.Text)
+	}
+	for _, x := range ch.Added {
+		now = append(now, x.Text)
+	}
+	return fmt.Sprintf("%s (was %s) appears in no transcript or repository file shown to the model, and nothing shown contradicts the old value",
+		strings.Join(now, ", "), strings.Join(was, ", "))
+}
+
+// closeHolds adds to hold the files the held ones need: a file whose text
+// went into a held file (landing it would leave that text in neither), one
+// whose removed or rewritten text named a held file (a pointer to it), and
+// one that links to a held new file (it would point at nothing).
+func closeHolds(hold map[string]string, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) {
+	for grew := true; grew; {
+		grew = false
+		for _, e := range ledger {
+			if _, from := hold[e.File]; from {
+				continue
+			}
+			if e.To != nil && e.To.File != e.File {
+				if _, to := hold[e.To.File]; to {
+					hold[e.File] = fmt.Sprintf("%sits %q went into %s, which is held", ParkLossGuard, clipText(e.Text, 60), e.To.File)
+					grew = true
+					continue
+				}
+			}
+			for h := range hold {
+				if strings.Contains(e.Text, h) {
+					hold[e.File] = fmt.Sprintf("%sits %q names %s, which is held", ParkLossGuard, clipText(e.Text, 60), h)
+					grew = true
+					break
+				}
+			}
+		}
+		for _, c := range changes {
+			if _, held := hold[c.Path]; held || c.Kind == journal.Deleted {
+				continue
+			}
+			for _, n := range changes {
+				_, held := hold[n.Path]
+				if !held || n.Kind != journal.Added {
+					continue
+				}
+				if b, err := readOptional(filepath.Join(stagedDir, filepath.FromSlash(c.Path))); err == nil && strings.Contains(string(b), n.Path) {
+					hold[c.Path] = fmt.Sprintf("%sit links to %s, which is held", ParkLossGuard, n.Path)
+					grew = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// heldList names the held files and why, in path order.
+func heldList(hold map[string]string) string {
+	paths := make([]string, 0, len(hold))
+	for p := range hold {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []string
+	for _, p := range paths {
+		out = append(out, p+": "+strings.TrimPrefix(hold[p], ParkLossGuard))
+	}
+	return strings.Join(out, "; ")
+}
+
+// ledgerSummary says what a model dream did from its ledger, never from
+// the model's words: the files it changed, what became of the units it
+// removed or rewrote, and what of it waits for review.
+func ledgerSummary(files int, ledger []lossguard.Entry, held map[string]string) string {
+	count := map[string]int{}
+	facts, backed := 0, 0
+	for _, e := range ledger {
+		count[e.Fate]++
+		if e.Lost && e.Fact && e.Change == nil {
+			facts++
+		}
+		if e.Change != nil && e.Evidence != nil {
+			backed++
+		}
+	}
+	s := fmt.Sprintf("%d file%s changed", files, plural(files))
+	var parts []string
+	for _, f := range []string{lossguard.Moved, lossguard.Merged, lossguard.Rewritten, lossguard.Deleted} {
+		if n := count[f]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, f))
+		}
+	}
+	if len(parts) == 0 {
+		s += "; no unit removed or rewritten"
+	} else {
+		s += "; units " + strings.Join(parts, ", ")
+	}
+	if facts > 0 {
+		s += fmt.Sprintf("; %d fact%s left without a trace", facts, plural(facts))
+	}
+	if backed > 0 {
+		s += fmt.Sprintf("; %d changed value%s backed by evidence", backed, plural(backed))
+	}
+	if len(held) > 0 {
+		s += fmt.Sprintf("; %d file%s held for review: %s", len(held), plural(len(held)), heldList(held))
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// clipText is s on one line, cut to n runes.
+func clipText(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// ErrCredentialDir is matched (errors.Is) by New's error when the memory dir
+// or the state dir is, lies inside, or contains a place that holds
+// credentials (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, the agents' auth
+// files): the model's write tool must never reach them, whatever a host
+// layout, a flag or a config file says.
+var ErrCredentialDir = trust.ErrCredentialDir
+
+// checkWritableDirs refuses a configuration that would let dream write where
+// credentials live. The home directory and the variables that move those
+// stores come from this process's environment, as the agents that own them
+// read it.
+func checkWritableDirs(cfg Config) error {
+	home, _ := os.UserHomeDir()
+	for _, d := range []struct{ role, dir string }{
+		{"memory dir", cfg.MemoryDir},
+		{"state dir", cfg.StateDir},
+	} {
+		if err := trust.CheckWritableDir(d.role, d.dir, os.LookupEnv, home); err != nil {
+			return fmt.Errorf("dream: %w", err)
+		}
+	}
+	return nil
+}
+
+// ErrLockLost is matched (errors.Is) by the error of a dream that found,
+// at a stage boundary, that another agent had taken the consolidation lock
+// over (it follows the seeds' protocol and saw our PID as dead or our mtime
+// as stale). Such a dream lands nothing, leaves the other holder's lock file
+// alone and fails; its message names the new holder ("lock taken over by
+// PID N").
+var ErrLockLost = lock.ErrLost
+
+// fence checks, at a stage boundary of a running dream, that the lock is
+// still ours. It is the only thing that keeps a dream from landing changes
+// over another consolidation that started meanwhile: the other agents do not
+// know dream's flock, only the PID body and mtime, and those are what it
+// re-reads. stage names the boundary for the message.
+func (d *Dreamer) fence(stage string) error {
+	err := d.lock.Verify()
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, lock.ErrLost) {
+		return fmt.Errorf("dream: %w %s; rolled back, nothing landed", err, stage)
+	}
+	return fmt.Errorf("dream: checking the consolidation lock %s: %w", stage, err)
+}
+
+// lockWatchInterval is how often a running dream re-checks its lock. A
+// check costs about as much as a few stats; a second is far below any
+// model turn, so a dream that lost its lock stops within one turn.
+const lockWatchInterval = time.Second
+
+// watchLock re-checks the lock while the agent runs and, as soon as another
+// agent has taken it over, cancels the run with the takeover as its cause:
+// the dream stops spending tokens on changes it could never land. It ends
+// with ctx.
+func (d *Dreamer) watchLock(ctx context.Context, cancel context.CancelCauseFunc) {
+	go func() {
+		t := time.NewTicker(lockWatchInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := d.lock.Verify(); errors.Is(err, lock.ErrLost) {
+					cancel(fmt.Errorf("dream: %w during the run; rolled back, nothing landed", err))
+					return
+				}
+			}
+		}
+	}()
+}
+
+// inspectForStatus is Inspect for `dream status`, which must explain a lock
+// file it cannot use (a directory, a FIFO, an unreadable file) instead of
+// failing: the problem comes back in words, with a holder that is not live.
+func (d *Dreamer) inspectForStatus() (LockHolder, string) {
+	h, err := d.lock.Inspect()
+	if err != nil {
+		return LockHolder{Exists: true, Reason: "unusable lock file"}, err.Error()
+	}
+	return h, ""
+}
