@@ -163,19 +163,22 @@ type Config struct {
 	// held. Unused without a sync remote.
 	OpenSync func(ctx context.Context, cfg Config, fence func(context.Context) error) (Syncer, error)
 
+	// Disabled, when set, says why the memory is not dream's to
+	// consolidate (the agent consolidates it itself, as Codex's memories
+	// feature does unless codex_memory_owner hands it to dream): the
+	// enabled gate stays closed with this reason and Run refuses.
+	Disabled string
+	// AfterLand, when set, runs after every completed dream and every
+	// applied review, once the lock is released (nanobot's flow commits
+	// the change to nanobot's own git store and compacts its history).
+	// ctx keeps the caller's values; an error is logged, what landed
+	// stays.
+	AfterLand func(ctx context.Context, memoryDir string) error
+
 	// sharedState is the state dir the task registry and the telemetry
 	// are in, shared by every job: StateDir itself for the memory dream,
 	// and the StateDir a job's was resolved from (see JobSpec).
 	sharedState string
-
-	// nanobot, set by ConfigForProject for nanobot's flow, finishes every
-	// landed dream as nanobot does (FinishNanobotDream).
-	nanobot *nanobotFinisher
-	// agentOwns, set by ConfigForProject, says why the memory is left to
-	// the agent's own consolidator (Codex's memories, not handed to dream
-	// by codex_memory_owner): the enabled gate stays closed with it and a
-	// manual run is refused.
-	agentOwns string
 }
 
 // DefaultSettings returns the built-in defaults for this user's
@@ -488,8 +491,8 @@ type RunOptions struct {
 // The report is returned whatever the outcome; err is non-nil when the
 // dream did not complete.
 func (d *Dreamer) Run(ctx context.Context, o RunOptions) (Report, error) {
-	if d.cfg.agentOwns != "" {
-		err := errors.New("dream: " + d.cfg.agentOwns)
+	if d.cfg.Disabled != "" {
+		err := errors.New("dream: " + d.cfg.Disabled)
 		return Report{Status: StatusFailed, Error: err.Error()}, err
 	}
 	release, err := d.claim()

@@ -146,7 +146,7 @@ func (d *Dreamer) states(p *probe) []GateState {
 	return out
 }
 
-func (d *Dreamer) enabledOpen(*probe) bool { return d.cfg.Settings.Enabled && d.cfg.agentOwns == "" }
+func (d *Dreamer) enabledOpen(*probe) bool { return d.cfg.Settings.Enabled && d.cfg.Disabled == "" }
 
 func (d *Dreamer) enabledDetail(_ *probe, open bool) string {
 	switch {
@@ -154,8 +154,8 @@ func (d *Dreamer) enabledDetail(_ *probe, open bool) string {
 		return "enabled"
 	case !d.cfg.Job.IsMemory():
 		return "the job is off: enabled = true in its [[job]] turns it on (`dream run --job " + d.cfg.Job.Name + "` runs it by hand)"
-	case d.cfg.agentOwns != "":
-		return d.cfg.agentOwns
+	case d.cfg.Disabled != "":
+		return d.cfg.Disabled
 	}
 	return "dreaming is disabled (enabled = false)"
 }

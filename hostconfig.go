@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/dreamkit/dream/internal/history"
@@ -105,7 +104,7 @@ func ConfigForProject(p host.Project, backend Backend, base Config, home string,
 		host.CountCodexExec(&l)
 	}
 	if samePath(mem, l.MemoryDir) {
-		cfg.agentOwns = host.AgentOwns(l, cfg.Settings.CodexMemoryOwner)
+		cfg.Disabled = host.AgentOwns(l, cfg.Settings.CodexMemoryOwner)
 	}
 	if cfg.SessionRule == nil && (p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir)) {
 		cfg.SessionRule = sessionRuleOf(l.Sessions)
@@ -119,7 +118,7 @@ func ConfigForProject(p host.Project, backend Backend, base Config, home string,
 		}
 	}
 	if nanobot {
-		cfg.nanobot = &nanobotFinisher{prefix: nanobotws.CommitPeriodic}
+		cfg.AfterLand = finishNanobot
 		if err := setAuditScope(cfg.StateDir, mem, nanobotAuditScope(l)); err != nil {
 			return Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
 		}
@@ -198,25 +197,32 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 	}
 }
 
-// nanobotFinisher runs FinishNanobotDream after each landed dream of a
-// Dreamer built for nanobot's flow, and keeps the last result for
-// RunNanobot's report.
-type nanobotFinisher struct {
-	mu        sync.Mutex
+// nanobotRun is what RunNanobot and the Config's AfterLand share through
+// the run's context: the commit subject for nanobot's git store, and what
+// the follow-up did.
+type nanobotRun struct {
 	prefix    string
+	finished  bool
 	commit    string
 	compacted int
-	err       error
 }
 
-// finish commits and compacts. The landed dream's follow-up is not the
-// caller's to cancel half-way (a daemon shutting down), so it runs on a
-// context detached from ctx's cancellation, bounded by its own timeout.
-func (f *nanobotFinisher) finish(ctx context.Context, workspace string) error {
+type nanobotRunKey struct{}
+
+// finishNanobot is the AfterLand of nanobot's flow: FinishNanobotDream with
+// the subject RunNanobot set (CommitPeriodic for a dream it did not start).
+// The landed dream's follow-up is not the caller's to cancel half-way (a
+// daemon shutting down), so it runs on a context detached from ctx's
+// cancellation, bounded by its own timeout.
+func finishNanobot(ctx context.Context, workspace string) error {
+	run, _ := ctx.Value(nanobotRunKey{}).(*nanobotRun)
+	if run == nil {
+		run = &nanobotRun{prefix: nanobotws.CommitPeriodic}
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nanobotFinishTimeout)
 	defer cancel()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.commit, f.compacted, f.err = FinishNanobotDream(ctx, workspace, f.prefix)
-	return f.err
+	var err error
+	run.commit, run.compacted, err = FinishNanobotDream(ctx, workspace, run.prefix)
+	run.finished = true
+	return err
 }

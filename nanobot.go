@@ -62,19 +62,10 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 	ws := d.cfg.MemoryDir
 	log := history.Open(filepath.Join(ws, "memory"), history.Options{})
 	before, _ := log.DreamCursor()
-	f := d.cfg.nanobot
-	if f != nil {
-		// The Dreamer finishes the dream itself: with this run's prefix.
-		f.mu.Lock()
-		f.prefix, f.commit, f.compacted, f.err = prefix, "", 0, nil
-		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			f.prefix = nanobotws.CommitPeriodic
-			f.mu.Unlock()
-		}()
-	}
-	rep, err := d.Run(ctx, o)
+	// A Dreamer built for nanobot's flow finishes the dream itself (its
+	// AfterLand), with this run's prefix.
+	run := &nanobotRun{prefix: prefix}
+	rep, err := d.Run(context.WithValue(ctx, nanobotRunKey{}, run), o)
 	nr := NanobotReport{Report: rep, DreamCursor: before}
 	if after, cerr := log.DreamCursor(); cerr == nil {
 		nr.DreamCursor = after
@@ -92,10 +83,8 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 			}
 		}
 	}
-	if f != nil {
-		f.mu.Lock()
-		nr.NanobotCommit, nr.HistoryCompacted = f.commit, f.compacted
-		f.mu.Unlock()
+	if run.finished {
+		nr.NanobotCommit, nr.HistoryCompacted = run.commit, run.compacted
 		return nr, nil
 	}
 	commit, compacted, ferr := FinishNanobotDream(ctx, ws, prefix)

@@ -196,11 +196,10 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error
 		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply", Units: t.Units()})
 		return true, err
 	})
-	// An applied review lands a dream as a run does: nanobot's flow
-	// finishes it the same way (its git store commit, the compaction),
-	// once the lock is released.
-	if f := d.cfg.nanobot; f != nil && err == nil && len(changes) > 0 {
-		if ferr := f.finish(ctx, d.cfg.MemoryDir); ferr != nil {
+	// An applied review lands a dream as a run does, and is followed up
+	// the same way, once the lock is released.
+	if d.cfg.AfterLand != nil && err == nil && len(changes) > 0 {
+		if ferr := d.cfg.AfterLand(ctx, d.cfg.MemoryDir); ferr != nil {
 			d.cfg.Logf("dream: %v", ferr)
 		}
 	}

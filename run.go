@@ -202,8 +202,8 @@ func (r *dreamRun) fail(err error) error {
 
 // released runs once the lock is released and the cached time refreshed:
 // the report is final (err is a failure no stage reported: recovering a
-// dead dream's journal), nanobot's flow finishes a landed dream, and the
-// host hears of it.
+// dead dream's journal), Config.AfterLand follows a completed dream up,
+// and the host hears of it.
 func (r *dreamRun) released(err error) {
 	d := r.d
 	if err != nil && r.rep.Error == "" {
@@ -211,8 +211,8 @@ func (r *dreamRun) released(err error) {
 	}
 	r.rep.DurationMS = d.cfg.Now().Sub(r.start).Milliseconds()
 	r.settle()
-	if f := d.cfg.nanobot; f != nil && r.rep.Status == StatusCompleted {
-		if ferr := f.finish(r.ctx, d.cfg.MemoryDir); ferr != nil {
+	if d.cfg.AfterLand != nil && r.rep.Status == StatusCompleted {
+		if ferr := d.cfg.AfterLand(r.ctx, d.cfg.MemoryDir); ferr != nil {
 			d.cfg.Logf("dream: %v", ferr)
 		}
 	}
