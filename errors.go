@@ -10,7 +10,7 @@ import (
 	"github.com/dreamkit/dream/internal/journal"
 )
 
-// Errors a caller decides on, beside ErrLockHeld (lockerr.go): each is
+// Errors a caller decides on, beside ErrLockHeld (lock.go): each is
 // matched with errors.Is, whatever context wraps it.
 var (
 	// ErrUndoConflict: an undo would overwrite changes made after the

@@ -46,7 +46,7 @@ func TestTaskAPI(t *testing.T) {
 	id := ts[0].ID
 	e, err := reg.KillWait(context.Background(), id[:len(id)-2], 20*time.Second)
 	if err != nil || e.Status != task.StatusKilled {
-		t.Fatalf("KillTask: %+v %v", e, err)
+		t.Fatalf("KillWait: %+v %v", e, err)
 	}
 	if r := <-done; r.Status != dream.StatusKilled {
 		t.Errorf("report %s", r.Status)
@@ -59,7 +59,7 @@ func TestTaskAPI(t *testing.T) {
 	}
 	abs, _ := filepath.Abs(mem)
 	if got, err := dreamid.MemoryDir(context.Background(), state, id); err != nil || got != abs {
-		t.Errorf("MemoryDirOf: %q %v", got, err)
+		t.Errorf("dreamid.MemoryDir: %q %v", got, err)
 	}
 	// Once the task entry is pruned, the event log still knows.
 	entries, _ := filepath.Glob(filepath.Join(state, "tasks", "*.json"))
@@ -67,10 +67,10 @@ func TestTaskAPI(t *testing.T) {
 		os.Remove(p)
 	}
 	if got, err := dreamid.MemoryDir(context.Background(), state, id); err != nil || got != abs {
-		t.Errorf("MemoryDirOf from telemetry: %q %v", got, err)
+		t.Errorf("dreamid.MemoryDir from telemetry: %q %v", got, err)
 	}
 	if _, err := dreamid.MemoryDir(context.Background(), state, "20990101"); !errors.Is(err, dreamid.ErrUnknown) {
-		t.Errorf("MemoryDirOf unknown: %v", err)
+		t.Errorf("dreamid.MemoryDir unknown: %v", err)
 	}
 }
 

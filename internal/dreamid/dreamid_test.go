@@ -120,7 +120,7 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 	}
 }
 
-// BenchmarkMemoryDirOf measures each record MemoryDirOf may have to ask,
+// BenchmarkMemoryDirOf measures each record dreamid.MemoryDir may have to ask,
 // with twenty memory dirs dreamt in one state dir: a task id (the task
 // registry), the same once the registry is pruned (the event log), and an
 // undo id (the audit histories, one git process per memory dir).
