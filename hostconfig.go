@@ -9,10 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/jobs"
-	"github.com/dreamkit/dream/internal/nanobotws"
+	nanobotpkg "github.com/dreamkit/dream/internal/nanobot"
 )
 
 // HostNanobot is the host name of nanobot's flow.
@@ -119,7 +118,7 @@ func ConfigForProject(p Project, backend Backend, base Config, home string, env 
 		}
 	}
 	if nanobot {
-		cfg.nanobot = &nanobotFinisher{prefix: nanobotws.CommitPeriodic}
+		cfg.nanobot = &nanobotFinisher{prefix: nanobotpkg.CommitPeriodic}
 		if err := setAuditScope(cfg.StateDir, mem, nanobotAuditScope(l)); err != nil {
 			return Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
 		}
@@ -182,7 +181,7 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 	return func(rel string, before, after []byte) error {
 		rel = filepath.ToSlash(rel)
 		switch {
-		case rel == "memory/"+history.DreamCursorName:
+		case rel == "memory/"+nanobotpkg.DreamCursorName:
 			next, err := strconv.ParseInt(strings.TrimSpace(string(after)), 10, 64)
 			if after == nil || err != nil || next < 0 {
 				return fmt.Errorf("%s: the dream cursor must stay a non-negative integer", rel)
@@ -191,7 +190,7 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 				return fmt.Errorf("%s: the dream cursor may only move forward (%d to %d)", rel, prev, next)
 			}
 			return nil
-		case nanobotws.Writable(rel) && strings.HasPrefix(rel, nanobotws.SkillsDir+"/"):
+		case nanobotpkg.Writable(rel) && strings.HasPrefix(rel, nanobotpkg.SkillsDir+"/"):
 			return nil
 		}
 		return inner(rel, before, after)
