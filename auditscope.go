@@ -2,9 +2,8 @@ package dream
 
 import (
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/nanobotws"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // nanobotAuditScope is what the audit history of a nanobot workspace
@@ -18,7 +17,7 @@ import (
 // not memory, and recording them would push private conversations to the
 // sync remote.
 func nanobotAuditScope(l host.Layout) []string {
-	return append(l.Writable(), nanobotws.SkillsDir+"/", "memory/"+history.DreamCursorName)
+	return append(l.Writable(), nanobot.SkillsDir+"/", "memory/"+nanobot.DreamCursorName)
 }
 
 // setAuditScope writes the scope of the memory's audit history where every

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/jobs"
-	"github.com/dreamkit/dream/internal/nanobotws"
+	nanobotpkg "github.com/dreamkit/dream/internal/nanobot"
 )
 
 // HostNanobot is the host name of nanobot's flow.
@@ -181,7 +180,7 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 	return func(rel string, before, after []byte) error {
 		rel = filepath.ToSlash(rel)
 		switch {
-		case rel == "memory/"+history.DreamCursorName:
+		case rel == "memory/"+nanobotpkg.DreamCursorName:
 			next, err := strconv.ParseInt(strings.TrimSpace(string(after)), 10, 64)
 			if after == nil || err != nil || next < 0 {
 				return fmt.Errorf("%s: the dream cursor must stay a non-negative integer", rel)
@@ -190,7 +189,7 @@ func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(r
 				return fmt.Errorf("%s: the dream cursor may only move forward (%d to %d)", rel, prev, next)
 			}
 			return nil
-		case nanobotws.Writable(rel) && strings.HasPrefix(rel, nanobotws.SkillsDir+"/"):
+		case nanobotpkg.Writable(rel) && strings.HasPrefix(rel, nanobotpkg.SkillsDir+"/"):
 			return nil
 		}
 		return inner(rel, before, after)
@@ -217,7 +216,7 @@ type nanobotRunKey struct{}
 func finishNanobot(ctx context.Context, workspace string) error {
 	run, _ := ctx.Value(nanobotRunKey{}).(*nanobotRun)
 	if run == nil {
-		run = &nanobotRun{prefix: nanobotws.CommitPeriodic}
+		run = &nanobotRun{prefix: nanobotpkg.CommitPeriodic}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nanobotFinishTimeout)
 	defer cancel()

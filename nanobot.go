@@ -7,8 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/nanobotws"
+	nanobotpkg "github.com/dreamkit/dream/internal/nanobot"
 )
 
 // nanobot's flow. Its memory is a workspace, not a folder of notes:
@@ -45,7 +44,7 @@ func IsNanobotWorkspace(dir string) bool {
 	if fi, err := os.Stat(mem); err != nil || !fi.IsDir() {
 		return false
 	}
-	for _, p := range []string{filepath.Join(mem, history.LogName), filepath.Join(mem, "MEMORY.md"), filepath.Join(dir, "SOUL.md"), filepath.Join(dir, "USER.md"), filepath.Join(dir, ".nanobot")} {
+	for _, p := range []string{filepath.Join(mem, nanobotpkg.LogName), filepath.Join(mem, "MEMORY.md"), filepath.Join(dir, "SOUL.md"), filepath.Join(dir, "USER.md"), filepath.Join(dir, ".nanobot")} {
 		if _, err := os.Stat(p); err == nil {
 			return true
 		}
@@ -56,11 +55,11 @@ func IsNanobotWorkspace(dir string) bool {
 // RunNanobot runs one history dream now with d (whose memory dir is the
 // workspace and whose runner is a runner.HistoryDream) and, when it landed,
 // finishes it as nanobot does: a commit in nanobot's git store and a history
-// compaction. prefix is the commit subject (nanobotws.CommitManual or
+// compaction. prefix is the commit subject (nanobotpkg.CommitManual or
 // CommitPeriodic).
 func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (NanobotReport, error) {
 	ws := d.cfg.MemoryDir
-	log := history.Open(filepath.Join(ws, "memory"), history.Options{})
+	log := nanobotpkg.OpenLog(filepath.Join(ws, "memory"), nanobotpkg.LogOptions{})
 	before, _ := log.DreamCursor()
 	// A Dreamer built for nanobot's flow finishes the dream itself (its
 	// AfterLand), with this run's prefix.
@@ -74,7 +73,7 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 		return nr, err
 	}
 	if nr.DreamCursor > before {
-		res, rerr := log.After(ctx, before, history.Query{})
+		res, rerr := log.After(ctx, before, nanobotpkg.Query{})
 		if rerr == nil {
 			for _, e := range res.Entries {
 				if e.Cursor <= nr.DreamCursor {
@@ -103,11 +102,11 @@ func RunNanobot(ctx context.Context, d *Dreamer, o RunOptions, prefix string) (N
 // reports; a Dreamer whose Config came from ConfigForProject does it
 // itself.
 func FinishNanobotDream(ctx context.Context, workspace, prefix string) (commit string, compacted int, err error) {
-	commit, gerr := nanobotws.CommitGitStore(ctx, workspace, prefix)
+	commit, gerr := nanobotpkg.CommitGitStore(ctx, workspace, prefix)
 	if gerr != nil {
 		gerr = fmt.Errorf("committing to nanobot's git store: %w", gerr)
 	}
-	rep, cerr := history.Open(filepath.Join(workspace, "memory"), history.Options{}).Compact(ctx, history.DefaultMaxEntries)
+	rep, cerr := nanobotpkg.OpenLog(filepath.Join(workspace, "memory"), nanobotpkg.LogOptions{}).Compact(ctx, nanobotpkg.DefaultMaxEntries)
 	if cerr != nil {
 		cerr = fmt.Errorf("compacting the history: %w", cerr)
 	}

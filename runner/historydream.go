@@ -6,15 +6,14 @@ import (
 	"fmt"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/agent"
-	"github.com/dreamkit/dream/internal/historydream"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/llm"
 )
 
 // HistoryDream is the Runner of nanobot's flow: the history backlog
-// drained batch after batch (historydream.Run) on the Dreamer's staging copy
+// drained batch after batch (nanobot.RunDream) on the Dreamer's staging copy
 // of the workspace, with the dream cursor written into that copy, so that it
 // advances exactly when the dream's edits land.
 type HistoryDream struct {
@@ -34,7 +33,7 @@ func (r *HistoryDream) Run(ctx context.Context, job dream.Job) (dream.Outcome, e
 	if r.Provider == nil {
 		return dream.Outcome{}, errors.New("runner: the nanobot history dream needs a model (set a provider); the offline engine cannot read history")
 	}
-	res, err := historydream.Run(ctx, historydream.Config{
+	res, err := nanobot.RunDream(ctx, nanobot.DreamConfig{
 		Workspace:        job.MemoryDir,
 		DisplayWorkspace: job.MemoryDisplayDir,
 		SessionsDir:      job.SessionsDir,
@@ -62,15 +61,15 @@ func (r *HistoryDream) Estimate(ctx context.Context, job dream.Job) (dream.Estim
 	if r.Provider == nil {
 		return dream.Estimate{}, errors.New("runner: the nanobot history dream needs a model")
 	}
-	c := compact.DefaultCounter()
-	u, n, err := historydream.Estimate(ctx, historydream.Config{Workspace: job.MemoryDir, DisplayWorkspace: job.MemoryDisplayDir, SessionsDir: job.SessionsDir, BatchSize: r.BatchSize, Template: r.Template},
+	c := nanobot.DefaultCounter()
+	u, n, err := nanobot.EstimateDream(ctx, nanobot.DreamConfig{Workspace: job.MemoryDir, DisplayWorkspace: job.MemoryDisplayDir, SessionsDir: job.SessionsDir, BatchSize: r.BatchSize, Template: r.Template},
 		func(s string) int64 { return int64(c.Count(s)) }, r.Provider.Name() == providername.Anthropic)
 	if err != nil {
 		return dream.Estimate{}, err
 	}
 	batch := r.BatchSize
 	if batch <= 0 {
-		batch = historydream.BatchSize
+		batch = nanobot.DreamBatchSize
 	}
 	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
 		Basis: fmt.Sprintf("%s: the unconsumed history in batches of %d, each with SOUL.md, USER.md and memory/MEMORY.md", c.Name(), batch)}, nil

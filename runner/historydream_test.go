@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/history"
-	"github.com/dreamkit/dream/internal/nanobotws"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/runner"
@@ -63,9 +62,9 @@ func nanobotWorkspace(t *testing.T, entries int, dreamCursor int) string {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	os.WriteFile(filepath.Join(ws, "memory", history.LogName), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(ws, "memory", nanobot.LogName), []byte(b.String()), 0o644)
 	if dreamCursor > 0 {
-		os.WriteFile(filepath.Join(ws, "memory", history.DreamCursorName), []byte(fmt.Sprint(dreamCursor)), 0o644)
+		os.WriteFile(filepath.Join(ws, "memory", nanobot.DreamCursorName), []byte(fmt.Sprint(dreamCursor)), 0o644)
 	}
 	return ws
 }
@@ -98,11 +97,11 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}()
-		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobotws.CommitManual)
+		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobot.CommitManual)
 		if err == nil || rep.Status != dream.StatusKilled {
 			t.Fatalf("status %s, err %v", rep.Status, err)
 		}
-		if _, err := os.Stat(filepath.Join(ws, "memory", history.DreamCursorName)); err == nil || rep.DreamCursor != 0 || rep.HistoryEntriesConsumed != 0 {
+		if _, err := os.Stat(filepath.Join(ws, "memory", nanobot.DreamCursorName)); err == nil || rep.DreamCursor != 0 || rep.HistoryEntriesConsumed != 0 {
 			t.Fatalf("a killed dream moved the cursor: %+v", rep)
 		}
 	})
@@ -114,14 +113,14 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobotws.CommitManual)
+		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobot.CommitManual)
 		if err != nil || rep.Status != dream.StatusCompleted {
 			t.Fatalf("%v %+v", err, rep)
 		}
 		if rep.DreamCursor != 1100 || rep.HistoryEntriesConsumed != 20 || p.calls != 1 || rep.HistoryCompacted != 100 {
 			t.Fatalf("cursor %d, consumed %d, calls %d, compacted %d", rep.DreamCursor, rep.HistoryEntriesConsumed, p.calls, rep.HistoryCompacted)
 		}
-		res, _ := history.Open(filepath.Join(ws, "memory"), history.Options{}).After(context.Background(), 0, history.Query{})
+		res, _ := nanobot.OpenLog(filepath.Join(ws, "memory"), nanobot.LogOptions{}).After(context.Background(), 0, nanobot.Query{})
 		if len(res.Entries) != 1000 || res.Entries[0].Cursor != 101 {
 			t.Fatalf("after compaction: %d entries from %d", len(res.Entries), res.Entries[0].Cursor)
 		}

@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/checkup"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/jobs"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/internal/reviewnotes"
@@ -207,7 +207,7 @@ func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate
 	if err != nil {
 		return dream.Estimate{}, err
 	}
-	counter := compact.DefaultCounter()
+	counter := nanobot.DefaultCounter()
 	count := func(s string) int64 { return int64(counter.Count(s)) }
 	doc := int64(jobReportTokens)
 	if report != "" {

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dreamkit/dream/compact"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
@@ -53,7 +53,7 @@ type memFile struct {
 // fixed prefix (tools and system prompt), the task, the memory's files and
 // how they are split into parts.
 type dreamPlan struct {
-	counter  compact.Counter
+	counter  nanobot.Counter
 	fixed    int64 // tools and system prompt, sent first in every request
 	task     string
 	index    *memFile    // the index, read in every part; nil without one
@@ -74,7 +74,7 @@ type dreamPlan struct {
 // and name (which keeps a topic's siblings together), with the files an
 // offline lead pairs kept in one part.
 func newPlan(ctx context.Context, memDir, sessionsDir string, sessions int, system, task string, defs []llm.Tool, leads offline.Leads, index string, maxRequest int64, maxTurns int) (*dreamPlan, error) {
-	p := &dreamPlan{counter: compact.DefaultCounter(), task: task, maxReq: maxRequest, leadHits: map[string]bool{}}
+	p := &dreamPlan{counter: nanobot.DefaultCounter(), task: task, maxReq: maxRequest, leadHits: map[string]bool{}}
 	// A part must also be read within its turns: the orientation, the
 	// grep, the edits and the summary take about six of them.
 	p.maxTurns = max(maxTurns-6, 1)

@@ -21,8 +21,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/dreamkit/dream/compact"
 	"github.com/dreamkit/dream/internal/agent"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/tools"
 )
@@ -101,7 +101,7 @@ func run(w io.Writer) error {
 // inputTokens counts the tokens of every request and, of each, those past
 // the prefix it shares with the request before (all of the first).
 func inputTokens(reqs [][]byte) (total, fresh int, err error) {
-	tok, err := compact.NewTokenizer()
+	tok, err := nanobot.NewTokenizer()
 	if err != nil {
 		return 0, 0, err
 	}

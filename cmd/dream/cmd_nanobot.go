@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/nanobotws"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // isNanobot reports whether this invocation is on a nanobot workspace:
@@ -58,7 +58,7 @@ func runNanobot(a *app, review bool) error {
 		return err
 	}
 	defer d.Close()
-	rep, err := dream.RunNanobot(a.ctx, d, dream.RunOptions{Review: review || a.loaded.Settings.Review}, nanobotws.CommitManual)
+	rep, err := dream.RunNanobot(a.ctx, d, dream.RunOptions{Review: review || a.loaded.Settings.Review}, nanobot.CommitManual)
 	view.done()
 	if errors.Is(err, dream.ErrLockHeld) {
 		return err

@@ -10,8 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream/compact"
-	"github.com/dreamkit/dream/internal/history"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/trust"
 	"github.com/dreamkit/dream/provider"
 )
@@ -38,7 +37,7 @@ func (a *app) historyMemoryDir() (string, error) {
 	if a.isNanobot() {
 		return filepath.Join(mem, "memory"), nil
 	}
-	if _, err := os.Stat(filepath.Join(mem, history.LogName)); err == nil || filepath.Base(filepath.Clean(mem)) == "memory" {
+	if _, err := os.Stat(filepath.Join(mem, nanobot.LogName)); err == nil || filepath.Base(filepath.Clean(mem)) == "memory" {
 		return mem, nil
 	}
 	if fi, err := os.Stat(filepath.Join(mem, "memory")); err == nil && fi.IsDir() {
@@ -49,8 +48,8 @@ func (a *app) historyMemoryDir() (string, error) {
 
 // historyView is the JSON of `dream history show|tail`.
 type historyView struct {
-	Entries      []history.Entry   `json:"entries"`
-	Problems     []history.Problem `json:"problems"`
+	Entries      []nanobot.Entry   `json:"entries"`
+	Problems     []nanobot.Problem `json:"problems"`
 	DreamCursor  int64             `json:"dream_cursor"`
 	LatestCursor int64             `json:"latest_cursor"`
 	Path         string            `json:"path"`
@@ -86,7 +85,7 @@ func cmdHistory(a *app, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := history.Open(dir, history.Options{})
+	log := nanobot.OpenLog(dir, nanobot.LogOptions{})
 	switch pos[0] {
 	case "append":
 		return a.historyAppend(log, dir, pos, f)
@@ -102,7 +101,7 @@ func cmdHistory(a *app, args []string) error {
 
 // historyAppend is `dream history append`: the text from the arguments, or
 // from stdin when there are none (or "-"), as one entry of the log in dir.
-func (a *app) historyAppend(log *history.Log, dir string, pos []string, f historyFlags) error {
+func (a *app) historyAppend(log *nanobot.Log, dir string, pos []string, f historyFlags) error {
 	if err := a.checkWritable("history dir", dir); err != nil {
 		return err
 	}
@@ -117,7 +116,7 @@ func (a *app) historyAppend(log *history.Log, dir string, pos []string, f histor
 	if strings.TrimSpace(text) == "" {
 		return usagef("history append: nothing to append (give the text as arguments, or on stdin)")
 	}
-	e, err := log.Append(a.ctx, text, history.AppendOptions{MaxChars: f.maxChars, SessionKey: a.session})
+	e, err := log.Append(a.ctx, text, nanobot.AppendOptions{MaxChars: f.maxChars, SessionKey: a.session})
 	if err != nil {
 		return err
 	}
@@ -131,13 +130,13 @@ func (a *app) historyAppend(log *history.Log, dir string, pos []string, f histor
 
 // historyShow is `dream history show` and `dream history tail`: the same
 // view of the log, from a cursor or from the end.
-func (a *app) historyShow(log *history.Log, sub string, f historyFlags) error {
-	q := history.Query{Session: a.session, Unified: f.unified}
+func (a *app) historyShow(log *nanobot.Log, sub string, f historyFlags) error {
+	q := nanobot.Query{Session: a.session, Unified: f.unified}
 	dc, err := log.DreamCursor()
 	if err != nil {
 		return err
 	}
-	var res history.Result
+	var res nanobot.ReadResult
 	if sub == "show" {
 		since := f.since
 		if f.unprocessed {
@@ -154,7 +153,7 @@ func (a *app) historyShow(log *history.Log, sub string, f historyFlags) error {
 	latest, _ := log.LatestCursor(a.ctx)
 	v := historyView{Entries: res.Entries, Problems: res.Problems, DreamCursor: dc, LatestCursor: latest, Path: log.Path()}
 	if v.Problems == nil {
-		v.Problems = []history.Problem{}
+		v.Problems = []nanobot.Problem{}
 	}
 	if a.jsonOut {
 		a.printJSON(v)
@@ -178,7 +177,7 @@ func (a *app) printHistory(v historyView) {
 		if e.SessionKey != "" {
 			key = " (" + e.SessionKey + ")"
 		}
-		fmt.Fprintf(a.stdout, "%s %6d [%s]%s %s\n", mark, e.Cursor, e.Timestamp, key, strings.ReplaceAll(history.Truncate(e.Content, 300), "\n", "\n         "))
+		fmt.Fprintf(a.stdout, "%s %6d [%s]%s %s\n", mark, e.Cursor, e.Timestamp, key, strings.ReplaceAll(nanobot.Truncate(e.Content, 300), "\n", "\n         "))
 	}
 	for _, p := range v.Problems {
 		fmt.Fprintf(a.stderr, "dream: %s: skipped the line at byte %d: %s\n", v.Path, p.Offset, p.Reason)
@@ -188,7 +187,7 @@ func (a *app) printHistory(v historyView) {
 
 // compactView is the JSON of `dream compact`.
 type compactView struct {
-	compact.Report
+	nanobot.SessionReport
 	Session string `json:"session"`
 	File    string `json:"file"`
 	Raw     bool   `json:"raw_only,omitempty"`
@@ -204,10 +203,10 @@ func cmdCompact(a *app, args []string) error {
 	)
 	pos, err := a.standardCommand("compact", args, func(fs *flag.FlagSet) {
 		fs.BoolVar(&force, "force", false, "compact even if the session was used within --idle-after (never while its files are locked)")
-		fs.DurationVar(&idleAfter, "idle-after", compact.DefaultIdleAfter, "how long the session must have been idle")
-		fs.IntVar(&contextWindow, "context-window", compact.DefaultContextWindow, "the model's context window, in tokens")
-		fs.IntVar(&maxOutput, "max-output", compact.DefaultMaxOutput, "the model's output budget, in tokens")
-		fs.Float64Var(&ratio, "ratio", compact.DefaultRatio, "target share of the budget (0.1-0.95)")
+		fs.DurationVar(&idleAfter, "idle-after", nanobot.DefaultIdleAfter, "how long the session must have been idle")
+		fs.IntVar(&contextWindow, "context-window", nanobot.DefaultContextWindow, "the model's context window, in tokens")
+		fs.IntVar(&maxOutput, "max-output", nanobot.DefaultMaxOutput, "the model's output budget, in tokens")
+		fs.Float64Var(&ratio, "ratio", nanobot.DefaultRatio, "target share of the budget (0.1-0.95)")
 	})
 	if err != nil {
 		return err
@@ -215,14 +214,14 @@ func cmdCompact(a *app, args []string) error {
 	if len(pos) != 1 {
 		return usagef("compact takes one session: a session file, or a session key found in --sessions-dir")
 	}
-	if ratio < compact.MinRatio || ratio > compact.MaxRatio {
-		return usagef("--ratio %g: want %g to %g", ratio, compact.MinRatio, compact.MaxRatio)
+	if ratio < nanobot.MinRatio || ratio > nanobot.MaxRatio {
+		return usagef("--ratio %g: want %g to %g", ratio, nanobot.MinRatio, nanobot.MaxRatio)
 	}
 	_, sessions, _, err := a.locations()
 	if err != nil {
 		return err
 	}
-	path, err := compact.FindSession(sessions, pos[0])
+	path, err := nanobot.FindSession(sessions, pos[0])
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -243,18 +242,18 @@ func cmdCompact(a *app, args []string) error {
 	if choice.Provider == nil && !a.jsonOut {
 		a.note("dream: no model (%s): the session is archived raw, unsummarised", choice.Why)
 	}
-	c := &compact.Consolidator{Provider: choice.Provider, Model: choice.Model, ContextWindow: contextWindow, MaxOutput: maxOutput, Ratio: ratio, Archive: compact.WorkspaceHistory(memDir)}
-	rep, err := compact.CompactFile(a.ctx, c, path, compact.FileOptions{IdleAfter: idleAfter, Force: force})
+	c := &nanobot.Consolidator{Provider: choice.Provider, Model: choice.Model, ContextWindow: contextWindow, MaxOutput: maxOutput, Ratio: ratio, Archive: nanobot.WorkspaceHistory(memDir)}
+	rep, err := nanobot.CompactFile(a.ctx, c, path, nanobot.CompactFileOptions{IdleAfter: idleAfter, Force: force})
 	switch {
-	case errors.Is(err, compact.ErrLocked):
+	case errors.Is(err, nanobot.ErrSessionsLocked):
 		return fmt.Errorf("refused: %w", err)
-	case errors.Is(err, compact.ErrActive):
+	case errors.Is(err, nanobot.ErrSessionActive):
 		return fmt.Errorf("refused: %w (pass --force to compact it anyway)", err)
 	case err != nil:
 		return err
 	}
-	key, _ := compact.KeyFromName(path)
-	if s, lerr := compact.LoadSession(path); lerr == nil {
+	key, _ := nanobot.KeyFromName(path)
+	if s, lerr := nanobot.LoadSession(path); lerr == nil {
 		key = s.Key
 	}
 	v := compactView{Report: rep, Session: key, File: path, Raw: choice.Provider == nil}

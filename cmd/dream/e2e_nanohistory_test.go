@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dreamkit/dream/compact"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
@@ -83,7 +83,7 @@ func writeSession(t *testing.T, dir, key string, updated time.Time, turns int) s
 		fmt.Fprintf(&b, `{"role": "user", "content": "把第 %d 组灯改成 19:00 开", "timestamp": "2026-05-28T09:%02d:00"}`+"\n", i, i)
 		fmt.Fprintf(&b, `{"role": "assistant", "content": "好的，第 %d 组已改为 19:00。", "tools_used": ["edit_file"], "timestamp": "2026-05-28T09:%02d:05"}`+"\n", i, i)
 	}
-	p := filepath.Join(dir, compact.StorageName(key))
+	p := filepath.Join(dir, nanobot.StorageName(key))
 	os.MkdirAll(dir, 0o755)
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestCompactIdleSessionRefusesActiveAndLocked(t *testing.T) {
 	if r.code != exitFailed || !strings.Contains(r.stderr, "active") {
 		t.Fatalf("an active session must be refused:\n%s", r)
 	}
-	lock, _ := os.OpenFile(filepath.Join(sessions, compact.SessionsLockName), os.O_RDWR|os.O_CREATE, 0o644)
+	lock, _ := os.OpenFile(filepath.Join(sessions, nanobot.SessionsLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
 	r = nw.dream(modelEnv("openai", srv.URL, false), append([]string{"compact", "telegram:8812", "--json"}, flags...)...)
 	lock.Close()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/compact"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // Exit codes (DESIGN.md): 0 completed, staged or a gate closed; 1 failed,
@@ -101,9 +101,9 @@ func classify(err error, hint func(args ...string) string) cliError {
 		e.Code, e.ExitCode = codeLockHeld, exitHeld
 	case errors.As(err, &conflict):
 		e.Code = codeUndoConflict
-	case errors.Is(err, compact.ErrLocked):
+	case errors.Is(err, nanobot.ErrSessionsLocked):
 		e.Code, e.ExitCode = codeLocked, exitHeld
-	case errors.Is(err, compact.ErrActive):
+	case errors.Is(err, nanobot.ErrSessionActive):
 		e.Code = codeActive
 	case errors.Is(err, dream.ErrNoRemote):
 		e.Code, e.ExitCode = codeNoRemote, exitUsage

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/compact"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // TestClassify pins the one mapping from an error to an exit code and a
@@ -31,8 +31,8 @@ func TestClassify(t *testing.T) {
 		{"lock held typed", held, exitHeld, codeLockHeld},
 		{"lock held wrapped", fmt.Errorf("apply: %w", held), exitHeld, codeLockHeld},
 		{"lock held sentinel", dream.ErrLockHeld, exitHeld, codeLockHeld},
-		{"compact locked", fmt.Errorf("refused: %w", compact.ErrLocked), exitHeld, codeLocked},
-		{"compact active", compact.ErrActive, exitFailed, codeActive},
+		{"compact locked", fmt.Errorf("refused: %w", nanobot.ErrSessionsLocked), exitHeld, codeLocked},
+		{"compact active", nanobot.ErrSessionActive, exitFailed, codeActive},
 		{"no remote", dream.ErrNoRemote, exitUsage, codeNoRemote},
 		{"plain", errors.New("disk full"), exitFailed, codeFailed},
 		{"reported failure", reported(exitFailed, errors.New("the dream timed out")), exitFailed, codeFailed},

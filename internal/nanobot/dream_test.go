@@ -1,4 +1,4 @@
-package historydream
+package nanobot
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream/internal/agent"
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -43,7 +42,7 @@ func workspace(t *testing.T, n int) string {
 		b.Write(line)
 		b.WriteByte('\n')
 	}
-	os.WriteFile(filepath.Join(ws, "memory", history.LogName), []byte(b.String()), 0o644)
+	os.WriteFile(filepath.Join(ws, "memory", LogName), []byte(b.String()), 0o644)
 	return ws
 }
 
@@ -51,11 +50,11 @@ func TestBuildPromptGolden(t *testing.T) {
 	ws := workspace(t, 4)
 	os.WriteFile(filepath.Join(ws, "SOUL.md"), []byte(strings.Repeat("rule. ", 2000)), 0o644) // over the 8,000 cap
 	os.Remove(filepath.Join(ws, "USER.md"))                                                   // "(empty)"
-	res, err := history.Open(filepath.Join(ws, "memory"), history.Options{ReadOnly: true}).After(context.Background(), 0, history.Query{})
+	res, err := OpenLog(filepath.Join(ws, "memory"), LogOptions{ReadOnly: true}).After(context.Background(), 0, Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := BuildPrompt(DefaultTemplate(), ws, res.Entries)
+	got := BuildDreamPrompt(DefaultDreamTemplate(), ws, res.Entries)
 	golden := filepath.Join("testdata", "prompt.golden")
 	if *update {
 		os.WriteFile(golden, []byte(got), 0o644)
@@ -67,7 +66,7 @@ func TestBuildPromptGolden(t *testing.T) {
 	if got != string(want) {
 		t.Fatalf("prompt differs from %s (run with -update after checking):\n%s", golden, got)
 	}
-	if !strings.Contains(got, "### USER.md\n(empty)") || !strings.Contains(got, "\n...[truncated]") || !strings.Contains(got, strings.Repeat("长", 1000)+history.TruncatedSuffix) {
+	if !strings.Contains(got, "### USER.md\n(empty)") || !strings.Contains(got, "\n...[truncated]") || !strings.Contains(got, strings.Repeat("长", 1000)+TruncatedSuffix) {
 		t.Fatal("caps or empty marker missing")
 	}
 }
@@ -123,7 +122,7 @@ func TestRunDrainsBatchesAndRefusesHistoryWrites(t *testing.T) {
 		{},
 	}}
 	var refused []string
-	res, err := Run(context.Background(), Config{Workspace: ws, Provider: p, OnEvent: func(e agent.Event) {
+	res, err := RunDream(context.Background(), DreamConfig{Workspace: ws, Provider: p, OnEvent: func(e agent.Event) {
 		if e.Kind == agent.EventToolCall && e.IsError {
 			refused = append(refused, e.Error)
 		}
@@ -145,7 +144,7 @@ func TestRunDrainsBatchesAndRefusesHistoryWrites(t *testing.T) {
 			t.Errorf("refusal without a correctable message: %q", r)
 		}
 	}
-	h, _ := os.ReadFile(filepath.Join(ws, "memory", history.LogName))
+	h, _ := os.ReadFile(filepath.Join(ws, "memory", LogName))
 	if strings.Count(string(h), "\n") != 45 {
 		t.Fatal("history changed")
 	}
@@ -162,7 +161,7 @@ func TestRunDrainsBatchesAndRefusesHistoryWrites(t *testing.T) {
 func TestRunSharesOneBudgetAcrossBatches(t *testing.T) {
 	ws := workspace(t, 60)
 	p := &scripted{turns: [][]call{{}, {}, {}}}
-	_, err := Run(context.Background(), Config{Workspace: ws, Provider: p, MaxTurns: 2})
+	_, err := RunDream(context.Background(), DreamConfig{Workspace: ws, Provider: p, MaxTurns: 2})
 	if !errors.Is(err, agent.ErrBudget) {
 		t.Fatalf("a run that cannot finish the backlog within its turns must fail: %v", err)
 	}
@@ -173,9 +172,9 @@ func TestRunSharesOneBudgetAcrossBatches(t *testing.T) {
 
 func TestRunWithNoEntriesSendsNothing(t *testing.T) {
 	ws := workspace(t, 5)
-	os.WriteFile(filepath.Join(ws, "memory", history.DreamCursorName), []byte("5"), 0o644)
+	os.WriteFile(filepath.Join(ws, "memory", DreamCursorName), []byte("5"), 0o644)
 	p := &scripted{}
-	res, err := Run(context.Background(), Config{Workspace: ws, Provider: p})
+	res, err := RunDream(context.Background(), DreamConfig{Workspace: ws, Provider: p})
 	if err != nil || res.Batches != 0 || len(p.reqs) != 0 {
 		t.Fatalf("%+v %v, %d requests", res, err, len(p.reqs))
 	}
@@ -184,7 +183,7 @@ func TestRunWithNoEntriesSendsNothing(t *testing.T) {
 func TestRunFailureLeavesCursorFile(t *testing.T) {
 	ws := workspace(t, 30)
 	p := &scripted{turns: [][]call{{}}, err: errors.New("503")}
-	res, err := Run(context.Background(), Config{Workspace: ws, Provider: p})
+	res, err := RunDream(context.Background(), DreamConfig{Workspace: ws, Provider: p})
 	if err == nil {
 		t.Fatal("provider failure must fail the run")
 	}
@@ -194,7 +193,7 @@ func TestRunFailureLeavesCursorFile(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Config{Workspace: workspace(t, 3), Provider: &scripted{}}); err == nil {
+	if _, err := RunDream(ctx, DreamConfig{Workspace: workspace(t, 3), Provider: &scripted{}}); err == nil {
 		t.Fatal("a cancelled run must fail")
 	}
 }

@@ -1,4 +1,4 @@
-package compact
+package nanobot
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -51,8 +50,8 @@ type Consolidator struct {
 	Now func() time.Time
 }
 
-// ErrConfig: a Consolidator setting is out of range.
-var ErrConfig = errors.New("compact: invalid configuration")
+// ErrCompactConfig: a Consolidator setting is out of range.
+var ErrCompactConfig = errors.New("compact: invalid configuration")
 
 func (c *Consolidator) defaults() (*Consolidator, error) {
 	cc := *c
@@ -73,11 +72,11 @@ func (c *Consolidator) defaults() (*Consolidator, error) {
 	}
 	switch {
 	case cc.Archive == nil:
-		return nil, fmt.Errorf("%w: no Archive", ErrConfig)
+		return nil, fmt.Errorf("%w: no Archive", ErrCompactConfig)
 	case cc.Ratio < MinRatio || cc.Ratio > MaxRatio:
-		return nil, fmt.Errorf("%w: ratio %g outside %g–%g", ErrConfig, cc.Ratio, MinRatio, MaxRatio)
+		return nil, fmt.Errorf("%w: ratio %g outside %g–%g", ErrCompactConfig, cc.Ratio, MinRatio, MaxRatio)
 	case cc.ContextWindow < 0 || cc.MaxOutput < 0 || cc.PromptOverhead < 0:
-		return nil, fmt.Errorf("%w: negative size", ErrConfig)
+		return nil, fmt.Errorf("%w: negative size", ErrCompactConfig)
 	}
 	return &cc, nil
 }
@@ -96,8 +95,8 @@ func (c *Consolidator) budget() int { return c.ContextWindow - c.MaxOutput - Saf
 // Target is what compaction shrinks a prompt to: Ratio × Budget.
 func (c *Consolidator) target() int { return int(float64(c.budget()) * c.Ratio) }
 
-// Report says what a compaction did.
-type Report struct {
+// SessionReport says what a compaction did.
+type SessionReport struct {
 	Rounds           int    `json:"rounds"`
 	Archived         int    `json:"messages_archived"`
 	Summaries        int    `json:"summaries"`
@@ -122,12 +121,12 @@ type SaveFunc func(*Session) error
 // ending where a user turn starts, until it fits the target, for at most
 // MaxRounds rounds; a degraded archive (raw) stops the rounds. After each
 // chunk, the cursor moves and the session is saved.
-func (c *Consolidator) Consolidate(ctx context.Context, s *Session, save SaveFunc) (Report, error) {
+func (c *Consolidator) Consolidate(ctx context.Context, s *Session, save SaveFunc) (SessionReport, error) {
 	cc, err := c.defaults()
 	if err != nil {
-		return Report{}, err
+		return SessionReport{}, err
 	}
-	rep := Report{Budget: cc.budget(), Target: cc.target(), Counter: cc.Counter.Name(), LastConsolidated: s.LastConsolidated}
+	rep := SessionReport{Budget: cc.budget(), Target: cc.target(), Counter: cc.Counter.Name(), LastConsolidated: s.LastConsolidated}
 	est := cc.EstimatePrompt(s)
 	rep.TokensBefore, rep.TokensAfter = est, est
 	if len(s.Messages) == 0 || est < rep.Budget {
@@ -180,12 +179,12 @@ func (c *Consolidator) Consolidate(ctx context.Context, s *Session, save SaveFun
 // CompactIdle is nanobot's compact_idle_session: everything not yet
 // archived is archived in one chunk, the summary is kept in the session's
 // metadata for the next prompt, and the recent messages stay replayable.
-func (c *Consolidator) CompactIdle(ctx context.Context, s *Session, save SaveFunc) (Report, error) {
+func (c *Consolidator) CompactIdle(ctx context.Context, s *Session, save SaveFunc) (SessionReport, error) {
 	cc, err := c.defaults()
 	if err != nil {
-		return Report{}, err
+		return SessionReport{}, err
 	}
-	rep := Report{Budget: cc.budget(), Target: cc.target(), Counter: cc.Counter.Name(), LastConsolidated: s.LastConsolidated}
+	rep := SessionReport{Budget: cc.budget(), Target: cc.target(), Counter: cc.Counter.Name(), LastConsolidated: s.LastConsolidated}
 	rep.TokensBefore = cc.EstimatePrompt(s)
 	end := len(s.Messages)
 	if s.LastConsolidated >= end {
@@ -217,7 +216,7 @@ func (c *Consolidator) CompactIdle(ctx context.Context, s *Session, save SaveFun
 	return rep, nil
 }
 
-func (c *Consolidator) account(rep *Report, summary string, degraded bool, n int) {
+func (c *Consolidator) account(rep *SessionReport, summary string, degraded bool, n int) {
 	rep.Archived += n
 	switch {
 	case degraded:
@@ -257,7 +256,7 @@ func (c *Consolidator) pickBoundary(s *Session, toRemove int) (int, bool) {
 func (c *Consolidator) archive(ctx context.Context, s *Session, msgs []Message) (summary string, degraded bool, err error) {
 	formatted := FormatMessages(msgs)
 	raw := func() (string, bool, error) {
-		text := fmt.Sprintf("[RAW] %d messages\n%s", len(msgs), history.Truncate(formatted, RawArchiveMaxChars))
+		text := fmt.Sprintf("[RAW] %d messages\n%s", len(msgs), Truncate(formatted, RawArchiveMaxChars))
 		if _, err := c.Archive.Append(ctx, text, 0, s.Key); err != nil {
 			return "", true, fmt.Errorf("compact: archiving raw messages: %w", err)
 		}

@@ -1,4 +1,4 @@
-package history
+package nanobot
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 func helperAppend(spec string) int {
 	parts := strings.Split(spec, "|")
 	n, _ := strconv.Atoi(parts[1])
-	l := Open(parts[0], Options{})
+	l := OpenLog(parts[0], LogOptions{})
 	for i := range n {
 		if _, err := l.Append(context.Background(), fmt.Sprintf("%s entry %d: 用户偏好简洁回复 %s", parts[2], i, strings.Repeat("x", i%300)), AppendOptions{SessionKey: "proc:" + parts[2]}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -46,7 +46,7 @@ var fixedNow = func() time.Time { return time.Date(2026, 5, 28, 10, 0, 0, 0, tim
 
 func TestAppendWritesNanobotsExactRecord(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{Now: fixedNow})
+	l := OpenLog(dir, LogOptions{Now: fixedNow})
 	ctx := context.Background()
 	if _, err := l.Append(ctx, "<think>should I save this?</think>User prefers replies in 中文 & short <b>tags</b>  \n", AppendOptions{SessionKey: "telegram:42"}); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestAppendWritesNanobotsExactRecord(t *testing.T) {
 
 func TestAppendCaps(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	ctx := context.Background()
 	for _, tc := range []struct{ max, want int }{{0, EntryHardCap}, {RawArchiveMaxChars, RawArchiveMaxChars}, {SummaryMaxChars, SummaryMaxChars}} {
 		e, err := l.Append(ctx, strings.Repeat("长", 70_000), AppendOptions{MaxChars: tc.max})
@@ -91,7 +91,7 @@ func TestCursorContinuesFromCounterAndLog(t *testing.T) {
 	// away by hand) and one behind (a stale counter).
 	os.WriteFile(filepath.Join(dir, LogName), []byte(`{"cursor": 41, "timestamp": "2026-05-01 09:00", "content": "a"}`+"\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, CursorName), []byte("50"), 0o644)
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	e, err := l.Append(context.Background(), "b", AppendOptions{})
 	if err != nil || e.Cursor != 51 {
 		t.Fatalf("after counter 50: cursor %d, %v", e.Cursor, err)
@@ -110,7 +110,7 @@ func TestConcurrentGoroutinesGetUniqueGapFreeCursors(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l := Open(dir, Options{}) // separate Logs: only the flock serialises them
+			l := OpenLog(dir, LogOptions{}) // separate Logs: only the flock serialises them
 			for i := range 40 {
 				if _, err := l.Append(ctx, fmt.Sprintf("g%d-%d", g, i), AppendOptions{}); err != nil {
 					t.Error(err)
@@ -138,7 +138,7 @@ func TestConcurrentProcessesGetUniqueGapFreeCursors(t *testing.T) {
 		cmds = append(cmds, cmd)
 	}
 	// This process appends too, through the same lock.
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	for i := range 50 {
 		if _, err := l.Append(context.Background(), fmt.Sprintf("parent %d", i), AppendOptions{}); err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func checkGapFree(t *testing.T, dir string, n int) {
 			t.Fatalf("line %d has cursor %d: cursors must follow file order without gaps", i+1, e.Cursor)
 		}
 	}
-	res, err := Open(dir, Options{}).After(context.Background(), 0, Query{})
+	res, err := OpenLog(dir, LogOptions{}).After(context.Background(), 0, Query{})
 	if err != nil || len(res.Entries) != n || len(res.Problems) != 0 {
 		t.Fatalf("After: %d entries, problems %v, err %v", len(res.Entries), res.Problems, err)
 	}
@@ -184,7 +184,7 @@ func checkGapFree(t *testing.T, dir string, n int) {
 
 func TestTornLastLineIsReportedThenClosedNeverRemoved(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{Now: fixedNow})
+	l := OpenLog(dir, LogOptions{Now: fixedNow})
 	ctx := context.Background()
 	for i := range 3 {
 		l.Append(ctx, fmt.Sprintf("entry %d", i), AppendOptions{})
@@ -232,7 +232,7 @@ func TestCorruptLinesAreSkippedAndReported(t *testing.T) {
 		`{"cursor": 7, "timestamp": "2026-05-01 09:01", "content": "ok two", "session_key": null}`,
 	}, "\n") + "\n"
 	os.WriteFile(filepath.Join(dir, LogName), []byte(content), 0o644)
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	res, err := l.After(context.Background(), 0, Query{})
 	if err != nil {
 		t.Fatal(err)
@@ -253,12 +253,12 @@ func TestCorruptLinesAreSkippedAndReported(t *testing.T) {
 
 func TestSessionScopedAndUnifiedReads(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	ctx := context.Background()
 	for _, k := range []string{"cli:direct", "telegram:42", "cron:daily", "dream:20260528-100000", "heartbeat", "", "cli:direct", "heartbeat-ish"} {
 		l.Append(ctx, "from "+k, AppendOptions{SessionKey: k})
 	}
-	keys := func(r Result) string {
+	keys := func(r ReadResult) string {
 		var s []string
 		for _, e := range r.Entries {
 			s = append(s, e.SessionKey)
@@ -289,14 +289,14 @@ func TestSessionScopedAndUnifiedReads(t *testing.T) {
 func TestIndexAgreesWithFullScan(t *testing.T) {
 	dir := t.TempDir()
 	writeEntries(t, dir, 99, 0)
-	l := Open(dir, Options{Stride: 8})
+	l := OpenLog(dir, LogOptions{Stride: 8})
 	ctx := context.Background()
 	l.Append(ctx, "entry 100", AppendOptions{}) // indexes the log
 	check := func(stage string, wantIndexed bool) {
 		t.Helper()
 		for _, since := range []int64{-1, 0, 1, 7, 8, 9, 15, 16, 17, 50, 98, 99, 100, 101, 110, 119, 120, 121, 130} {
 			for _, limit := range []int{0, 1, 20} {
-				got, err := Open(dir, Options{ReadOnly: true, Stride: 8}).After(ctx, since, Query{Limit: limit})
+				got, err := OpenLog(dir, LogOptions{ReadOnly: true, Stride: 8}).After(ctx, since, Query{Limit: limit})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -329,7 +329,7 @@ func TestIndexAgreesWithFullScan(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, LogName), b.Bytes(), 0o644)
 	check("replaced log, stale index", false)
 	// A writable read rebuilds it.
-	if _, err := Open(dir, Options{Stride: 8}).After(ctx, 0, Query{}); err != nil {
+	if _, err := OpenLog(dir, LogOptions{Stride: 8}).After(ctx, 0, Query{}); err != nil {
 		t.Fatal(err)
 	}
 	check("rebuilt", true)
@@ -349,7 +349,7 @@ func TestIndexNotUsedForNonMonotonicLog(t *testing.T) {
 		b.Write(encodeLine(Entry{Cursor: c, Timestamp: "2026-05-28 10:00", Content: "x"}))
 	}
 	os.WriteFile(filepath.Join(dir, LogName), b.Bytes(), 0o644)
-	l := Open(dir, Options{Stride: 2})
+	l := OpenLog(dir, LogOptions{Stride: 2})
 	l.After(context.Background(), 0, Query{}) // builds the index
 	res, _ := l.After(context.Background(), 4, Query{})
 	if fmt.Sprint(cursors(res.Entries)) != "[10 5 11 6]" || res.Indexed {
@@ -389,7 +389,7 @@ func TestCompactNeverDropsUnconsumedEntries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 30 {
 		dir := t.TempDir()
-		l := Open(dir, Options{Stride: 4})
+		l := OpenLog(dir, LogOptions{Stride: 4})
 		ctx := context.Background()
 		n := 1 + rng.IntN(60)
 		writeEntries(t, dir, n, -1)
@@ -422,7 +422,7 @@ func TestCompactNeverDropsUnconsumedEntries(t *testing.T) {
 
 func TestCompactToDefaultKeepsCorruptLinesInKeptPart(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	ctx := context.Background()
 	writeEntries(t, dir, 1200, 1101)
 	l.SetDreamCursor(1200)
@@ -442,7 +442,7 @@ func TestCompactToDefaultKeepsCorruptLinesInKeptPart(t *testing.T) {
 
 func TestDreamCursorRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	if c, err := l.DreamCursor(); c != 0 || err != nil {
 		t.Fatalf("missing cursor: %d %v", c, err)
 	}
@@ -450,7 +450,7 @@ func TestDreamCursorRoundTrip(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, DreamCursorName)); string(b) != "42" {
 		t.Fatalf(".dream_cursor = %q (nanobot writes str(cursor))", b)
 	}
-	ro := Open(dir, Options{ReadOnly: true})
+	ro := OpenLog(dir, LogOptions{ReadOnly: true})
 	if err := ro.SetDreamCursor(1); err != ErrReadOnly {
 		t.Fatalf("read-only: %v", err)
 	}
@@ -468,7 +468,7 @@ func TestAppendHonoursContextWhileLocked(t *testing.T) {
 	defer unlockLog(f)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := Open(dir, Options{}).Append(ctx, "x", AppendOptions{}); err == nil {
+	if _, err := OpenLog(dir, LogOptions{}).Append(ctx, "x", AppendOptions{}); err == nil {
 		t.Fatal("append succeeded while another holder had the lock")
 	}
 }
@@ -479,7 +479,7 @@ func FuzzReadLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, LogName), data, 0o644)
-		l := Open(dir, Options{Stride: 2})
+		l := OpenLog(dir, LogOptions{Stride: 2})
 		ctx := context.Background()
 		a, err := l.After(ctx, 0, Query{})
 		if err != nil {
@@ -524,7 +524,7 @@ func TestTailMatchesForwardRead(t *testing.T) {
 	f, _ := os.OpenFile(filepath.Join(dir, LogName), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"cursor": 3001, "timestamp": "x", "content": "torn`)
 	f.Close()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	ctx := context.Background()
 	all, _ := l.After(ctx, -1, Query{})
 	for _, n := range []int{1, 2, 7, 1499, 1500, 1501, 2999, 3000, 5000} {
@@ -550,7 +550,7 @@ func TestTailMatchesForwardRead(t *testing.T) {
 // holder re-checks the file after locking), so the kept tail is gap-free.
 func TestCompactionRacingAppendersLosesNothing(t *testing.T) {
 	dir := t.TempDir()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	if err := l.SetDreamCursor(1 << 40); err != nil { // everything counts as consumed
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package historydream
+package nanobot
 
 import (
 	"context"
@@ -12,14 +12,13 @@ import (
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/fsutil"
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
 )
 
-// Config is one history dream.
-type Config struct {
+// DreamConfig is one history dream.
+type DreamConfig struct {
 	// Workspace is the directory read and written: the staging copy of a
 	// nanobot workspace.
 	Workspace string
@@ -35,7 +34,7 @@ type Config struct {
 	// all its batches; the agent's defaults when zero.
 	MaxTurns  int
 	MaxTokens int64
-	// BatchSize is the most entries per model run; BatchSize when zero.
+	// BatchSize is the most entries per model run; DreamBatchSize when zero.
 	BatchSize int
 	// Template replaces the default dream instructions when not empty.
 	Template string
@@ -46,8 +45,8 @@ type Config struct {
 	Budget func(used, next llm.Usage) (int, error)
 }
 
-// Result is what a run did, filled in also when it fails.
-type Result struct {
+// DreamResult is what a run did, filled in also when it fails.
+type DreamResult struct {
 	Batches      int
 	Consumed     int   // history entries consumed
 	StartCursor  int64 // the dream cursor before the run
@@ -69,20 +68,20 @@ type Result struct {
 // turn (nanobot's dream_run_completed is false); the cursor stays.
 var ErrIncomplete = errors.New("historydream: the model did not finish the batch")
 
-// Run drains the backlog: while entries are above the dream cursor, it
-// gives the oldest BatchSize of them to a restricted agent, and when that
-// run completes (also when it changed nothing) it moves the cursor past
+// RunDream drains the backlog: while entries are above the dream cursor, it
+// gives the oldest cfg.BatchSize of them to a restricted agent, and when
+// that run completes (also when it changed nothing) it moves the cursor past
 // them. Turns and tokens are one budget for all batches. Any failure,
 // timeout, cancellation or exhausted budget returns an error; the caller
 // (the Dreamer's journal) then discards every change of the run, the
 // cursor included, so an entry is consumed only by a run that completed.
-func Run(ctx context.Context, cfg Config) (res Result, err error) {
+func RunDream(ctx context.Context, cfg DreamConfig) (res DreamResult, err error) {
 	if cfg.Provider == nil {
 		return res, errors.New("historydream: no provider")
 	}
 	cfg = cfg.withDefaults()
 	memDir := filepath.Join(cfg.Workspace, "memory")
-	log := history.Open(memDir, history.Options{ReadOnly: true})
+	log := OpenLog(memDir, LogOptions{ReadOnly: true})
 	cursor, err := log.DreamCursor()
 	if err != nil {
 		return res, err
@@ -103,7 +102,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		if err := ctx.Err(); err != nil {
 			return res, context.Cause(ctx)
 		}
-		batch, err := log.After(ctx, cursor, history.Query{Limit: cfg.BatchSize})
+		batch, err := log.After(ctx, cursor, Query{Limit: cfg.BatchSize})
 		if err != nil {
 			return res, err
 		}
@@ -120,7 +119,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			Model:           cfg.Model,
 			MaxOutputTokens: cfg.MaxOutputTokens,
 			System:          system,
-			Task:            BuildPrompt(cfg.Template, cfg.Workspace, batch.Entries),
+			Task:            BuildDreamPrompt(cfg.Template, cfg.Workspace, batch.Entries),
 			Tools:           set.Tools(),
 			MaxTurns:        turnsLeft,
 			MaxTokens:       tokensLeft,
@@ -140,11 +139,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 		for _, e := range batch.Entries {
 			shown.WriteString(e.Timestamp + " " + e.Content + "\n")
 		}
-		res.Shown = append(res.Shown, evidence.Shown{Tool: "history", Source: filepath.Join(cfg.DisplayWorkspace, "memory", history.LogName), Text: shown.String()})
+		res.Shown = append(res.Shown, evidence.Shown{Tool: "history", Source: filepath.Join(cfg.DisplayWorkspace, "memory", LogName), Text: shown.String()})
 		cursor = batch.Entries[len(batch.Entries)-1].Cursor
 		// The cursor goes into the same copy as the edits: the journal lands
 		// both or neither.
-		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, history.DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644, true); err != nil {
+		if err := fsutil.WriteFileAtomic(filepath.Join(memDir, DreamCursorName), []byte(strconv.FormatInt(cursor, 10)), 0o644, true); err != nil {
 			return res, fmt.Errorf("historydream: recording the dream cursor: %w", err)
 		}
 		res.Batches++
@@ -155,12 +154,12 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 }
 
 // withDefaults is cfg with its zero fields given their defaults.
-func (cfg Config) withDefaults() Config {
+func (cfg DreamConfig) withDefaults() DreamConfig {
 	if cfg.DisplayWorkspace == "" {
 		cfg.DisplayWorkspace = cfg.Workspace
 	}
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = BatchSize
+		cfg.BatchSize = DreamBatchSize
 	}
 	if cfg.MaxTurns <= 0 {
 		cfg.MaxTurns = agent.DefaultMaxTurns
@@ -169,7 +168,7 @@ func (cfg Config) withDefaults() Config {
 		cfg.MaxTokens = agent.DefaultMaxTokens
 	}
 	if cfg.Template == "" {
-		cfg.Template = DefaultTemplate()
+		cfg.Template = DefaultDreamTemplate()
 	}
 	return cfg
 }
@@ -177,7 +176,7 @@ func (cfg Config) withDefaults() Config {
 // batchBudget is cfg.Budget for one batch's agent, which counts only its
 // own usage: prior, what the earlier batches used, is added. nil without a
 // Budget.
-func (cfg Config) batchBudget(prior llm.Usage) func(used, next llm.Usage) (int, error) {
+func (cfg DreamConfig) batchBudget(prior llm.Usage) func(used, next llm.Usage) (int, error) {
 	if cfg.Budget == nil {
 		return nil
 	}
@@ -211,25 +210,25 @@ const (
 	summaryTokens = 80
 )
 
-// Estimate plays the batches Run would send over the unconsumed history
+// EstimateDream plays the batches RunDream would send over the unconsumed history
 // (spend.Simulate), counting text with count; writes says the provider
 // writes new input to its prompt cache (Anthropic). It returns the usage
 // and the number of requests.
-func Estimate(ctx context.Context, cfg Config, count func(string) int64, writes bool) (llm.Usage, int, error) {
+func EstimateDream(ctx context.Context, cfg DreamConfig, count func(string) int64, writes bool) (llm.Usage, int, error) {
 	var u llm.Usage
 	batchSize := cfg.BatchSize
 	if batchSize <= 0 {
-		batchSize = BatchSize
+		batchSize = DreamBatchSize
 	}
 	template := cfg.Template
 	if template == "" {
-		template = DefaultTemplate()
+		template = DefaultDreamTemplate()
 	}
 	if cfg.DisplayWorkspace == "" {
 		cfg.DisplayWorkspace = cfg.Workspace
 	}
 	memDir := filepath.Join(cfg.Workspace, "memory")
-	log := history.Open(memDir, history.Options{ReadOnly: true})
+	log := OpenLog(memDir, LogOptions{ReadOnly: true})
 	cursor, err := log.DreamCursor()
 	if err != nil {
 		return u, 0, err
@@ -251,14 +250,14 @@ func Estimate(ctx context.Context, cfg Config, count func(string) int64, writes 
 	}
 	requests := 0
 	for {
-		batch, err := log.After(ctx, cursor, history.Query{Limit: cfg.BatchSize})
+		batch, err := log.After(ctx, cursor, Query{Limit: cfg.BatchSize})
 		if err != nil {
 			return u, requests, err
 		}
 		if len(batch.Entries) == 0 {
 			return u, requests, nil
 		}
-		first := fixed + count(BuildPrompt(template, cfg.Workspace, batch.Entries)) + 150 // the system prompt
+		first := fixed + count(BuildDreamPrompt(template, cfg.Workspace, batch.Entries)) + 150 // the system prompt
 		turns := []spend.Turn{{Output: 3 * callTokens, Results: files}, {Output: 2 * (callTokens + editTokens), Results: 50}}
 		bu, n, _ := spend.Simulate(first, fixed, turns, summaryTokens, writes)
 		u.Add(bu)

@@ -1,4 +1,4 @@
-package nanobotws
+package nanobot
 
 import "testing"
 

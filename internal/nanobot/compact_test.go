@@ -1,4 +1,4 @@
-package compact
+package nanobot
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dreamkit/dream/internal/history"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -119,9 +118,9 @@ func longSession(t *testing.T, dir string, n, words int, updated time.Time) stri
 	return p
 }
 
-func workspaceMemory(t *testing.T) (string, *history.Log) {
+func workspaceMemory(t *testing.T) (string, *Log) {
 	mem := filepath.Join(t.TempDir(), "memory")
-	return mem, history.Open(mem, history.Options{})
+	return mem, OpenLog(mem, LogOptions{})
 }
 
 func TestConsolidateCutsAtUserTurnsWithinFiveRounds(t *testing.T) {
@@ -154,7 +153,7 @@ func TestConsolidateCutsAtUserTurnsWithinFiveRounds(t *testing.T) {
 	if rep.Stopped == "reached target" && rep.TokensAfter > rep.Target {
 		t.Fatalf("claims the target but %d > %d", rep.TokensAfter, rep.Target)
 	}
-	entries, _ := log.After(context.Background(), 0, history.Query{Session: "telegram:8812"})
+	entries, _ := log.After(context.Background(), 0, Query{Session: "telegram:8812"})
 	if len(entries.Entries) != rep.Summaries || rep.Summaries != rep.Rounds {
 		t.Fatalf("%d history entries for %d summaries in %d rounds", len(entries.Entries), rep.Summaries, rep.Rounds)
 	}
@@ -195,7 +194,7 @@ func TestConsolidateDegradesToRawArchiveAndStops(t *testing.T) {
 			if rep.Rounds != 1 || rep.RawArchives != 1 || len(prov.reqs) != 1 || s.LastConsolidated == 0 {
 				t.Fatalf("%+v, %d requests", rep, len(prov.reqs))
 			}
-			e, _ := log.After(context.Background(), 0, history.Query{})
+			e, _ := log.After(context.Background(), 0, Query{})
 			if len(e.Entries) != 1 || !strings.HasPrefix(e.Entries[0].Content, fmt.Sprintf("[RAW] %d messages\n[2026-05-28T09:00] USER: turn 0", s.LastConsolidated)) {
 				t.Fatalf("raw archive: %+v", e.Entries)
 			}
@@ -216,7 +215,7 @@ func TestNothingAnswerArchivesNothingButMovesOn(t *testing.T) {
 	if err != nil || rep.NothingAnswers != 1 || s.LastConsolidated != 16 {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	if e, _ := log.After(context.Background(), 0, history.Query{}); len(e.Entries) != 0 {
+	if e, _ := log.After(context.Background(), 0, Query{}); len(e.Entries) != 0 {
 		t.Fatal("(nothing) appended an entry")
 	}
 	if _, ok := s.LastSummary(); ok {
@@ -248,7 +247,7 @@ func TestRatioBounds(t *testing.T) {
 	mem, _ := workspaceMemory(t)
 	for _, r := range []float64{0.05, 0.96, -1} {
 		c := &Consolidator{Ratio: r, Archive: WorkspaceHistory(mem)}
-		if _, err := c.Consolidate(context.Background(), &Session{}, nil); !errors.Is(err, ErrConfig) {
+		if _, err := c.Consolidate(context.Background(), &Session{}, nil); !errors.Is(err, ErrCompactConfig) {
 			t.Errorf("ratio %g accepted", r)
 		}
 	}
@@ -267,14 +266,14 @@ func TestCompactFileRefusesActiveAndLockedKeepsConcurrentTurn(t *testing.T) {
 	c := &Consolidator{Provider: prov, Archive: WorkspaceHistory(mem)}
 
 	p := longSession(t, dir, 5, 16, time.Now().Add(-2*time.Minute))
-	if _, err := CompactFile(context.Background(), c, p, FileOptions{}); !errors.Is(err, ErrActive) {
+	if _, err := CompactFile(context.Background(), c, p, CompactFileOptions{}); !errors.Is(err, ErrSessionActive) {
 		t.Fatalf("active session: %v", err)
 	}
 
 	p = longSession(t, dir, 5, 16, time.Now().Add(-20*time.Minute))
 	f, _ := os.OpenFile(filepath.Join(dir, SessionsLockName), os.O_RDWR|os.O_CREATE, 0o644)
 	syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-	if _, err := CompactFile(context.Background(), c, p, FileOptions{}); !errors.Is(err, ErrLocked) {
+	if _, err := CompactFile(context.Background(), c, p, CompactFileOptions{}); !errors.Is(err, ErrSessionsLocked) {
 		t.Fatalf("locked session files: %v", err)
 	}
 	f.Close()
@@ -285,7 +284,7 @@ func TestCompactFileRefusesActiveAndLockedKeepsConcurrentTurn(t *testing.T) {
 		fh.WriteString(`{"role": "user", "content": "new turn during compaction"}` + "\n")
 		fh.Close()
 	}
-	rep, err := CompactFile(context.Background(), c, p, FileOptions{})
+	rep, err := CompactFile(context.Background(), c, p, CompactFileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +304,7 @@ func TestCompactFileRefusesActiveAndLockedKeepsConcurrentTurn(t *testing.T) {
 	if len(replay) < ReplayWindow-3 || replay[0].Role != "user" || replay[len(replay)-1].Text() != "new turn during compaction" {
 		t.Fatalf("replay window: %d messages from %s", len(replay), replay[0].Role)
 	}
-	if e, _ := log.After(context.Background(), 0, history.Query{Session: "telegram:8812"}); len(e.Entries) != 1 {
+	if e, _ := log.After(context.Background(), 0, Query{Session: "telegram:8812"}); len(e.Entries) != 1 {
 		t.Fatalf("history: %+v", e.Entries)
 	}
 }
@@ -349,7 +348,7 @@ func TestIdleCompactorSkipsActiveInternalAndThrottles(t *testing.T) {
 		Consolidator: &Consolidator{Provider: prov, Archive: WorkspaceHistory(mem), Now: func() time.Time { return now }},
 		Active:       func() []string { return []string{"telegram:3"} },
 		Now:          func() time.Time { return now },
-		OnDone: func(key string, r Report, err error) {
+		OnDone: func(key string, r SessionReport, err error) {
 			mu.Lock()
 			done = append(done, fmt.Sprintf("%s:%v", key, err))
 			mu.Unlock()

@@ -1,4 +1,4 @@
-package compact
+package nanobot
 
 import (
 	"encoding/json"

@@ -1,11 +1,4 @@
-// Package nanobotws is what dream knows of a nanobot workspace besides the
-// dream itself: which files a dream may write, and nanobot's own git store,
-// where a landed dream is committed. It is apart from package historydream
-// (the model-driven dream) so that package dream, which guards every
-// nanobot dream's edits and finishes every landed one, links none of the
-// sub-agent and its tools. The commit follows nanobot/utils/gitstore.py
-// (summarize_working_tree, auto_commit).
-package nanobotws
+package nanobot
 
 import "strings"
 

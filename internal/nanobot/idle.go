@@ -1,4 +1,4 @@
-package compact
+package nanobot
 
 import (
 	"bufio"
@@ -19,18 +19,11 @@ const (
 	DefaultScanEvery = 60 * time.Second
 )
 
-// ErrActive: the session was used within the idle threshold.
-var ErrActive = errors.New("compact: the session is active")
+// ErrSessionActive: the session was used within the idle threshold.
+var ErrSessionActive = errors.New("compact: the session is active")
 
-// IsInternalSession reports whether a session key is nanobot's own
-// background work, which is never compacted (autocompact.py,
-// _INTERNAL_SESSION_PREFIXES, and the history's internal keys).
-func IsInternalSession(key string) bool {
-	return key == "heartbeat" || strings.HasPrefix(key, "dream:") || strings.HasPrefix(key, "cron:")
-}
-
-// FileOptions tune CompactFile.
-type FileOptions struct {
+// CompactFileOptions tune CompactFile.
+type CompactFileOptions struct {
 	// IdleAfter is how long since the session's updated_at before it may be
 	// compacted; DefaultIdleAfter when zero.
 	IdleAfter time.Duration
@@ -40,33 +33,34 @@ type FileOptions struct {
 
 // CompactFile archives an idle session file (CompactIdle) without holding
 // the session files' lock across the model call: the file is read under
-// the lock (refused with ErrLocked if nanobot or another process holds it)
-// and, after the archive is durable, re-read and updated under the lock
-// again, so that messages a turn appended meanwhile are kept and stay
-// unarchived. A session updated within IdleAfter is refused with ErrActive.
-func CompactFile(ctx context.Context, c *Consolidator, path string, o FileOptions) (Report, error) {
+// the lock (refused with ErrSessionsLocked if nanobot or another process
+// holds it) and, after the archive is durable, re-read and updated under
+// the lock again, so that messages a turn appended meanwhile are kept and
+// stay unarchived. A session updated within IdleAfter is refused with
+// ErrSessionActive.
+func CompactFile(ctx context.Context, c *Consolidator, path string, o CompactFileOptions) (SessionReport, error) {
 	if o.IdleAfter <= 0 {
 		o.IdleAfter = DefaultIdleAfter
 	}
 	dir := filepath.Dir(path)
 	release, err := lockSessions(dir)
 	if err != nil {
-		return Report{}, err
+		return SessionReport{}, err
 	}
 	s, err := LoadSession(path)
 	release()
 	if err != nil {
-		return Report{}, err
+		return SessionReport{}, err
 	}
 	now := time.Now()
 	if c.Now != nil {
 		now = c.Now()
 	}
 	if IsInternalSession(s.Key) {
-		return Report{}, fmt.Errorf("compact: %q is one of nanobot's internal sessions", s.Key)
+		return SessionReport{}, fmt.Errorf("compact: %q is one of nanobot's internal sessions", s.Key)
 	}
 	if idle := now.Sub(s.UpdatedAt); !o.Force && !s.UpdatedAt.IsZero() && idle < o.IdleAfter {
-		return Report{}, fmt.Errorf("%w: last updated %s ago, under the idle threshold of %s", ErrActive, idle.Round(time.Second), o.IdleAfter)
+		return SessionReport{}, fmt.Errorf("%w: last updated %s ago, under the idle threshold of %s", ErrSessionActive, idle.Round(time.Second), o.IdleAfter)
 	}
 	return c.CompactIdle(ctx, s, func(done *Session) error { return saveMerged(ctx, path, done) })
 }
@@ -82,7 +76,7 @@ func saveMerged(ctx context.Context, path string, done *Session) error {
 			release = r
 			break
 		}
-		if !errors.Is(err, ErrLocked) {
+		if !errors.Is(err, ErrSessionsLocked) {
 			return err
 		}
 		select {
@@ -119,7 +113,7 @@ type IdleCompactor struct {
 	// Active returns the keys of sessions with a turn in flight; may be nil.
 	Active func() []string
 	// OnDone receives each background result; may be nil.
-	OnDone func(key string, r Report, err error)
+	OnDone func(key string, r SessionReport, err error)
 	Now    func() time.Time
 
 	mu        sync.Mutex
@@ -185,7 +179,7 @@ func (ic *IdleCompactor) Check(ctx context.Context) []string {
 				delete(ic.archiving, key)
 				ic.mu.Unlock()
 			}()
-			r, err := CompactFile(ctx, ic.Consolidator, path, FileOptions{IdleAfter: idleAfter})
+			r, err := CompactFile(ctx, ic.Consolidator, path, CompactFileOptions{IdleAfter: idleAfter})
 			if ic.OnDone != nil {
 				ic.OnDone(key, r, err)
 			}

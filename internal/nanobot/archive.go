@@ -1,10 +1,6 @@
-package compact
+package nanobot
 
-import (
-	"context"
-
-	"github.com/dreamkit/dream/internal/history"
-)
+import "context"
 
 // Archive is where compaction writes: nanobot's history.jsonl. Append must
 // be durable when it returns, because the session's cursor moves past the
@@ -16,18 +12,12 @@ type Archive interface {
 // WorkspaceHistory is the history.jsonl of a nanobot memory dir
 // (WORKSPACE/memory), appended under its cross-process lock.
 func WorkspaceHistory(memoryDir string) Archive {
-	return workspaceHistory{history.Open(memoryDir, history.Options{})}
+	return workspaceHistory{OpenLog(memoryDir, LogOptions{})}
 }
 
-type workspaceHistory struct{ log *history.Log }
+type workspaceHistory struct{ log *Log }
 
 func (w workspaceHistory) Append(ctx context.Context, text string, maxChars int, sessionKey string) (int64, error) {
-	e, err := w.log.Append(ctx, text, history.AppendOptions{MaxChars: maxChars, SessionKey: sessionKey})
+	e, err := w.log.Append(ctx, text, AppendOptions{MaxChars: maxChars, SessionKey: sessionKey})
 	return e.Cursor, err
 }
-
-// Caps, from the history package (nanobot's values).
-const (
-	RawArchiveMaxChars = history.RawArchiveMaxChars
-	SummaryMaxChars    = history.SummaryMaxChars
-)

@@ -1,4 +1,4 @@
-package historydream
+package nanobot
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/dreamkit/dream/internal/nanobotws"
 	"github.com/dreamkit/dream/internal/sandbox"
 	"github.com/dreamkit/dream/internal/tools"
 )
@@ -33,7 +32,7 @@ func (c confined) check(input json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	if !nanobotws.Writable(rel) {
+	if !Writable(rel) {
 		return fmt.Errorf("%w: %s; only SOUL.md, USER.md, memory/MEMORY.md and files under skills/ may be written (memory/history.jsonl and its cursors are kept by nanobot)", ErrNotWritable, rel)
 	}
 	return nil

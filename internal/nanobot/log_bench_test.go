@@ -1,4 +1,4 @@
-package history
+package nanobot
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 // it, keep cursor > since). It reports the indexed read as ns/op and the
 // full scan and the ratio as extra metrics:
 //
-//	go test -run '^$' -bench AfterCursorNearEnd -benchtime 2000x ./internal/history/
+//	go test -run '^$' -bench AfterCursorNearEnd -benchtime 2000x ./internal/nanobot/
 func BenchmarkAfterCursorNearEnd(b *testing.B) {
 	const n = 1_000_000
 	dir := b.TempDir()
@@ -32,7 +32,7 @@ func BenchmarkAfterCursorNearEnd(b *testing.B) {
 	}
 	w.Flush()
 	f.Close()
-	l := Open(dir, Options{})
+	l := OpenLog(dir, LogOptions{})
 	ctx := context.Background()
 	if _, err := l.Append(ctx, "the newest entry", AppendOptions{}); err != nil { // builds the index once
 		b.Fatal(err)

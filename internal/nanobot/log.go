@@ -1,4 +1,4 @@
-package history
+package nanobot
 
 import (
 	"bufio"
@@ -17,8 +17,8 @@ import (
 	"time"
 )
 
-// Options tune a Log; the zero value is nanobot's behaviour.
-type Options struct {
+// LogOptions tune a Log; the zero value is nanobot's behaviour.
+type LogOptions struct {
 	// ReadOnly never writes: no index is created or extended. A dream reading
 	// a staging copy uses it, so that the copy changes only where the dream
 	// means it to.
@@ -33,13 +33,13 @@ type Options struct {
 // concurrent use, also from several processes.
 type Log struct {
 	dir, path, idxPath, cursorPath, dreamPath string
-	opt                                       Options
+	opt                                       LogOptions
 	mu                                        sync.Mutex // appends in this process; the flock covers the others
 }
 
-// Open returns the log of a nanobot memory dir (WORKSPACE/memory). It does
+// OpenLog returns the log of a nanobot memory dir (WORKSPACE/memory). It does
 // no I/O: a missing log reads as empty and is created by the first Append.
-func Open(memoryDir string, opt Options) *Log {
+func OpenLog(memoryDir string, opt LogOptions) *Log {
 	if opt.Stride <= 0 {
 		opt.Stride = DefaultStride
 	}
@@ -336,14 +336,16 @@ func (q Query) match(e Entry) bool {
 }
 
 // IsInternalSession reports whether a session key belongs to nanobot's own
-// background work, whose entries a unified view leaves out (memory.py,
-// _INTERNAL_HISTORY_SESSION_PREFIXES and _INTERNAL_HISTORY_SESSION_KEYS).
+// background work: a unified view of the history leaves its entries out
+// (memory.py, _INTERNAL_HISTORY_SESSION_PREFIXES and
+// _INTERNAL_HISTORY_SESSION_KEYS) and compaction never touches its session
+// (autocompact.py, _INTERNAL_SESSION_PREFIXES).
 func IsInternalSession(key string) bool {
 	return key == "heartbeat" || strings.HasPrefix(key, "cron:") || strings.HasPrefix(key, "dream:")
 }
 
-// Result is what a read found.
-type Result struct {
+// ReadResult is what a read found.
+type ReadResult struct {
 	Entries  []Entry   `json:"entries"`
 	Problems []Problem `json:"problems,omitempty"`
 	// Indexed is true when the read started from the offset index.
@@ -353,10 +355,10 @@ type Result struct {
 // After returns the entries whose cursor is above since, oldest first, as
 // nanobot's read_unprocessed_history does, with the lines it skipped. With a
 // valid index it reads only from the indexed entry at or before since.
-func (l *Log) After(ctx context.Context, since int64, q Query) (Result, error) {
+func (l *Log) After(ctx context.Context, since int64, q Query) (ReadResult, error) {
 	f, size, err := l.openRead()
 	if err != nil || f == nil {
-		return Result{Entries: []Entry{}}, err
+		return ReadResult{Entries: []Entry{}}, err
 	}
 	defer f.Close()
 	var from int64
@@ -377,7 +379,7 @@ func (l *Log) After(ctx context.Context, since int64, q Query) (Result, error) {
 		// read is cheap again. This read scans the whole log once.
 		l.reindex(ctx)
 	}
-	res := Result{Entries: []Entry{}, Indexed: indexed}
+	res := ReadResult{Entries: []Entry{}, Indexed: indexed}
 	err = scanLines(f, from, size, func(line []byte, off int64, complete bool) bool {
 		if ctx.Err() != nil {
 			return false
@@ -420,16 +422,16 @@ func (l *Log) reindex(ctx context.Context) {
 
 // Tail returns the last n matching entries, oldest first, reading the log
 // backwards, so that it costs O(n) for an unfiltered tail; n <= 0 means all.
-func (l *Log) Tail(ctx context.Context, n int, q Query) (Result, error) {
+func (l *Log) Tail(ctx context.Context, n int, q Query) (ReadResult, error) {
 	if n <= 0 {
 		return l.After(ctx, -1, q)
 	}
 	f, size, err := l.openRead()
 	if err != nil || f == nil {
-		return Result{Entries: []Entry{}}, err
+		return ReadResult{Entries: []Entry{}}, err
 	}
 	defer f.Close()
-	res := Result{Entries: []Entry{}}
+	res := ReadResult{Entries: []Entry{}}
 	err = scanBackward(f, size, 0, func(line []byte, off int64, complete bool) bool {
 		if ctx.Err() != nil {
 			return false

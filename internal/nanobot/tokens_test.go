@@ -1,4 +1,4 @@
-package compact
+package nanobot
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ var calibrate = flag.Bool("calibrate", false, "fit the estimator's coefficients 
 // paragraphs: what the estimator is fitted on.
 func calibrationCorpus(t *testing.T) []string {
 	var files []string
-	for _, pat := range []string{"../testdata/eval/*/memory/*.md", "../testdata/eval/*/memory/*/*.md", "../internal/demo/testdata/example/memory/*.md"} {
+	for _, pat := range []string{"../../testdata/eval/*/memory/*.md", "../../testdata/eval/*/memory/*/*.md", "../demo/testdata/example/memory/*.md"} {
 		m, _ := filepath.Glob(pat)
 		files = append(files, m...)
 	}
@@ -48,7 +48,7 @@ func calibrationCorpus(t *testing.T) []string {
 // count covers.
 func transcriptCorpus(t *testing.T) []string {
 	var files []string
-	for _, pat := range []string{"../testdata/eval/*/sessions/*.jsonl", "../internal/demo/testdata/example/sessions/*.jsonl", "testdata/*.jsonl"} {
+	for _, pat := range []string{"../../testdata/eval/*/sessions/*.jsonl", "../demo/testdata/example/sessions/*.jsonl", "testdata/*.jsonl"} {
 		m, _ := filepath.Glob(pat)
 		files = append(files, m...)
 	}
@@ -99,7 +99,7 @@ func collectStrings(v any, out *[]string) {
 }
 
 // TestCalibrateEstimator fits the coefficients by least squares
-// (go test -run CalibrateEstimator -calibrate -v ./compact/).
+// (go test -run CalibrateEstimator -calibrate -v ./internal/nanobot/).
 func TestCalibrateEstimator(t *testing.T) {
 	if !*calibrate {
 		t.Skip("run with -calibrate to refit DefaultEstimator")
@@ -160,7 +160,7 @@ func solve(a [numFeatures][numFeatures]float64, b [numFeatures]float64) [numFeat
 // TestEstimatorErrorOnProjectTranscripts measures the fallback against the
 // real tokenizer on transcripts it was not fitted on, and nanobot's own
 // byte fallback beside it. The bound catches a regression; the figures are
-// in the log (go test -run EstimatorError -v ./compact/).
+// in the log (go test -run EstimatorError -v ./internal/nanobot/).
 func TestEstimatorErrorOnProjectTranscripts(t *testing.T) {
 	tk, err := NewTokenizer()
 	if err != nil {

@@ -1,19 +1,4 @@
-// Package history is nanobot's append-only conversation log,
-// WORKSPACE/memory/history.jsonl, with its two cursor files: .cursor (the
-// last cursor handed out) and .dream_cursor (the last entry a dream has
-// consumed). The record format, the caps, the cleaning and the compaction
-// rule follow nanobot's MemoryStore (HKUDS/nanobot, nanobot/agent/memory.py:
-// append_history, _next_cursor, read_unprocessed_history, compact_history,
-// read_recent_history_for_prompt), so that dream and nanobot read and write
-// the same files.
-//
-// Where nanobot serialises appends with a thread lock, this package takes an
-// flock on the log itself, so that goroutines and processes (several dream
-// invocations, a Go agent) allocate unique, gap-free cursors. Reads after a
-// cursor cost O(new entries) through a small offset index kept beside the
-// log (history.jsonl.idx), which is validated on every use and rebuilt when
-// it is missing or stale; the log stays the only source of truth.
-package history
+package nanobot
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package compact
+package nanobot
 
 import (
 	"errors"
@@ -16,8 +16,8 @@ import (
 // an flock, so taking the same flock excludes nanobot too.
 const SessionsLockName = ".session-files.lock"
 
-// ErrLocked: another process holds the sessions lock.
-var ErrLocked = errors.New("compact: the session files are locked by another process")
+// ErrSessionsLocked: another process holds the sessions lock.
+var ErrSessionsLocked = errors.New("compact: the session files are locked by another process")
 
 // lockSessions takes the sessions lock of dir without waiting; release
 // frees it.
@@ -29,7 +29,7 @@ func lockSessions(dir string) (release func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, ErrLocked
+			return nil, ErrSessionsLocked
 		}
 		return nil, fmt.Errorf("compact: locking %s: %w", dir, err)
 	}
