@@ -256,7 +256,7 @@ func cmdCompact(a *app, args []string) error {
 	if s, lerr := nanobot.LoadSession(path); lerr == nil {
 		key = s.Key
 	}
-	v := compactView{Report: rep, Session: key, File: path, Raw: choice.Provider == nil}
+	v := compactView{SessionReport: rep, Session: key, File: path, Raw: choice.Provider == nil}
 	if a.jsonOut {
 		a.printJSON(v)
 		return nil
