@@ -9,6 +9,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
 )
 
 // TestCodexMemoryOwner: a Codex memory that Codex consolidates itself
@@ -53,7 +54,7 @@ func TestCodexMemoryOwner(t *testing.T) {
 				ran = true
 				return dream.Outcome{}, nil
 			})
-			cfg, err := dream.ConfigForProject(host.Project{Host: "codex", MemoryDir: mem, SessionsDir: filepath.Join(codex, "sessions")}, nil,
+			cfg, err := hostcfg.For(host.Project{Host: "codex", MemoryDir: mem, SessionsDir: filepath.Join(codex, "sessions")}, nil,
 				dream.Config{StateDir: s.StateDir, Settings: s, Runner: runner, Provider: "test"}, home, func(string) (string, bool) { return "", false })
 			if err != nil {
 				t.Fatal(err)

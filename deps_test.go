@@ -33,7 +33,7 @@ func TestBackendsStayOutsideTheRoot(t *testing.T) {
 	}{
 		{pkg: mod, forbidden: append([]string{
 			mod + "/internal/agent", mod + "/internal/tools", mod + "/internal/sandbox", mod + "/internal/prompt",
-			mod + "/internal/historydream", mod + "/runner", mod + "/provider", mod + "/llm/anthropic", mod + "/llm/openai",
+			mod + "/internal/nanobot", mod + "/internal/hostcfg", mod + "/runner", mod + "/provider", mod + "/llm/anthropic", mod + "/llm/openai",
 			mod + "/internal/etcdlock", mod + "/internal/gitsync", mod + "/internal/mcpserver", mod + "/internal/daemon",
 		}, append(sdkModules, serverModules...)...)},
 		{pkg: mod + "/runner", forbidden: append([]string{mod + "/provider", mod + "/llm/anthropic", mod + "/llm/openai"}, sdkModules...)},

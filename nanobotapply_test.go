@@ -10,6 +10,8 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // TestAppliedNanobotReviewIsCommittedToItsStore: a staged nanobot dream that
@@ -44,7 +46,7 @@ func TestAppliedNanobotReviewIsCommittedToItsStore(t *testing.T) {
 		err := os.WriteFile(p, []byte(mem+"- The controller talks MQTT to the lamps.\n"), 0o644)
 		return dream.Outcome{FilesTouched: []string{"memory/MEMORY.md"}, Summary: "added a fact"}, err
 	})
-	cfg, err := dream.ConfigForProject(host.Project{Host: dream.HostNanobot, MemoryDir: ws}, nil,
+	cfg, err := hostcfg.For(host.Project{Host: nanobot.HostName, MemoryDir: ws}, nil,
 		dream.Config{StateDir: s.StateDir, Settings: s, Runner: write, Provider: "test"}, home, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,7 @@
 // It lives outside package dream so that the root links neither SDK: a host
 // that brings its own dream.Runner, or dreams offline with runner.Offline,
 // never imports this package. The command line, `dream daemon` and `dream
-// mcp` call Choose once and hand the Choice to dream.ConfigForProject, which
+// mcp` call Choose once and hand the Choice to hostcfg.For, which
 // asks it for each project's runner (runner.For).
 package provider
 
@@ -27,7 +27,7 @@ const (
 	Offline   = providername.Offline
 )
 
-// Choice is the provider dream will use and why. It is the dream.Backend
+// Choice is the provider dream will use and why. It is the hostcfg.Backend
 // of the command line, the daemon and the MCP server; the zero Choice
 // dreams offline.
 type Choice struct {
@@ -194,7 +194,7 @@ func unused(getenv func(string) string, chosen string, o Options) []Unused {
 	return out
 }
 
-// Runner implements dream.Backend: runner.For with the chosen model.
+// Runner implements hostcfg.Backend: runner.For with the chosen model.
 func (c Choice) Runner(s dream.Settings) dream.Runner {
 	return runner.For(c.Provider, c.Model, s)
 }
@@ -206,7 +206,7 @@ func (c Choice) JobRunner(dream.Settings) dream.Runner {
 	return runner.ForJob(c.Provider, c.Model)
 }
 
-// Names implements dream.Backend: the provider and model recorded with
+// Names implements hostcfg.Backend: the provider and model recorded with
 // each dream.
 func (c Choice) Names() (provider, model string) { return c.Name, c.Model }
 

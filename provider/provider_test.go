@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/hostcfg"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/llm/anthropic"
 	"github.com/dreamkit/dream/llm/llmtest"
@@ -123,11 +125,11 @@ func TestChooseRefuses(t *testing.T) {
 	}
 }
 
-// A Choice is the dream.Backend of the front ends: the zero Choice (what
+// A Choice is the hostcfg.Backend of the front ends: the zero Choice (what
 // `dream status` passes) dreams offline, a model choice gets the agent, and
 // on nanobot's host the history dream, each with the settings it is given.
 func TestChoiceIsTheBackend(t *testing.T) {
-	var _ dream.Backend = provider.Choice{}
+	var _ hostcfg.Backend = provider.Choice{}
 	s := dream.DefaultSettings()
 	s.StateDir, s.MaxTurns = "state", 7
 	if r, ok := (provider.Choice{}).Runner(s).(*runner.Offline); !ok || r.StateDir != "state" {
@@ -141,7 +143,7 @@ func TestChoiceIsTheBackend(t *testing.T) {
 	if r, ok := c.Runner(s).(*runner.Agent); !ok || r.Provider != c.Provider || r.Model != c.Model || r.MaxTurns != 7 {
 		t.Fatalf("the model choice's runner is %#v", c.Runner(s))
 	}
-	s.Host = dream.HostNanobot
+	s.Host = nanobot.HostName
 	if r, ok := c.Runner(s).(*runner.HistoryDream); !ok || r.Provider != c.Provider || r.MaxTurns != 7 {
 		t.Fatalf("on nanobot the model choice's runner is %#v", c.Runner(s))
 	}

@@ -97,7 +97,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		}()
-		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobot.CommitManual)
+		rep, err := nanobot.Run(context.Background(), d, dream.RunOptions{}, nanobot.CommitManual)
 		if err == nil || rep.Status != dream.StatusKilled {
 			t.Fatalf("status %s, err %v", rep.Status, err)
 		}
@@ -113,7 +113,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer d.Close()
-		rep, err := dream.RunNanobot(context.Background(), d, dream.RunOptions{}, nanobot.CommitManual)
+		rep, err := nanobot.Run(context.Background(), d, dream.RunOptions{}, nanobot.CommitManual)
 		if err != nil || rep.Status != dream.StatusCompleted {
 			t.Fatalf("%v %+v", err, rep)
 		}

@@ -11,13 +11,14 @@ package runner
 
 import (
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm"
 )
 
 // For returns the Runner of a dream with settings s on a model (nil: the
 // offline engine). It is the one place the command line, `dream daemon` and
-// `dream mcp` choose a runner (through provider.Choice, the dream.Backend
-// that dream.ConfigForProject asks), so that one host dreams the same way
+// `dream mcp` choose a runner (through provider.Choice, the hostcfg.Backend
+// that hostcfg.For asks), so that one host dreams the same way
 // from all three: nanobot's workspace gets the history dream, which needs
 // a model (without one it gets the offline engine); every other host gets
 // the Agent, or Offline without a model.
@@ -27,7 +28,7 @@ func For(p llm.Provider, model string, s dream.Settings) dream.Runner {
 	switch {
 	case p == nil:
 		return &Offline{Host: s.Host, StateDir: s.StateDir}
-	case s.Host == dream.HostNanobot:
+	case s.Host == nanobot.HostName:
 		return &HistoryDream{Provider: p, Model: model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens}
 	default:
 		return &Agent{Provider: p, Model: model, MaxTurns: s.MaxTurns, MaxTokens: s.MaxTokens, Host: s.Host, StateDir: s.StateDir, MaxRequestTokens: s.MaxRequestTokens}

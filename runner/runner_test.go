@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/runner"
 )
@@ -33,10 +34,10 @@ func TestFor(t *testing.T) {
 	}{
 		{name: "offline, no host", want: &runner.Offline{StateDir: "state"}},
 		{name: "offline on codex", host: "codex", want: &runner.Offline{Host: "codex", StateDir: "state"}},
-		{name: "offline on nanobot", host: dream.HostNanobot, want: &runner.Offline{Host: dream.HostNanobot, StateDir: "state"}},
+		{name: "offline on nanobot", host: nanobot.HostName, want: &runner.Offline{Host: nanobot.HostName, StateDir: "state"}},
 		{name: "model on claude", p: p, model: "m", host: "claude", want: &runner.Agent{Provider: p, Model: "m", MaxTurns: 9, MaxTokens: 123456, Host: "claude", StateDir: "state", MaxRequestTokens: s.MaxRequestTokens}},
 		{name: "model, no host", p: p, model: "m", want: &runner.Agent{Provider: p, Model: "m", MaxTurns: 9, MaxTokens: 123456, StateDir: "state", MaxRequestTokens: s.MaxRequestTokens}},
-		{name: "model on nanobot", p: p, model: "m", host: dream.HostNanobot, want: &runner.HistoryDream{Provider: p, Model: "m", MaxTurns: 9, MaxTokens: 123456}},
+		{name: "model on nanobot", p: p, model: "m", host: nanobot.HostName, want: &runner.HistoryDream{Provider: p, Model: "m", MaxTurns: 9, MaxTokens: 123456}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := s

@@ -16,6 +16,8 @@ import (
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/settings"
 )
 
@@ -165,7 +167,7 @@ func (a *app) locations() (mem, sessions, repo string, err error) {
 
 // dreamer builds the Dreamer for this invocation. The runner is chosen from
 // the provider settings unless the caller sets one.
-func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+func (a *app) dreamer(runner dream.Runner, backend hostcfg.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
 	if a.isJob() {
 		return a.jobDreamer(runner, backend, onProgress)
 	}
@@ -198,18 +200,18 @@ func (a *app) dreamer(runner dream.Runner, backend dream.Backend, onProgress fun
 }
 
 // hostConfig fits base to the host of this invocation (edit guard, session
-// rule, runner, nanobot's flow) through dream.ConfigForProject, the one
+// rule, runner, nanobot's flow) through hostcfg.For, the one
 // constructor the daemon and the MCP server share.
-func (a *app) hostConfig(mem, sessions, repo string, backend dream.Backend, base dream.Config) (dream.Config, error) {
+func (a *app) hostConfig(mem, sessions, repo string, backend hostcfg.Backend, base dream.Config) (dream.Config, error) {
 	p := host.Project{Host: a.loaded.Settings.Host, MemoryDir: mem, SessionsDir: sessions, RepoDir: repo}
 	if a.layout != nil {
 		p.Host = a.layout.Host
 	} else if p.Host == "" && a.isNanobot() {
-		p.Host = dream.HostNanobot
+		p.Host = nanobot.HostName
 	}
 	session := a.session
 	base.CurrentSession = func() string { return session }
-	cfg, err := dream.ConfigForProject(p, backend, base, a.home(), a.env)
+	cfg, err := hostcfg.For(p, backend, base, a.home(), a.env)
 	if err != nil {
 		return dream.Config{}, usagef("%v", err)
 	}

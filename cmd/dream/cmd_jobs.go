@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/task"
 
 	"github.com/dreamkit/dream"
@@ -74,7 +75,7 @@ func (a *app) findJob(repo string) (jobs.Job, error) {
 // settings and runner, on the repository, with the agent's memory and
 // transcripts when this invocation locates them (for its read scope and
 // session gate); a job needs neither.
-func (a *app) jobDreamer(runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+func (a *app) jobDreamer(runner dream.Runner, backend hostcfg.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
 	repo := a.jobRepo()
 	j, err := a.findJob(repo)
 	if err != nil {
@@ -98,7 +99,7 @@ func (a *app) jobDreamerAt(dir string) (*dream.Dreamer, error) {
 	return a.jobDreamerOf(j, repo, nil, provider.Choice{}, nil)
 }
 
-func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend dream.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
+func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend hostcfg.Backend, onProgress func(string, dream.Progress)) (*dream.Dreamer, error) {
 	p := host.Project{RepoDir: repo}
 	if s := a.loaded.Settings; s.MemoryDir != "" || s.Host != "" || a.layout != nil {
 		if mem, sessions, _, err := a.locations(); err == nil {
@@ -109,7 +110,7 @@ func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend
 		}
 	}
 	session := a.session
-	cfg, err := dream.ConfigForProject(p, backend, dream.Config{
+	cfg, err := hostcfg.For(p, backend, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
 		Settings:        j.Settings,
 		Runner:          runner,

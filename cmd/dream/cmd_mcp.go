@@ -12,6 +12,7 @@ import (
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/mcpserver"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // cmdMCP serves the dream tools over stdio. Stdout is the protocol, so
@@ -26,7 +27,7 @@ func cmdMCP(a *app, args []string) error {
 	}
 	s := a.loaded.Settings
 	// No runner here: the server fits each dream to its host through
-	// dream.ConfigForProject (mcpserver.Options.Host, Backend).
+	// hostcfg.For (mcpserver.Options.Host, Backend).
 	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}
 	hostName := ""
 	if s.MemoryDir != "" || s.Host != "" {
@@ -47,7 +48,7 @@ func cmdMCP(a *app, args []string) error {
 		if a.layout != nil {
 			hostName = a.layout.Host
 		} else if hostName == "" && a.isNanobot() {
-			hostName = dream.HostNanobot
+			hostName = nanobot.HostName
 		}
 	}
 	// An MCP server is started by the agent, with the agent's

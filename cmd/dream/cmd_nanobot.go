@@ -15,14 +15,14 @@ import (
 // is the one detected.
 func (a *app) isNanobot() bool {
 	s := a.loaded.Settings
-	if s.Host == dream.HostNanobot {
+	if s.Host == nanobot.HostName {
 		return true
 	}
 	if s.Host != "" || s.MemoryDir != "" {
 		return false
 	}
 	l, err := a.resolveLayout("", "", s.Repo)
-	return err == nil && l != nil && l.Host == dream.HostNanobot
+	return err == nil && l != nil && l.Host == nanobot.HostName
 }
 
 // nanobotWorkspace maps the memory location of a nanobot invocation onto
@@ -35,7 +35,7 @@ func (a *app) nanobotWorkspace(mem string, fromFlag bool) string {
 	if !fromFlag {
 		if wd, err := os.Getwd(); err == nil {
 			for dir := wd; ; dir = filepath.Dir(dir) {
-				if dream.IsNanobotWorkspace(dir) {
+				if nanobot.IsWorkspace(dir) {
 					return dir
 				}
 				if filepath.Dir(dir) == dir {
@@ -44,7 +44,7 @@ func (a *app) nanobotWorkspace(mem string, fromFlag bool) string {
 			}
 		}
 	}
-	if filepath.Base(clean) == "memory" && !dream.IsNanobotWorkspace(clean) {
+	if filepath.Base(clean) == "memory" && !nanobot.IsWorkspace(clean) {
 		return filepath.Dir(clean)
 	}
 	return clean
@@ -58,7 +58,7 @@ func runNanobot(a *app, review bool) error {
 		return err
 	}
 	defer d.Close()
-	rep, err := dream.RunNanobot(a.ctx, d, dream.RunOptions{Review: review || a.loaded.Settings.Review}, nanobot.CommitManual)
+	rep, err := nanobot.Run(a.ctx, d, dream.RunOptions{Review: review || a.loaded.Settings.Review}, nanobot.CommitManual)
 	view.done()
 	if errors.Is(err, dream.ErrLockHeld) {
 		return err

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dreamkit/dream/internal/audit"
 	"io"
 	"sync"
+
+	"github.com/dreamkit/dream/internal/audit"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/provider"
@@ -103,7 +104,7 @@ func (a *app) dreamerWithNotice() (*dream.Dreamer, *progressView, *startNotice, 
 	}
 	view := newProgressView(a.narrative(), isTerminal(a.stderr), a.jsonOut && !isTerminal(a.stderr))
 	first := &startNotice{w: a.narrative()}
-	// The runner is the host's (dream.ConfigForProject): nanobot's history
+	// The runner is the host's (hostcfg.For): nanobot's history
 	// dream on a nanobot workspace, the provider's otherwise.
 	d, err := a.dreamer(nil, choice, func(id string, p dream.Progress) {
 		first.say()

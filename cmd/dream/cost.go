@@ -15,6 +15,7 @@ import (
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm/anthropic"
@@ -126,7 +127,7 @@ type statusWithCost struct {
 // estimateBackend is the provider `dream status` estimates a dream with:
 // the one a command typed here would use, else the background one, else
 // the offline engine (nothing to estimate).
-func (a *app) estimateBackend() dream.Backend {
+func (a *app) estimateBackend() hostcfg.Backend {
 	for _, inherited := range []bool{false, true} {
 		c, err := provider.ChooseWith(a.loaded.Settings, a.getenv, provider.Options{Inherited: inherited, Agent: a.agentName()})
 		if err == nil && c.Provider != nil {
@@ -302,7 +303,7 @@ func (a *app) recordModelDreams(agent string) (modelDreamsView, error) {
 		model = map[string]string{provider.Anthropic: anthropic.DefaultModel, provider.OpenAI: openai.DefaultModel}[name]
 	}
 	s.Host = agent
-	cfg, err := dream.ConfigForProject(host.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
+	cfg, err := hostcfg.For(host.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
 		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}, a.home(), a.env)
 	if err != nil {
 		return md, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/cmd/dream/internal/early"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // heavyInit matches the init trace line of a package the early start
@@ -94,8 +95,8 @@ func TestEarlyStartAnswersBeforeTheSDKs(t *testing.T) {
 // TestEarlyStartNamesMatchTheRoot: the names package early spells out
 // because it cannot import the root package.
 func TestEarlyStartNamesMatchTheRoot(t *testing.T) {
-	if early.Nanobot != dream.HostNanobot || early.TimeGate != dream.GateTime {
-		t.Fatalf("early %q %q, root %q %q", early.Nanobot, early.TimeGate, dream.HostNanobot, dream.GateTime)
+	if early.Nanobot != nanobot.HostName || early.TimeGate != dream.GateTime {
+		t.Fatalf("early %q %q, root %q %q", early.Nanobot, early.TimeGate, nanobot.HostName, dream.GateTime)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm/llmtest"
 )
 
@@ -107,7 +108,7 @@ func TestNanobotHistoryDreamDrainsBacklogCommitsAndUndoes(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run:\n%s", r)
 	}
-	rep := decodeJSON[dream.NanobotReport](t, r)
+	rep := decodeJSON[nanobot.FlowReport](t, r)
 	if rep.Status != dream.StatusCompleted || rep.HistoryEntriesConsumed != 50 || rep.DreamCursor != 50 {
 		t.Fatalf("report: status %s consumed %d cursor %d\n%s", rep.Status, rep.HistoryEntriesConsumed, rep.DreamCursor, r)
 	}
@@ -190,7 +191,7 @@ func TestNanobotNoOpDreamAdvancesCursor(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run:\n%s", r)
 	}
-	rep := decodeJSON[dream.NanobotReport](t, r)
+	rep := decodeJSON[nanobot.FlowReport](t, r)
 	if rep.HistoryEntriesConsumed != 5 || rep.DreamCursor != 5 || nw.read("memory/.dream_cursor") != "5" {
 		t.Fatalf("a completed no-op must advance the cursor: %+v", rep)
 	}

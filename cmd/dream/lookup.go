@@ -3,10 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/dreamkit/dream/internal/dreamid"
-	"github.com/dreamkit/dream/internal/task"
 	"path/filepath"
 	"strings"
+
+	"github.com/dreamkit/dream/internal/dreamid"
+	"github.com/dreamkit/dream/internal/nanobot"
+	"github.com/dreamkit/dream/internal/task"
 
 	"github.com/dreamkit/dream"
 )
@@ -57,8 +59,8 @@ func (a *app) memoryDreamerFor(id string) (*dream.Dreamer, error) {
 		// nanobot's: a workspace is applied and undone as one, so that its
 		// guard, audit scope and git-store commit still apply.
 		s.MemoryDir, s.Host = mem, ""
-		if dream.IsNanobotWorkspace(mem) {
-			s.Host = dream.HostNanobot
+		if nanobot.IsWorkspace(mem) {
+			s.Host = nanobot.HostName
 		}
 		a.loaded.Settings = s
 		a.layout = nil

@@ -37,6 +37,7 @@ import (
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/jobs"
 )
 
@@ -52,10 +53,10 @@ type Config struct {
 	Home string
 	Env  func(string) (string, bool)
 	// Backend makes each project's runner for the project's host
-	// (dream.ConfigForProject): the command line passes its
+	// (hostcfg.For): the command line passes its
 	// provider.Choice, whose runner.For gives nanobot's history dream on a
 	// nanobot workspace.
-	Backend dream.Backend
+	Backend hostcfg.Backend
 	// Runner, when set, does every dream instead (tests); Provider and
 	// Model, when set, are recorded instead of Backend's.
 	Runner          dream.Runner
@@ -566,7 +567,7 @@ func (d *Daemon) walkJobs(cfg Config, p host.Project, sessions string) {
 }
 
 func (d *Daemon) jobFunnel(cfg Config, p host.Project, j jobs.Job) (dream.MaybeResult, error) {
-	dcfg, err := dream.ConfigForProject(p, cfg.Backend, dream.Config{
+	dcfg, err := hostcfg.For(p, cfg.Backend, dream.Config{
 		StateDir: cfg.StateDir, Settings: j.Settings, Job: j.Spec, PersistThrottle: true,
 		Logf: func(format string, args ...any) { d.log.Warn(fmt.Sprintf(format, args...), "job", j.Name) },
 	}, cfg.Home, cfg.Env)
@@ -608,7 +609,7 @@ func (d *Daemon) funnel(cfg Config, p host.Project, sessions string) (dream.Mayb
 func (d *Daemon) dreamer(cfg Config, p host.Project, sessions string) (*dream.Dreamer, error) {
 	project := p
 	project.SessionsDir = sessions
-	dcfg, err := dream.ConfigForProject(project, cfg.Backend, dream.Config{
+	dcfg, err := hostcfg.For(project, cfg.Backend, dream.Config{
 		StateDir:        cfg.StateDir,
 		Settings:        cfg.Dream,
 		Runner:          cfg.Runner,

@@ -16,7 +16,9 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
 
 // The library's sync flow with this backend wired as the dream command
@@ -212,7 +214,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 		}
 		return "", false
 	}
-	cfg, err := dream.ConfigForProject(host.Project{Host: dream.HostNanobot, MemoryDir: ws}, nil, dream.Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}, Provider: "offline", OpenSync: Open}, home, env)
+	cfg, err := hostcfg.For(host.Project{Host: nanobot.HostName, MemoryDir: ws}, nil, dream.Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}, Provider: "offline", OpenSync: Open}, home, env)
 	if err != nil {
 		t.Fatal(err)
 	}

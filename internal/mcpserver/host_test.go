@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm/llmtest"
 	"github.com/dreamkit/dream/provider"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // connect serves opts over the in-memory transport and returns the client.
@@ -95,7 +97,7 @@ func TestMCPNanobotDreamKeepsHistoryAndMarkers(t *testing.T) {
 	defer srv.Close()
 	s := dream.DefaultSettings()
 	s.StateDir = state
-	cs := connect(t, Options{Base: dream.Config{MemoryDir: ws, StateDir: state, Settings: s}, Host: dream.HostNanobot,
+	cs := connect(t, Options{Base: dream.Config{MemoryDir: ws, StateDir: state, Settings: s}, Host: nanobot.HostName,
 		Backend: anthropicChoice(t, srv.URL), Home: home, Env: noEnv, Version: "test"})
 	var out RunOutput
 	call(t, cs, "dream_run", map[string]any{"apply": true}, &out, false)
@@ -124,7 +126,7 @@ func TestMCPHostGuardRefusesForbiddenEdits(t *testing.T) {
 		name, host, rel, forbidden string
 		setup                      func(t *testing.T, home string) string
 	}{
-		{name: "nanobot history", host: dream.HostNanobot, rel: "memory/history.jsonl", forbidden: "{}\n",
+		{name: "nanobot history", host: nanobot.HostName, rel: "memory/history.jsonl", forbidden: "{}\n",
 			setup: func(t *testing.T, home string) string { ws, _ := newNanobotWorkspace(t, home, 2); return ws }},
 		{name: "codex block header", host: "codex", rel: "MEMORY.md",
 			forbidden: strings.Replace(codexMem, "description: Payment retries in shop-api\n", "description: Payments\n", 1),

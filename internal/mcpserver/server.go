@@ -23,6 +23,8 @@ import (
 
 	"github.com/dreamkit/dream/internal/dreamid"
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
+	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/task"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,12 +41,12 @@ type Options struct {
 	Base dream.Config
 	// Host is the agent whose layout Base.MemoryDir is ("" for none), and
 	// Backend makes the runners (the command line's provider.Choice):
-	// every dream's Config comes from dream.ConfigForProject, so that the
+	// every dream's Config comes from hostcfg.For, so that the
 	// host's edit guard, runner and nanobot's flow apply as on the command
 	// line. A Runner set in Base replaces the backend's (tests); Backend
 	// may then be nil. Home and Env locate the layouts.
 	Host    string
-	Backend dream.Backend
+	Backend hostcfg.Backend
 	Home    string
 	Env     func(string) (string, bool)
 	// Provider says who dreams and why (and, when a key is set but not
@@ -287,7 +289,7 @@ func (s *Server) config(mem string) (dream.Config, error) {
 		p = host.Project{MemoryDir: mem, Host: s.hostOf(mem)}
 		base.CurrentSession, base.SessionRule, base.CheckEdit = nil, nil, nil
 	}
-	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
+	return hostcfg.For(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }
 
 // hostOf names the agent whose memory dir mem is, from the agents' own
@@ -295,8 +297,8 @@ func (s *Server) config(mem string) (dream.Config, error) {
 // repository (Codex, Gemini), or one of the per-project dirs the agents
 // have transcripts for (Claude Code). "" when no layout claims it.
 func (s *Server) hostOf(mem string) string {
-	if dream.IsNanobotWorkspace(mem) {
-		return dream.HostNanobot
+	if nanobot.IsWorkspace(mem) {
+		return nanobot.HostName
 	}
 	target, err := os.Stat(mem)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/task"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -335,7 +336,7 @@ func (s *Server) jobConfig(name string) (dream.Config, error) {
 	// comes from the backend.
 	base.Settings, base.Job, base.CheckEdit, base.Runner = j.Settings, j.Spec, nil, nil
 	p := host.Project{MemoryDir: base.MemoryDir, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: s.opts.Repo}
-	return dream.ConfigForProject(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
+	return hostcfg.For(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }
 
 func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (*mcp.CallToolResult, DiffOutput, error) {

@@ -276,7 +276,7 @@ func memoryDir(s settings.Settings, env func(string) (string, bool)) (string, bo
 	return mem, mem != ""
 }
 
-// Names the root package defines too (dream.HostNanobot, dream.GateTime),
+// Names the root package defines too (nanobot.HostName, dream.GateTime),
 // which this package cannot import without the SDKs; a test in package
 // main holds them equal.
 const (

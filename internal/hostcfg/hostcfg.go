@@ -1,24 +1,21 @@
-package dream
+// Package hostcfg builds the Config of a dream on a project as the
+// project's agent requires it, so that every front end (the command line,
+// `dream daemon`, `dream mcp`) dreams one host the same way: the layout's
+// edit guard and session rule, whose the memory is, nanobot's flow, and the
+// runner the backend makes.
+package hostcfg
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/audit"
+	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/jobs"
-	nanobotpkg "github.com/dreamkit/dream/internal/nanobot"
+	"github.com/dreamkit/dream/internal/nanobot"
 )
-
-// HostNanobot is the host name of nanobot's flow.
-const HostNanobot = "nanobot"
-
-// nanobotFinishTimeout bounds the git commit and the history compaction that
-// follow a landed nanobot dream.
-const nanobotFinishTimeout = 2 * time.Minute
 
 // Backend makes the Runner of a project's dreams when the Config brings
 // none. It is an interface, not a provider choice, so that package dream
@@ -28,14 +25,14 @@ const nanobotFinishTimeout = 2 * time.Minute
 type Backend interface {
 	// Runner returns the runner for a dream with settings s: s.Host is the
 	// project's host and s.StateDir the dream's state dir.
-	Runner(s Settings) Runner
+	Runner(s dream.Settings) dream.Runner
 	// Names returns the provider and the model recorded with each dream
 	// (the task registry, the audit history): "offline" and "" for the
 	// offline engine.
 	Names() (provider, model string)
 }
 
-// ConfigForProject returns the Config of a dream on p as p's agent requires
+// For returns the Config of a dream on p as p's agent requires
 // it, so that every front end (the command line, `dream daemon`, `dream
 // mcp`) dreams one host the same way. It is the one place that knows:
 //
@@ -51,7 +48,7 @@ type Backend interface {
 //     handed the host so that it can pick the history dream (runner.For
 //     does; the offline engine without a model), the guard is widened only by what that flow writes (skills/
 //     and a forward-moving memory/.dream_cursor), and a landed dream is
-//     followed by FinishNanobotDream, whichever method ran it.
+//     followed by nanobot.FinishDream, whichever method ran it.
 //
 // base supplies everything not about the host (StateDir, Settings,
 // CurrentSession, OnProgress, OnDone, Logf, PersistThrottle, Now); a Runner
@@ -63,17 +60,17 @@ type Backend interface {
 //
 // A job (base.Job not the memory dream) gets its own Config instead: see
 // jobConfig.
-func ConfigForProject(p host.Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
+func For(p host.Project, backend Backend, base dream.Config, home string, env func(string) (string, bool)) (dream.Config, error) {
 	if !base.Job.IsMemory() {
 		return jobConfig(p, backend, base, home, env)
 	}
 	cfg := base
-	nanobot := p.Host == HostNanobot
+	isNanobot := p.Host == nanobot.HostName
 	mem := p.MemoryDir
 	if mem != "" {
 		mem = filepath.Clean(mem)
 	}
-	if nanobot && filepath.Base(mem) == "memory" && !IsNanobotWorkspace(mem) {
+	if isNanobot && filepath.Base(mem) == "memory" && !nanobot.IsWorkspace(mem) {
 		// WORKSPACE/memory names the workspace nanobot's flow dreams over.
 		mem = filepath.Dir(mem)
 	}
@@ -97,7 +94,7 @@ func ConfigForProject(p host.Project, backend Backend, base Config, home string,
 	}
 	l, err := host.Resolve(p.Host, p.RepoDir, home, env)
 	if err != nil {
-		return Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
+		return dream.Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
 	}
 	if cfg.Settings.CodexExecSessions {
 		host.CountCodexExec(&l)
@@ -106,25 +103,25 @@ func ConfigForProject(p host.Project, backend Backend, base Config, home string,
 		cfg.Disabled = host.AgentOwns(l, cfg.Settings.CodexMemoryOwner)
 	}
 	if cfg.SessionRule == nil && (p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir)) {
-		cfg.SessionRule = sessionRuleOf(l.Sessions)
+		cfg.SessionRule = sessionRule(l.Sessions)
 	}
 	// The layout's file list describes its own memory dir; nanobot's is
 	// relative to any workspace, so it guards every one.
-	if cfg.CheckEdit == nil && (nanobot || samePath(mem, l.MemoryDir)) {
+	if cfg.CheckEdit == nil && (isNanobot || samePath(mem, l.MemoryDir)) {
 		cfg.CheckEdit = l.CheckEdit
-		if nanobot {
-			cfg.CheckEdit = nanobotCheckEdit(l.CheckEdit)
+		if isNanobot {
+			cfg.CheckEdit = nanobot.CheckEdit(l.CheckEdit)
 		}
 	}
-	if nanobot {
-		cfg.AfterLand = finishNanobot
-		if err := setAuditScope(cfg.StateDir, mem, nanobotAuditScope(l)); err != nil {
-			return Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
+	if isNanobot {
+		cfg.AfterLand = nanobot.AfterLand
+		if err := setAuditScope(cfg.StateDir, mem, nanobot.AuditScope(l)); err != nil {
+			return dream.Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
 		}
 	} else if err := setAuditScope(cfg.StateDir, mem, nil); err != nil {
 		// Another agent's layout names this dir: its history records every
 		// memory file again, whatever an earlier nanobot run narrowed.
-		return Config{}, fmt.Errorf("dream: the audit scope: %w", err)
+		return dream.Config{}, fmt.Errorf("dream: the audit scope: %w", err)
 	}
 	return cfg, nil
 }
@@ -132,15 +129,15 @@ func ConfigForProject(p host.Project, backend Backend, base Config, home string,
 // jobBackend is a Backend that also makes a job's runner (provider.Choice
 // does: runner.ForJob); a host with its own Runner needs none.
 type jobBackend interface {
-	JobRunner(s Settings) Runner
+	JobRunner(s dream.Settings) dream.Runner
 }
 
-// jobConfig is ConfigForProject for a job on p: the job's write dir is the
+// jobConfig is For for a job on p: the job's write dir is the
 // Dreamer's memory dir; p's memory dir is the job's to read when its read
 // scope says so; the host's session rule counts its session gate. Nothing
 // about the host's memory (its edit guard, nanobot's flow, the audit
 // scope of its files) applies to a job's own dir.
-func jobConfig(p host.Project, backend Backend, base Config, home string, env func(string) (string, bool)) (Config, error) {
+func jobConfig(p host.Project, backend Backend, base dream.Config, home string, env func(string) (string, bool)) (dream.Config, error) {
 	cfg := base
 	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = base.Job.Dir, p.SessionsDir, p.RepoDir
 	if cfg.Job.Reads(jobs.ReadMemory) && cfg.Job.MemoryDir == "" {
@@ -153,15 +150,15 @@ func jobConfig(p host.Project, backend Backend, base Config, home string, env fu
 		cfg.Runner = jb.JobRunner(cfg.Settings)
 	}
 	if cfg.Runner == nil {
-		return Config{}, fmt.Errorf("dream: job %s: no runner (its backend makes none)", cfg.Job.Name)
+		return dream.Config{}, fmt.Errorf("dream: job %s: no runner (its backend makes none)", cfg.Job.Name)
 	}
 	if p.Host != "" && cfg.SessionRule == nil && cfg.Settings.MinSessions > 0 {
 		l, err := host.Resolve(p.Host, p.RepoDir, home, env)
 		if err != nil {
-			return Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
+			return dream.Config{}, fmt.Errorf("dream: the %s layout: %w", p.Host, err)
 		}
 		if p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir) {
-			cfg.SessionRule = sessionRuleOf(l.Sessions)
+			cfg.SessionRule = sessionRule(l.Sessions)
 		}
 	}
 	return cfg, nil
@@ -171,57 +168,20 @@ func samePath(a, b string) bool {
 	return a != "" && b != "" && filepath.Clean(a) == filepath.Clean(b)
 }
 
-// nanobotCheckEdit widens the nanobot layout's edit guard by what the
-// history dream itself writes: skills/ (nanobot's Dream may create and edit
-// skills, memory.py build_dream_tools) and memory/.dream_cursor, which only
-// the runner writes (the model's tools refuse it) and only forward, to a
-// non-negative integer.
-func nanobotCheckEdit(inner func(rel string, before, after []byte) error) func(rel string, before, after []byte) error {
-	return func(rel string, before, after []byte) error {
-		rel = filepath.ToSlash(rel)
-		switch {
-		case rel == "memory/"+nanobotpkg.DreamCursorName:
-			next, err := strconv.ParseInt(strings.TrimSpace(string(after)), 10, 64)
-			if after == nil || err != nil || next < 0 {
-				return fmt.Errorf("%s: the dream cursor must stay a non-negative integer", rel)
-			}
-			if prev, err := strconv.ParseInt(strings.TrimSpace(string(before)), 10, 64); before != nil && err == nil && next < prev {
-				return fmt.Errorf("%s: the dream cursor may only move forward (%d to %d)", rel, prev, next)
-			}
-			return nil
-		case nanobotpkg.Writable(rel) && strings.HasPrefix(rel, nanobotpkg.SkillsDir+"/"):
-			return nil
-		}
-		return inner(rel, before, after)
+// sessionRule is a layout's session rule as a Config takes it.
+func sessionRule(r *gate.Rule) *dream.SessionRule {
+	if r == nil {
+		return nil
 	}
+	return &dream.SessionRule{Match: r.Match, Descend: r.Descend, Keep: r.Keep, Alias: r.Alias, Same: r.Same}
 }
 
-// nanobotRun is what RunNanobot and the Config's AfterLand share through
-// the run's context: the commit subject for nanobot's git store, and what
-// the follow-up did.
-type nanobotRun struct {
-	prefix    string
-	finished  bool
-	commit    string
-	compacted int
-}
-
-type nanobotRunKey struct{}
-
-// finishNanobot is the AfterLand of nanobot's flow: FinishNanobotDream with
-// the subject RunNanobot set (CommitPeriodic for a dream it did not start).
-// The landed dream's follow-up is not the caller's to cancel half-way (a
-// daemon shutting down), so it runs on a context detached from ctx's
-// cancellation, bounded by its own timeout.
-func finishNanobot(ctx context.Context, workspace string) error {
-	run, _ := ctx.Value(nanobotRunKey{}).(*nanobotRun)
-	if run == nil {
-		run = &nanobotRun{prefix: nanobotpkg.CommitPeriodic}
+// setAuditScope writes the scope of the memory's audit history where every
+// audit.Open finds it (see audit.SetScope), so that `dream log`, `undo`,
+// sync and the pipeline record under one rule.
+func setAuditScope(stateDir, memoryDir string, scope []string) error {
+	if stateDir == "" || memoryDir == "" {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nanobotFinishTimeout)
-	defer cancel()
-	var err error
-	run.commit, run.compacted, err = FinishNanobotDream(ctx, workspace, run.prefix)
-	run.finished = true
-	return err
+	return audit.SetScope(stateDir, memoryDir, scope)
 }

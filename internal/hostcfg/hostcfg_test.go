@@ -1,10 +1,13 @@
-package dream
+package hostcfg_test
 
 import (
 	"context"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/internal/hostcfg"
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
@@ -23,10 +26,10 @@ func TestOtherHostClearsANarrowedScope(t *testing.T) {
 	if err := audit.SetScope(state, mem, []string{"SOUL.md", "memory/MEMORY.md"}); err != nil {
 		t.Fatal(err)
 	}
-	s := DefaultSettings()
+	s := dream.DefaultSettings()
 	s.StateDir = state
-	if _, err := ConfigForProject(host.Project{Host: "dir", MemoryDir: mem, RepoDir: filepath.Dir(mem)}, nil,
-		Config{StateDir: state, Settings: s, Runner: RunnerFunc(func(context.Context, Job) (Outcome, error) { return Outcome{}, nil })},
+	if _, err := hostcfg.For(host.Project{Host: "dir", MemoryDir: mem, RepoDir: filepath.Dir(mem)}, nil,
+		dream.Config{StateDir: state, Settings: s, Runner: dream.RunnerFunc(func(context.Context, dream.Job) (dream.Outcome, error) { return dream.Outcome{}, nil })},
 		root, func(string) (string, bool) { return "", false }); err != nil {
 		t.Fatal(err)
 	}
