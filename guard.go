@@ -237,10 +237,10 @@ func (d *Dreamer) guardLoss(out Outcome, before *memoryStart, stagedDir string) 
 	return v, v.Err()
 }
 
-// DefaultMaxUntracedDeletions is how many facts a model dream may delete
+// defaultMaxUntraced is how many facts a model dream may delete
 // without a trace elsewhere before it is held for review, when the
 // settings say nothing (a host's zero Settings).
-const DefaultMaxUntracedDeletions = 3
+const defaultMaxUntraced = 3
 
 // evidenceVerdict is what the loss guard decides, at the scale of one fact,
 // about a model dream's ledger.
@@ -304,7 +304,7 @@ func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes [
 	}
 	budget := d.cfg.Settings.MaxUntracedDeletions
 	if budget <= 0 {
-		budget = DefaultMaxUntracedDeletions
+		budget = defaultMaxUntraced
 	}
 	if len(untraced) > budget {
 		var us []string

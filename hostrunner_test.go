@@ -142,7 +142,7 @@ func TestHostDreamGuards(t *testing.T) {
 			return Outcome{}, nil
 		}, nil)
 		rep, err := d.Run(ctx, RunOptions{})
-		if err != nil || rep.Status != StatusStaged || !HeldByLossGuard(rep.ParkReason) {
+		if err != nil || rep.Status != StatusStaged || !strings.HasPrefix(rep.ParkReason, ParkLossGuard) {
 			t.Fatalf("dream = %s (%q), %v", rep.Status, rep.ParkReason, err)
 		}
 		wantMemory(t, mem, hostMemory())

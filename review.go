@@ -139,12 +139,6 @@ func (d *Dreamer) Staged() ([]StagedRun, error) {
 	return stagedRunsOf(infos), err
 }
 
-// StagedDiff returns the changes and unified diff of a review run.
-func (d *Dreamer) StagedDiff(id string) ([]Change, string, error) {
-	dd, err := d.stagedDiff(id)
-	return dd.Changes, dd.Diff, err
-}
-
 // stagedDiff is the DreamDiff of the staged review run id.
 func (d *Dreamer) stagedDiff(id string) (DreamDiff, error) {
 	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
@@ -160,7 +154,7 @@ func (d *Dreamer) stagedDiff(id string) (DreamDiff, error) {
 	if changes == nil {
 		changes = []Change{}
 	}
-	return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff, Units: validUnits(t.Units())}, err
+	return DreamDiff{ID: id, Source: DiffStaged, Status: StatusStaged, Changes: changes, Diff: diff, Units: validUnits(t.Units()), ParkReason: t.ParkReason()}, err
 }
 
 // Apply lands the staged changes of a review run, as a completed
@@ -206,7 +200,7 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error
 	return changes, commit, err
 }
 
-// Why a dream was staged for review (Report.ParkReason, ParkedReason).
+// Why a dream was staged for review (Report.ParkReason, DreamDiff.ParkReason).
 const (
 	// ParkReviewRequested: the caller or the user's settings asked for review.
 	ParkReviewRequested = "review requested"
@@ -214,20 +208,6 @@ const (
 	// would lose: a hold only a human may lift.
 	ParkLossGuard = "loss guard: "
 )
-
-// ParkedReason returns why the staged dream id waits for review (see
-// ParkReviewRequested, ParkLossGuard); "" for one staged before reasons
-// were recorded.
-func (d *Dreamer) ParkedReason(id string) (string, error) {
-	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
-	if err != nil {
-		return "", err
-	}
-	return t.ParkReason(), nil
-}
-
-// HeldByLossGuard reports whether a park reason is the loss guard's hold.
-func HeldByLossGuard(reason string) bool { return strings.HasPrefix(reason, ParkLossGuard) }
 
 // Discard drops the staged changes of a review run.
 func (d *Dreamer) Discard(id string) error {
@@ -400,6 +380,10 @@ type DreamDiff struct {
 	// Units are a model dream's account of the units it removed or
 	// rewrote (see Report.Units): for a staged dream, those it staged.
 	Units []json.RawMessage `json:"units,omitempty"`
+	// ParkReason says why a staged dream waits for review
+	// (ParkReviewRequested, or ParkLossGuard and what it would lose); ""
+	// for one staged before reasons were recorded, and for a landed one.
+	ParkReason string `json:"park_reason,omitempty"`
 }
 
 // Diff sources.

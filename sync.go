@@ -223,14 +223,10 @@ type SyncPull struct {
 // ErrNoRemote: `dream sync` without sync_remote.
 var ErrNoRemote = fmt.Errorf("dream: no sync_remote configured")
 
-// Sync is SyncWith without waiting for the lock or resolving anything.
-func (d *Dreamer) Sync(ctx context.Context) (SyncReport, error) {
-	return d.SyncWith(ctx, SyncOptions{})
-}
-
-// SyncWith pulls and pushes the memory's history by hand, under the lock.
-// It does not move the time gate.
-func (d *Dreamer) SyncWith(ctx context.Context, o SyncOptions) (SyncReport, error) {
+// Sync pulls and pushes the memory's history by hand, under the lock
+// (the zero SyncOptions: without waiting for it, resolving nothing). It
+// does not move the time gate.
+func (d *Dreamer) Sync(ctx context.Context, o SyncOptions) (SyncReport, error) {
 	rep := SyncReport{Remote: d.cfg.Settings.SyncRemote}
 	if rep.Remote == "" {
 		return rep, ErrNoRemote

@@ -40,7 +40,7 @@ func cmdSync(a *app, args []string) error {
 		return err
 	}
 	defer d.Close()
-	rep, err := d.SyncWith(a.ctx, o)
+	rep, err := d.Sync(a.ctx, o)
 	if errors.Is(err, dream.ErrNoRemote) {
 		return fmt.Errorf("%w (set it in config.toml, DREAM_SYNC_REMOTE or --sync-remote)", err)
 	}

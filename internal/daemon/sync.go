@@ -136,7 +136,7 @@ func (d *Daemon) syncOne(cfg Config, p host.Project, sessions string) syncSummar
 	dr, err := d.dreamer(cfg, p, sessions)
 	var rep dream.SyncReport
 	if err == nil {
-		rep, err = dr.Sync(d.dreamCtx)
+		rep, err = dr.Sync(d.dreamCtx, dream.SyncOptions{})
 		dr.Close()
 	}
 	sum.DurationMS = time.Since(start).Milliseconds()

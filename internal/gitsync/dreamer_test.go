@@ -121,14 +121,14 @@ func TestSyncKeepsMemoriesApart(t *testing.T) {
 
 	ctx := context.Background()
 	for _, d := range []*dream.Dreamer{apiLaptop, webLaptop} {
-		if _, err := d.Sync(ctx); err != nil {
+		if _, err := d.Sync(ctx, dream.SyncOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(webLaptop.Config().MemoryDir, "build.md")); !os.IsNotExist(err) {
 		t.Fatalf("the api project's memory was pulled into the web project's (%v)", err)
 	}
-	rep, err := apiDesk.Sync(ctx)
+	rep, err := apiDesk.Sync(ctx, dream.SyncOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestSyncKeepsMemoriesApart(t *testing.T) {
 	other := syncMachine(t, filepath.Join(root, "srv"), "shared/memory", remote, nil, func(s *dream.Settings) {
 		s.SyncBranch = apiLaptop.Config().Settings.SyncBranch
 	})
-	if _, err := other.Sync(ctx); err != nil {
+	if _, err := other.Sync(ctx, dream.SyncOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(other.Config().MemoryDir, "build.md")); err != nil {
@@ -310,7 +310,7 @@ func TestDreamReportsSyncAndGoesOnWithoutRemote(t *testing.T) {
 	}
 
 	gitConfig(t, remote, "--unset", "receive.maxInputSize")
-	sr, err := d.Sync(ctx)
+	sr, err := d.Sync(ctx, dream.SyncOptions{})
 	if err != nil || sr.Pushed != st.Sync.Ahead || sr.State.State != "in sync" {
 		t.Fatalf("sync once the remote takes pushes: %v %+v, want %d pushed", err, sr, st.Sync.Ahead)
 	}
@@ -333,11 +333,11 @@ func TestSyncWaitsForTheLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	var he *dream.LockHeldError
-	if _, err := d.SyncWith(ctx, dream.SyncOptions{}); !errors.As(err, &he) || he.Waited != 0 {
+	if _, err := d.Sync(ctx, dream.SyncOptions{}); !errors.As(err, &he) || he.Waited != 0 {
 		t.Fatalf("sync without waiting: %v, want a *LockHeldError", err)
 	}
 	start := time.Now()
-	if _, err := d.SyncWith(ctx, dream.SyncOptions{Wait: 300 * time.Millisecond}); !errors.As(err, &he) || he.Waited != 300*time.Millisecond ||
+	if _, err := d.Sync(ctx, dream.SyncOptions{Wait: 300 * time.Millisecond}); !errors.As(err, &he) || he.Waited != 300*time.Millisecond ||
 		!strings.Contains(err.Error(), "after waiting 300ms") || time.Since(start) < 300*time.Millisecond {
 		t.Fatalf("sync whose wait ran out: %v after %s", err, time.Since(start))
 	}
@@ -345,7 +345,7 @@ func TestSyncWaitsForTheLock(t *testing.T) {
 	done := make(chan error, 1)
 	start = time.Now()
 	go func() {
-		rep, err := d.SyncWith(ctx, dream.SyncOptions{Wait: time.Minute})
+		rep, err := d.Sync(ctx, dream.SyncOptions{Wait: time.Minute})
 		if err == nil && rep.Pushed == 0 {
 			err = errors.New("nothing pushed")
 		}

@@ -53,8 +53,9 @@ func TestMCPApplyRefusesHeldAndReviewPolicy(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer d.Close()
-			reason, err := d.ParkedReason(out.TaskID)
-			if err != nil || !strings.HasPrefix(reason, tc.wantReason) {
+			staged, err := d.Diff(context.Background(), out.TaskID)
+			reason := staged.ParkReason
+			if err != nil || staged.Source != dream.DiffStaged || !strings.HasPrefix(reason, tc.wantReason) {
 				t.Fatalf("park reason %q (%v), want %q...", reason, err, tc.wantReason)
 			}
 			msg := call(t, cs, "dream_apply", map[string]any{"id": out.TaskID}, nil, true)

@@ -368,12 +368,13 @@ func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) 
 	// A hold is the user's to lift, not the model's: a dream the loss
 	// guard held, or any staged dream while the user's settings say
 	// review = true, is applied only by the user at the command line.
-	reason, err := d.ParkedReason(in.ID)
+	staged, err := d.Diff(ctx, in.ID)
 	if err != nil {
 		return nil, ApplyOutput{}, fmt.Errorf("applying %s: %v (dream_tasks lists the staged dreams)", in.ID, err)
 	}
+	reason := staged.ParkReason
 	switch {
-	case dream.HeldByLossGuard(reason):
+	case strings.HasPrefix(reason, dream.ParkLossGuard):
 		return nil, ApplyOutput{}, fmt.Errorf("dream %s is held for the user's review (%s): it is not for a model to apply; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, reason, in.ID, in.ID)
 	case s.opts.Base.Settings.Review || cfg.Settings.Review:
 		return nil, ApplyOutput{}, fmt.Errorf("the user's settings say review = true: staged dreams are applied by the user, not a model; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, in.ID)

@@ -177,7 +177,7 @@ func TestInProcessPullConflict(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(b.mem, "prefs.md"), []byte("# 用户偏好\n\n- 回答用英文\n- Prefers table tests\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if rep, err := b.d.Sync(context.Background()); err != nil || rep.Pushed == 0 {
+	if rep, err := b.d.Sync(context.Background(), dream.SyncOptions{}); err != nil || rep.Pushed == 0 {
 		t.Fatalf("sync: %+v %v", rep, err)
 	}
 	if err := os.WriteFile(filepath.Join(a.mem, "prefs.md"), []byte("# 用户偏好\n\n- 回答用日文\n- Prefers table tests\n"), 0o644); err != nil {

@@ -28,7 +28,7 @@ type syncResult struct {
 func hostSync(ctx context.Context, d *dream.Dreamer, dir string, env func(string) string) error {
 	o := dream.SyncOptions{Wait: time.Minute, Resolved: env("RESOLVED") != "", AdoptRemote: env("ADOPT") != ""}
 	res := syncResult{Start: time.Now()}
-	rep, err := d.SyncWith(ctx, o)
+	rep, err := d.Sync(ctx, o)
 	res.Report, res.End = rep, time.Now()
 	if err != nil {
 		res.Error = err.Error()
