@@ -10,6 +10,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestCodexMemoryOwner: a Codex memory that Codex consolidates itself
@@ -46,7 +47,7 @@ func TestCodexMemoryOwner(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir = filepath.Join(home, "state")
 			s.CodexMemoryOwner = tt.owner
 			ran := false
@@ -55,7 +56,7 @@ func TestCodexMemoryOwner(t *testing.T) {
 				return dream.Outcome{}, nil
 			})
 			cfg, err := hostcfg.For(host.Project{Host: "codex", MemoryDir: mem, SessionsDir: filepath.Join(codex, "sessions")}, nil,
-				dream.Config{StateDir: s.StateDir, Settings: s, Runner: runner, Provider: "test"}, home, func(string) (string, bool) { return "", false })
+				dream.Config{StateDir: s.StateDir, Settings: s.Dream, Runner: runner, Provider: "test"}, home, func(string) (string, bool) { return "", false })
 			if err != nil {
 				t.Fatal(err)
 			}

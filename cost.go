@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dreamkit/dream/internal/jobs"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // Estimate is what a model dream is expected to cost, computed before it
@@ -129,7 +129,7 @@ func (d *Dreamer) estimate(ctx context.Context, id string, sessions int) (*Estim
 	}
 	e.Priced(p, from)
 	return &e, spend.Request{
-		ID: id, MemoryDir: d.cfg.MemoryDir, Host: s.Host, Provider: e.Provider, Model: e.Model,
+		ID: id, MemoryDir: d.cfg.MemoryDir, Host: d.cfg.Host, Provider: e.Provider, Model: e.Model,
 		Estimate: e.Amount, Price: p,
 		Limits: spend.Limits{
 			Dream: Amount{Tokens: s.MaxTokens, USD: s.MaxCostPerDream},

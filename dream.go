@@ -24,10 +24,10 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/gate"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/jobs"
+	"github.com/dreamkit/dream/settings"
 )
 
 // ScanInterval is the scan throttle: at most one session scan per interval.
@@ -36,56 +36,6 @@ import (
 // but whose session count stays just short would rescan every turn. A failed
 // dream rewinds the lock, so the throttle is also the retry back-off.
 const ScanInterval = 10 * time.Minute
-
-// Settings are the tunables of a Dreamer: the command line's layered
-// configuration (defaults, user file, project file, DREAM_* environment,
-// flags), which a host embedding the library fills from DefaultSettings.
-// It stays an alias of the loader's own type so that every key is defined
-// once, in the loader that parses, validates and documents it (`dream
-// config` lists them); go doc cannot show an alias's fields, so here they
-// are, with the keys that set them:
-//
-//	Enabled      bool           enabled: false means no automatic dream
-//	MinHours     float64        min_hours: the time gate (default 24)
-//	MinSessions  int            min_sessions: the session gate (default 5)
-//	MaxTurns     int            max_turns: model round trips per dream (25)
-//	MaxTokens    int64          max_tokens: tokens per dream (400000)
-//	Timeout      time.Duration  timeout: wall-clock limit per dream (10m)
-//	Pinned       []string       pinned: memory files a dream must keep
-//	Review       bool           review: stage every dream for `dream apply`
-//	MaxLoss      float64        max_loss: the loss guard's share (0.2)
-//	Lock         string         lock: "file" (default) or "etcd"
-//	EtcdEndpoints, EtcdCACert, EtcdCert, EtcdKey, EtcdUsername,
-//	EtcdPassword, LockPrefix, LockTTL: the etcd lock (etcd_*, lock_*)
-//	SyncRemote, SyncBranch: the git remote the memory's history travels
-//	through (sync_remote, sync_branch)
-//	Provider, Model, BaseURL, Host, MemoryDir, SessionsDir, Repo, StateDir:
-//	the command line's inputs for Config, which is their one home in a
-//	Dreamer (New overwrites these copies with Config's values)
-type Settings = settings.Settings
-
-// JobSpec makes a Dreamer run one background job among several (the
-// Dreamer pattern, seed 002 §21.7): the zero JobSpec is the memory dream.
-// A job's dreams write MemoryDir (its write dir) and nothing else, and keep
-// their journal, audit history, scan throttle and lock under
-// <StateDir>/jobs/<Name>, so that two jobs never recover or record each
-// other's work; tasks and telemetry stay shared. Its gates and budgets are
-// its Config's Settings (MinSessions 0 leaves the session gate open); a
-// job never syncs and always takes the file lock. It stays an alias of the
-// job machinery's own type, which the config files' [[job]] tables fill;
-// its fields:
-//
-//	Name        string    the job's name ("" or "memory": the memory dream)
-//	Uses        string    the built-in engine it runs ("health", "review")
-//	Doing       string    what its task shows ("doing a code checkup")
-//	Prompt      string    its prompt template, for its runner
-//	Dir         string    its write dir as configured (Config.MemoryDir)
-//	Files       []string  globs narrowing the write dir; the first is its report
-//	Read        []string  what its tools may read: "repo", "memory", "transcripts"
-//	MinCommits  int       the commit gate: commits since its last run
-//	Watch       []string  the file gate: repository globs changed since its last run
-//	MemoryDir   string    the agent's memory dir, read-only when Read names memory
-type JobSpec = jobs.Spec
 
 // Errors a caller may test with errors.Is.
 var (
@@ -108,9 +58,12 @@ type Config struct {
 	SessionsDir string
 	// RepoDir is the code the memory describes; empty means none.
 	RepoDir string
+	// Host names the agent whose memory it is ("claude", "codex", ...),
+	// recorded with what its dreams spend; empty for none.
+	Host string
 	// StateDir keeps tasks, telemetry, journals and the audit history;
-	// empty means Settings.StateDir, then DefaultSettings' (New fails with
-	// ErrNoStateDir when none is known).
+	// empty means $XDG_STATE_HOME/dream, else ~/.local/state/dream (New
+	// fails with ErrNoStateDir when neither is known).
 	StateDir string
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
@@ -123,12 +76,12 @@ type Config struct {
 	// after nil for a file added or deleted); a refused file is kept as it
 	// was. The command line sets it from the host layout.
 	CheckEdit func(rel string, before, after []byte) error
-	// Settings are the gate thresholds, budgets and policies. Use
-	// DefaultSettings as a base. Their MemoryDir, SessionsDir, Repo,
-	// StateDir, Provider and Model are the command line's layered inputs:
-	// a Dreamer works from the fields of Config above and below, and New
-	// overwrites those copies with them.
-	Settings Settings
+	// Settings are the gate thresholds, budgets and policies, the lock
+	// and sync remote, the spending ceilings: settings.DreamDefaults() is
+	// the base, and settings.Load reads them from the user's layered
+	// configuration as the command line does. A zero threshold or budget
+	// a host left unset gets its default.
+	Settings settings.Dream
 	// Runner does the work under the lock.
 	Runner Runner
 	// Provider and Model are recorded in the task entry and audit history;
@@ -150,8 +103,15 @@ type Config struct {
 	Logf func(format string, args ...any)
 	// Now is the clock; nil means time.Now. Tests set it.
 	Now func() time.Time
-	// Job is the job this Dreamer runs; the zero value is the memory dream.
-	Job JobSpec
+	// Job makes the Dreamer run one background job among several (the
+	// Dreamer pattern, seed 002 §21.7); the zero Spec is the memory dream.
+	// A job's dreams write MemoryDir (its write dir) and nothing else, and
+	// keep their journal, audit history, scan throttle and lock under
+	// <StateDir>/jobs/<Name>, so that two jobs never recover or record
+	// each other's work; tasks and telemetry stay shared. Its gates and
+	// budgets are Settings (MinSessions 0 leaves the session gate open); a
+	// job never syncs and always takes the file lock.
+	Job jobs.Spec
 	// OpenLock builds the consolidation lock Settings.Lock names when it is
 	// not the file lock (etcd), wrapping file, which it must take too; the
 	// library does not link those backends: the dream command wires them.
@@ -177,22 +137,11 @@ type Config struct {
 
 	// sharedState is the state dir the task registry and the telemetry
 	// are in, shared by every job: StateDir itself for the memory dream,
-	// and the StateDir a job's was resolved from (see JobSpec).
+	// and the StateDir a job's was resolved from (see jobs.Spec).
 	sharedState string
 }
 
-// DefaultSettings returns the built-in defaults for this user's
-// environment: the gates and budgets of DESIGN, and the state dir
-// $XDG_STATE_HOME/dream (else ~/.local/state/dream), as the command line
-// resolves it. The state dir is empty only when neither $XDG_STATE_HOME
-// (absolute) nor a home directory is known; New then refuses to guess.
-func DefaultSettings() Settings {
-	home, _ := os.UserHomeDir()
-	return settings.Defaults(os.LookupEnv, home)
-}
-
-// ErrNoStateDir: neither Config.StateDir, Settings.StateDir nor the
-// environment ($XDG_STATE_HOME, $HOME) names a state dir. New refuses
+// ErrNoStateDir: neither Config.StateDir nor the environment ($XDG_STATE_HOME, $HOME) names a state dir. New refuses
 // rather than keep tasks, journals and locks in the working directory.
 var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XDG_STATE_HOME or $HOME)")
 
@@ -270,10 +219,7 @@ func New(cfg Config) (*Dreamer, error) {
 // resolveConfig checks cfg and fills what New may fill: absolute paths,
 // the state dir, the defaults of settings a host left zero, no-op hooks.
 // Config is the one home of where a Dreamer works and who dreams
-// (MemoryDir, SessionsDir, RepoDir, StateDir, Provider, Model); the same
-// fields of Settings are the command line's layered inputs, which the
-// front end resolves into Config, so resolveConfig overwrites them with
-// Config's values and the two can never disagree.
+// (MemoryDir, SessionsDir, RepoDir, StateDir, Provider, Model).
 func resolveConfig(cfg Config) (Config, error) {
 	if cfg.MemoryDir == "" {
 		return cfg, errors.New("dream: Config.MemoryDir is required")
@@ -291,10 +237,8 @@ func resolveConfig(cfg Config) (Config, error) {
 		}
 	}
 	if cfg.StateDir == "" {
-		cfg.StateDir = cfg.Settings.StateDir // a front end that set only the layered value
-	}
-	if cfg.StateDir == "" {
-		cfg.StateDir = DefaultSettings().StateDir
+		home, _ := os.UserHomeDir()
+		cfg.StateDir = settings.StateDir(os.LookupEnv, home)
 	}
 	if cfg.StateDir == "" {
 		return cfg, ErrNoStateDir
@@ -312,13 +256,9 @@ func resolveConfig(cfg Config) (Config, error) {
 	if s.SyncRemote != "" && cfg.OpenSync == nil {
 		return cfg, errors.New("dream: sync_remote is set, but git sync is not linked into this program (Config.OpenSync is nil; the dream command wires it)")
 	}
-	if cfg.Provider == "" && cfg.Model == "" {
-		cfg.Provider, cfg.Model = s.Provider, s.Model // as for the state dir
-	}
-	s.MemoryDir, s.SessionsDir, s.Repo, s.StateDir, s.Provider, s.Model = cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir, cfg.StateDir, cfg.Provider, cfg.Model
 	// A host that fills Settings by hand gets the defaults for what it left
 	// zero: a zero timeout must not mean a dream that may run forever.
-	def := DefaultSettings()
+	def := settings.DreamDefaults()
 	if !(s.MinHours > 0) { // NaN included
 		s.MinHours = def.MinHours
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/lock"
+	"github.com/dreamkit/dream/settings"
 )
 
 // fakeClock is a settable clock for the gates.
@@ -89,14 +90,14 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) settings() Settings {
-	s := DefaultSettings()
+func (f *fixture) settings() settings.Dream {
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.Enabled = true
 	s.MinHours = 24
 	s.MinSessions = 5
 	s.StateDir = f.state
 	s.Timeout = time.Minute
-	return s
+	return s.Dream
 }
 
 func (f *fixture) dreamer(t *testing.T, mutate func(*Config)) *Dreamer {
@@ -510,10 +511,10 @@ func BenchmarkMaybeStart(b *testing.B) {
 	recent := time.Now().Add(-time.Hour)
 	os.Chtimes(lockPath, recent, recent)
 	mk := func(enabled bool) *Dreamer {
-		s := DefaultSettings()
+		s := settings.Settings{Dream: settings.DreamDefaults()}
 		s.Enabled = enabled
 		s.StateDir = filepath.Join(root, "state")
-		d, err := New(Config{MemoryDir: mem, StateDir: s.StateDir, Settings: s, Runner: &countingRunner{}})
+		d, err := New(Config{MemoryDir: mem, StateDir: filepath.Join(root, "state"), Settings: s.Dream, Runner: &countingRunner{}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -551,9 +552,9 @@ func TestHelperHangingDream(t *testing.T) {
 	if os.Getenv("DREAM_TEST_HANG") != "1" {
 		t.Skip("helper process only")
 	}
-	s := DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
-	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
 		fmt.Println("dreaming")
 		select {}
 	})})
@@ -597,18 +598,18 @@ func TestNewRecoversADeadDream(t *testing.T) {
 	}
 }
 
-// TestDefaultStateDir: DefaultSettings fills the state dir as the command
+// TestDefaultStateDir: the settings fill the state dir as the command
 // line does ($XDG_STATE_HOME/dream, else ~/.local/state/dream), and New
 // refuses an environment that names none instead of writing ./locks.
 func TestDefaultStateDir(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", filepath.Join(root, "xdg"))
-	if got, want := DefaultSettings().StateDir, filepath.Join(root, "xdg", "dream"); got != want {
+	if got, want := settings.Defaults(os.LookupEnv, os.Getenv("HOME")).StateDir, filepath.Join(root, "xdg", "dream"); got != want {
 		t.Errorf("with XDG_STATE_HOME: state dir %q, want %q", got, want)
 	}
 	t.Setenv("XDG_STATE_HOME", "relative/ignored")
 	t.Setenv("HOME", filepath.Join(root, "home"))
-	if got, want := DefaultSettings().StateDir, filepath.Join(root, "home", ".local", "state", "dream"); got != want {
+	if got, want := settings.Defaults(os.LookupEnv, os.Getenv("HOME")).StateDir, filepath.Join(root, "home", ".local", "state", "dream"); got != want {
 		t.Errorf("with HOME: state dir %q, want %q", got, want)
 	}
 
@@ -616,7 +617,7 @@ func TestDefaultStateDir(t *testing.T) {
 	if err := os.MkdirAll(mem, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d, err := New(Config{MemoryDir: mem, Settings: DefaultSettings(), Runner: &countingRunner{}})
+	d, err := New(Config{MemoryDir: mem, Settings: settings.DreamDefaults(), Runner: &countingRunner{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +630,7 @@ func TestDefaultStateDir(t *testing.T) {
 	t.Setenv("HOME", "")
 	wd := t.TempDir()
 	t.Chdir(wd)
-	if _, err := New(Config{MemoryDir: mem, Settings: DefaultSettings(), Runner: &countingRunner{}}); !errors.Is(err, ErrNoStateDir) {
+	if _, err := New(Config{MemoryDir: mem, Settings: settings.DreamDefaults(), Runner: &countingRunner{}}); !errors.Is(err, ErrNoStateDir) {
 		t.Fatalf("New with no state dir anywhere: %v, want ErrNoStateDir", err)
 	}
 	if ents, _ := os.ReadDir(wd); len(ents) != 0 {

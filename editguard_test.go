@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/dreamkit/dream/settings"
 )
 
 // A refused edit is put back as the memory was when the dream started and
@@ -49,9 +51,9 @@ func TestRefusedEditKeepsHandEditMadeDuringDream(t *testing.T) {
 				judged = before
 				return errors.New("rules.md: the host agent may not have it rewritten")
 			}
-			s := DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir = state
-			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: runner, CheckEdit: check})
+			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: runner, CheckEdit: check})
 			if err != nil {
 				t.Fatal(err)
 			}

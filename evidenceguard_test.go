@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream/internal/lossguard"
+	"github.com/dreamkit/dream/settings"
 )
 
 // evidenceDream runs one dream whose runner writes files (path → content,
@@ -24,9 +25,9 @@ func evidenceDream(t *testing.T, memory map[string]string, writes map[string]str
 			t.Fatal(err)
 		}
 	}
-	s := DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
-	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
 		for name, body := range writes {
 			p := filepath.Join(job.MemoryDir, name)
 			if body == "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // A host embeds dream by building a Dreamer once and calling MaybeStart
@@ -23,7 +24,7 @@ func ExampleDreamer_Run() {
 	os.WriteFile(filepath.Join(mem, "notes.md"), []byte("---\nname: notes\ndescription: working notes\ntype: project\n---\n\n"+
 		"- The staging database is reset every Monday.\n- The staging database is reset every Monday.\n"), 0o644)
 
-	s := dream.DefaultSettings()
+	s := settings.DreamDefaults()
 	d, err := dream.New(dream.Config{
 		MemoryDir: mem,
 		StateDir:  filepath.Join(root, "state"),

@@ -22,7 +22,7 @@ const (
 	GateTime     = "time"
 	GateThrottle = "throttle"
 	GateSessions = "sessions"
-	// GateFiles and GateCommits are a job's (JobSpec.Watch, MinCommits):
+	// GateFiles and GateCommits are a job's (jobs.Spec.Watch, MinCommits):
 	// open, and not shown, when the job does not set them.
 	GateFiles   = "files"
 	GateCommits = "commits"
@@ -364,7 +364,7 @@ func (d *Dreamer) closedAt(p *probe, i int) (res MaybeResult, done bool, err err
 
 // StatusReport says why a dream would or would not start now.
 type StatusReport struct {
-	// Job names the job (JobSpec); empty for the memory dream, and then
+	// Job names the job (jobs.Spec); empty for the memory dream, and then
 	// MemoryDir is the memory, else the job's write dir.
 	Job                  string      `json:"job,omitempty"`
 	Enabled              bool        `json:"enabled"`

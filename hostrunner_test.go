@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/settings"
 )
 
 // hostMemory is a small memory with headings, a numbered procedure, a
@@ -35,9 +36,9 @@ func newHostDreamer(t *testing.T, run RunnerFunc, mutate func(*Config)) (d *Drea
 	for p, b := range hostMemory() {
 		replaceFile(t, filepath.Join(mem, p), b)
 	}
-	s := DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
-	cfg := Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: run}
+	cfg := Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: run}
 	if mutate != nil {
 		mutate(&cfg)
 	}

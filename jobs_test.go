@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/task"
+	"github.com/dreamkit/dream/settings"
 
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/jobs"
 )
 
 // jobWorld is a git repository and a state dir for a job's Dreamer.
@@ -81,9 +82,9 @@ func (r *reportRunner) Run(_ context.Context, job Job) (Outcome, error) {
 	return Outcome{FilesTouched: touched, Found: map[string]int{"things": 3}}, nil
 }
 
-func (w *jobWorld) dreamer(spec JobSpec, r Runner) *Dreamer {
+func (w *jobWorld) dreamer(spec jobs.Spec, r Runner) *Dreamer {
 	w.t.Helper()
-	s := DefaultSettings()
+	s := settings.DreamDefaults()
 	s.MinHours, s.MinSessions = 1, 0
 	spec.Dir = w.dir
 	d, err := New(Config{MemoryDir: w.dir, RepoDir: w.repo, StateDir: w.state, Settings: s, Runner: r, Job: spec})
@@ -110,7 +111,7 @@ func gateOf(t *testing.T, s StatusReport, name string) GateState {
 func TestJobCommitGate(t *testing.T) {
 	w := newJobWorld(t)
 	w.commit(2)
-	d := w.dreamer(JobSpec{Name: "notes", Files: []string{"notes.md"}, MinCommits: 3}, &reportRunner{})
+	d := w.dreamer(jobs.Spec{Name: "notes", Files: []string{"notes.md"}, MinCommits: 3}, &reportRunner{})
 	ctx := context.Background()
 	s, err := d.Status(ctx)
 	if err != nil {
@@ -142,7 +143,7 @@ func TestJobCommitGate(t *testing.T) {
 func TestJobFileGate(t *testing.T) {
 	w := newJobWorld(t)
 	w.commit(1)
-	d := w.dreamer(JobSpec{Name: "notes", Files: []string{"notes.md"}, Watch: []string{"docs/**/*.md", "go.mod"}}, &reportRunner{})
+	d := w.dreamer(jobs.Spec{Name: "notes", Files: []string{"notes.md"}, Watch: []string{"docs/**/*.md", "go.mod"}}, &reportRunner{})
 	ctx := context.Background()
 	s, _ := d.Status(ctx)
 	if g := gateOf(t, s, GateFiles); g.Open {
@@ -174,7 +175,7 @@ func TestJobSkeleton(t *testing.T) {
 	w := newJobWorld(t)
 	w.commit(1)
 	r := &reportRunner{extra: []string{"stray.md"}}
-	d := w.dreamer(JobSpec{Name: "notes", Doing: "taking notes", Files: []string{"notes.md"}, Read: []string{jobs.ReadRepo}}, r)
+	d := w.dreamer(jobs.Spec{Name: "notes", Doing: "taking notes", Files: []string{"notes.md"}, Read: []string{jobs.ReadRepo}}, r)
 	rep, err := d.Run(context.Background(), RunOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +187,7 @@ func TestJobSkeleton(t *testing.T) {
 		t.Fatalf("a file outside the write scope landed: %v", err)
 	}
 	job := r.jobs[0]
-	if job.Spec.Name != "notes" || job.RepoDir != w.repo || job.SessionsDir != "" || job.Budgets.MaxTurns != DefaultSettings().MaxTurns || !job.LastRun.IsZero() || job.Previous != "" {
+	if job.Spec.Name != "notes" || job.RepoDir != w.repo || job.SessionsDir != "" || job.Budgets.MaxTurns != settings.DreamDefaults().MaxTurns || !job.LastRun.IsZero() || job.Previous != "" {
 		t.Errorf("the runner's Job: %+v", job)
 	}
 	ns := filepath.Join(w.state, "jobs", "notes")
@@ -231,13 +232,13 @@ func TestJobScopeRefused(t *testing.T) {
 		dir   string
 		files []string
 	}{{w.repo, []string{"a.md"}}, {filepath.Dir(w.repo), []string{"a.md"}}, {filepath.Join(w.repo, "src"), nil}, {filepath.Join(w.repo, "src"), []string{"*.go"}}} {
-		_, err := New(Config{MemoryDir: tc.dir, RepoDir: w.repo, StateDir: w.state, Runner: &reportRunner{}, Job: JobSpec{Name: "x", Dir: tc.dir, Files: tc.files}})
+		_, err := New(Config{MemoryDir: tc.dir, RepoDir: w.repo, StateDir: w.state, Runner: &reportRunner{}, Job: jobs.Spec{Name: "x", Dir: tc.dir, Files: tc.files}})
 		if err == nil {
 			t.Errorf("dir %s files %v: accepted", tc.dir, tc.files)
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "notes")
-	if _, err := New(Config{MemoryDir: dir, StateDir: w.state, Runner: &reportRunner{}, Job: JobSpec{Name: "../../escape", Dir: dir}}); err == nil {
+	if _, err := New(Config{MemoryDir: dir, StateDir: w.state, Runner: &reportRunner{}, Job: jobs.Spec{Name: "../../escape", Dir: dir}}); err == nil {
 		t.Error("a job name that leaves the state dir is accepted")
 	}
 }

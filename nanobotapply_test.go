@@ -12,6 +12,7 @@ import (
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/nanobot"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestAppliedNanobotReviewIsCommittedToItsStore: a staged nanobot dream that
@@ -39,7 +40,7 @@ func TestAppliedNanobotReviewIsCommittedToItsStore(t *testing.T) {
 	git("add", ".gitignore", "SOUL.md", "USER.md", "memory/MEMORY.md")
 	git("-c", "user.name=nanobot", "-c", "user.email=nanobot@dream", "commit", "-q", "-m", "init: nanobot memory store")
 
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = filepath.Join(root, "state")
 	write := dream.RunnerFunc(func(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 		p := filepath.Join(job.MemoryDir, "memory", "MEMORY.md")
@@ -47,7 +48,7 @@ func TestAppliedNanobotReviewIsCommittedToItsStore(t *testing.T) {
 		return dream.Outcome{FilesTouched: []string{"memory/MEMORY.md"}, Summary: "added a fact"}, err
 	})
 	cfg, err := hostcfg.For(host.Project{Host: nanobot.HostName, MemoryDir: ws}, nil,
-		dream.Config{StateDir: s.StateDir, Settings: s, Runner: write, Provider: "test"}, home, func(string) (string, bool) { return "", false })
+		dream.Config{StateDir: s.StateDir, Settings: s.Dream, Runner: write, Provider: "test"}, home, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

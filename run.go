@@ -14,15 +14,15 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/gate"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/offline"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // Status values of a Report.
@@ -610,7 +610,7 @@ func (r *dreamRun) finish(status task.Status, cause error) {
 }
 
 // readable is dir when the job may read scope, else "".
-func readable(spec JobSpec, scope, dir string) string {
+func readable(spec jobs.Spec, scope, dir string) string {
 	if spec.Reads(scope) {
 		return dir
 	}

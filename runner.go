@@ -6,6 +6,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/lossguard"
+	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -59,7 +60,7 @@ type Job struct {
 	// Spec is the job this dream runs (Config.Job): its name, its scopes
 	// (RepoDir and SessionsDir above are empty when it may not read them)
 	// and what it does. The zero Spec is the memory dream.
-	Spec JobSpec
+	Spec jobs.Spec
 	// Budgets are the dream's limits, from its Settings.
 	Budgets Budgets
 	// LastRun is when the job last completed (the lock's time before this

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream/settings"
 )
 
 // replaceFile writes as dream's own writers do: a new file renamed over
@@ -68,12 +69,12 @@ func TestDreamLandsAroundConcurrentHandEdits(t *testing.T) {
 			if linked {
 				runner = replacingRunner{RunnerFunc(run)}
 			}
-			s := DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir = state
 			// The loss guard compares the staging with the memory as it was
 			// when the dream started, so the user's edits made meanwhile are
 			// not losses of the dream's: the default max_loss holds.
-			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: runner})
+			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: runner})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,10 +10,10 @@ import (
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/jobs"
+	"github.com/dreamkit/dream/settings"
 )
 
 // syncTimeout bounds the fetch `dream status` does to compare with the

@@ -13,6 +13,7 @@ import (
 	"github.com/dreamkit/dream/internal/dreamid"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 func TestTaskAPI(t *testing.T) {
@@ -21,7 +22,7 @@ func TestTaskAPI(t *testing.T) {
 	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 	mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
 	started := make(chan struct{})
-	s := dream.DefaultSettings()
+	s := settings.DreamDefaults()
 	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s,
 		Runner: dream.RunnerFunc(func(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 			close(started)
@@ -79,7 +80,7 @@ func TestDiffStagedThenAudited(t *testing.T) {
 	mem, state := filepath.Join(root, "memory"), filepath.Join(root, "state")
 	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 	mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: settings.DreamDefaults(), Runner: &runner.Offline{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	prefs := "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n"
 	mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 	mkfile(t, filepath.Join(mem, "prefs.md"), prefs)
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: settings.DreamDefaults(), Runner: &runner.Offline{}})
 	if err != nil {
 		t.Fatal(err)
 	}

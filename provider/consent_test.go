@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/llm/llmtest"
 	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -39,7 +39,7 @@ func TestConsent(t *testing.T) {
 		{name: "no key", env: map[string]string{}, inherited: true, want: "offline", why: "no model key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir, s.Provider, s.Model = t.TempDir(), tc.provider, tc.model
 			c, err := provider.ChooseWith(s, envOf(tc.env), provider.Options{Inherited: tc.inherited, Agent: "claude"})
 			if err != nil {
@@ -72,7 +72,7 @@ func TestConsent(t *testing.T) {
 func TestModelRejectedOnce(t *testing.T) {
 	srv := llmtest.NewServer(llmtest.Turn{Status: 404, Text: "model: claude-sonnet-4-6 not found"})
 	defer srv.Close()
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir, s.Provider = t.TempDir(), "anthropic"
 	env := envOf(map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": srv.URL})
 	c, err := provider.Choose(s, env)

@@ -18,6 +18,7 @@ import (
 	"github.com/dreamkit/dream/llm/anthropic"
 	"github.com/dreamkit/dream/llm/openai"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Provider names accepted by --provider and DREAM_PROVIDER.
@@ -74,7 +75,7 @@ type Options struct {
 // Choose picks the provider for a command the user typed in their own
 // shell, where an exported key counts as given to dream (ChooseWith with
 // no Options).
-func Choose(s dream.Settings, getenv func(string) string) (Choice, error) {
+func Choose(s settings.Settings, getenv func(string) string) (Choice, error) {
 	return ChooseWith(s, getenv, Options{})
 }
 
@@ -90,7 +91,7 @@ func Choose(s dream.Settings, getenv func(string) string) (Choice, error) {
 // endpoint rejected before (recorded in the state dir) is not asked again
 // until the provider, model or base URL changes: the dream is offline and
 // Rejected says why. DREAM_STREAM=1 selects streaming responses.
-func ChooseWith(s dream.Settings, getenv func(string) string, o Options) (Choice, error) {
+func ChooseWith(s settings.Settings, getenv func(string) string, o Options) (Choice, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -195,14 +196,14 @@ func unused(getenv func(string) string, chosen string, o Options) []Unused {
 }
 
 // Runner implements hostcfg.Backend: runner.For with the chosen model.
-func (c Choice) Runner(s dream.Settings) dream.Runner {
+func (c Choice) Runner(s settings.Settings) dream.Runner {
 	return runner.For(c.Provider, c.Model, s)
 }
 
 // JobRunner makes the runner of a job's dreams (a dream.Config whose Job
 // is not the memory dream): runner.ForJob with the chosen model; its
 // budgets come in each dream.Job.
-func (c Choice) JobRunner(dream.Settings) dream.Runner {
+func (c Choice) JobRunner(settings.Settings) dream.Runner {
 	return runner.ForJob(c.Provider, c.Model)
 }
 

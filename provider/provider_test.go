@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm"
@@ -15,6 +14,7 @@ import (
 	"github.com/dreamkit/dream/llm/openai"
 	"github.com/dreamkit/dream/provider"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestChooseOrder pins the order DESIGN.md promises: the provider setting,
@@ -54,7 +54,7 @@ func TestChooseOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.Provider, s.Model, s.BaseURL = tc.provider, tc.model, tc.baseURL
 			c, err := provider.Choose(s, func(k string) string { return tc.env[k] })
 			if err != nil {
@@ -115,7 +115,7 @@ func TestChooseRefuses(t *testing.T) {
 		{name: "a base URL that is not one", provider: "anthropic", env: map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "ftp://example.com"}, want: "anthropic provider: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.Provider = tc.provider
 			c, err := provider.Choose(s, func(k string) string { return tc.env[k] })
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -130,7 +130,7 @@ func TestChooseRefuses(t *testing.T) {
 // on nanobot's host the history dream, each with the settings it is given.
 func TestChoiceIsTheBackend(t *testing.T) {
 	var _ hostcfg.Backend = provider.Choice{}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir, s.MaxTurns = "state", 7
 	if r, ok := (provider.Choice{}).Runner(s).(*runner.Offline); !ok || r.StateDir != "state" {
 		t.Fatalf("the zero Choice's runner is %#v, want the offline engine", (provider.Choice{}).Runner(s))

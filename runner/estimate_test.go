@@ -13,6 +13,7 @@ import (
 	"github.com/dreamkit/dream/llm/llmtest"
 	"github.com/dreamkit/dream/llm/openai"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestEstimateAgainstActual: on eval scenarios of each kind (a clean
@@ -55,11 +56,11 @@ func TestEstimateAgainstActual(t *testing.T) {
 			}
 			state := t.TempDir()
 			now := sc.Now
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir, s.Host = state, sc.Host
 			r := runner.For(p, model, s).(*runner.Agent)
 			r.Now = func() time.Time { return now }
-			d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: state, Settings: s,
+			d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: state, Settings: s.Dream,
 				Runner: r, Provider: protocol, Model: model, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // blockingProvider ends its first turn with text and then blocks every
@@ -77,7 +78,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 		ws := nanobotWorkspace(t, 30, 0)
 		state := t.TempDir()
 		p := &blockingProvider{started: make(chan struct{})}
-		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p, Model: "claude-haiku-4-5"}})
+		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: state, Settings: settings.DreamDefaults(), Runner: &runner.HistoryDream{Provider: p, Model: "claude-haiku-4-5"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +109,7 @@ func TestNanobotFlowAsLibrary(t *testing.T) {
 	t.Run("completed no-op and compaction", func(t *testing.T) {
 		ws := nanobotWorkspace(t, 1100, 1080)
 		p := &textProvider{}
-		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: t.TempDir(), Settings: dream.DefaultSettings(), Runner: &runner.HistoryDream{Provider: p, Model: "claude-haiku-4-5"}})
+		d, err := dream.New(dream.Config{MemoryDir: ws, StateDir: t.TempDir(), Settings: settings.DreamDefaults(), Runner: &runner.HistoryDream{Provider: p, Model: "claude-haiku-4-5"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,18 +16,18 @@ import (
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/checkup"
 	"github.com/dreamkit/dream/internal/fsutil"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/internal/reviewnotes"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
+	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // JobRunner runs a background job other than the memory dream (its
-// dream.JobSpec comes in Job.Spec): first the built-in engine the job uses
+// jobs.Spec comes in Job.Spec): first the built-in engine the job uses
 // (health: the code checkup; review: the commit notes), which needs no
 // model and writes the job's report; then, with a model, the restricted
 // sub-agent on the job's prompt (or the engine's own: an assessment on top
@@ -230,7 +230,7 @@ func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate
 }
 
 // engine runs the built-in engine spec uses.
-func engine(ctx context.Context, spec dream.JobSpec, job dream.Job, now time.Time) (string, map[string]int, error) {
+func engine(ctx context.Context, spec jobs.Spec, job dream.Job, now time.Time) (string, map[string]int, error) {
 	if job.RepoDir == "" {
 		return "", nil, fmt.Errorf("job %s uses %s, which reads the repository: its read scope must name repo", spec.Name, spec.Uses)
 	}

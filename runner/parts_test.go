@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
-	"github.com/dreamkit/dream/internal/task"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dreamkit/dream/internal/task"
+	"github.com/dreamkit/dream/settings"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm/anthropic"
@@ -84,11 +86,11 @@ func TestLargeMemoryInParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir, s.Host = state, "claude"
 	s.MaxTokens, s.MaxCostPerDream, s.MaxCostPerDay = 20_000_000, 50, 50 // a memory this large costs more than the defaults allow
 	r := runner.For(p, anthropic.DefaultModel, s)
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "anthropic", Model: anthropic.DefaultModel})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: r, Provider: "anthropic", Model: anthropic.DefaultModel})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/offline"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // What one dream is expected to do, in tokens, besides what it reads: the

@@ -13,6 +13,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/settings"
 )
 
 // For returns the Runner of a dream with settings s on a model (nil: the
@@ -24,7 +25,7 @@ import (
 // the Agent, or Offline without a model.
 // s.Host names the project's host and s.StateDir the state dir whose
 // audit history dates lines.
-func For(p llm.Provider, model string, s dream.Settings) dream.Runner {
+func For(p llm.Provider, model string, s settings.Settings) dream.Runner {
 	switch {
 	case p == nil:
 		return &Offline{Host: s.Host, StateDir: s.StateDir}

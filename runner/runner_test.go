@@ -9,6 +9,7 @@ import (
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 type nopProvider struct{}
@@ -23,7 +24,7 @@ func (nopProvider) Complete(context.Context, *llm.Request) (*llm.Response, error
 // everywhere else, each with the budgets, host and state dir it is given.
 func TestFor(t *testing.T) {
 	var p llm.Provider = nopProvider{}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir, s.MaxTurns, s.MaxTokens = "state", 9, 123456
 	for _, tc := range []struct {
 		name  string

@@ -18,7 +18,7 @@ import (
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/nanobot"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // app is one invocation of the command line.
@@ -183,7 +183,7 @@ func (a *app) dreamer(runner dream.Runner, backend hostcfg.Backend, onProgress f
 	}
 	cfg, err := a.hostConfig(mem, sessions, repo, backend, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
-		Settings:        a.loaded.Settings,
+		Settings:        a.loaded.Settings.Dream,
 		Runner:          runner,
 		PersistThrottle: true,
 		OnProgress:      onProgress,
@@ -195,6 +195,11 @@ func (a *app) dreamer(runner dream.Runner, backend hostcfg.Backend, onProgress f
 	})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Provider == "" && cfg.Model == "" {
+		// A model-free Dreamer (history, sync) records what the user's
+		// settings name.
+		cfg.Provider, cfg.Model = a.loaded.Settings.Provider, a.loaded.Settings.Model
 	}
 	return dream.New(cfg)
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/dreamkit/dream/internal/daemon"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
 )
 
 // daemonFlags are the flags of `dream daemon` and its subcommands.

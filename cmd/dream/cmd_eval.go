@@ -10,9 +10,9 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/eval"
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/provider"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // cmdEval scores dream on a corpus of scenarios: the offline pass and, when
@@ -107,7 +107,7 @@ func evalDreamWith(s settings.Settings, choice provider.Choice, r func(clock fun
 			now = time.Now()
 		}
 		clock := func() time.Time { return now }
-		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: s, Runner: r(clock, sc), Provider: choice.Name, Model: choice.Model})
+		d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: stateDir, Settings: s.Dream, Runner: r(clock, sc), Provider: choice.Name, Model: choice.Model})
 		if err != nil {
 			return eval.Outcome{}, err
 		}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dreamkit/dream/cmd/dream/internal/early"
 	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // hookLogLimit is the size past which the hook log is rotated once.

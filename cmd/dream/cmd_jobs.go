@@ -15,11 +15,11 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
 )
 
 // jobCommands take --job NAME: the commands that run, show or change one
@@ -112,7 +112,7 @@ func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend
 	session := a.session
 	cfg, err := hostcfg.For(p, backend, dream.Config{
 		StateDir:        a.loaded.Settings.StateDir,
-		Settings:        j.Settings,
+		Settings:        j.Settings.Dream,
 		Runner:          runner,
 		PersistThrottle: true,
 		OnProgress:      onProgress,

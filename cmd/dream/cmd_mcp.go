@@ -10,9 +10,9 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/mcpserver"
 	"github.com/dreamkit/dream/internal/nanobot"
+	"github.com/dreamkit/dream/jobs"
 )
 
 // cmdMCP serves the dream tools over stdio. Stdout is the protocol, so
@@ -28,7 +28,7 @@ func cmdMCP(a *app, args []string) error {
 	s := a.loaded.Settings
 	// No runner here: the server fits each dream to its host through
 	// hostcfg.For (mcpserver.Options.Host, Backend).
-	base := dream.Config{StateDir: s.StateDir, Settings: s, PersistThrottle: true, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}
+	base := dream.Config{StateDir: s.StateDir, Settings: s.Dream, PersistThrottle: true, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}
 	hostName := ""
 	if s.MemoryDir != "" || s.Host != "" {
 		mem, sessions, repo, err := a.locations()

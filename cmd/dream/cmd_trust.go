@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"text/tabwriter"
 
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/trust"
+	"github.com/dreamkit/dream/settings"
 )
 
 // cmdTrust allows a project's .dream.toml to set every key, records it by

@@ -16,11 +16,11 @@ import (
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
-	"github.com/dreamkit/dream/internal/settings"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm/anthropic"
 	"github.com/dreamkit/dream/llm/openai"
 	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
+	"github.com/dreamkit/dream/spend"
 )
 
 // startedByEnv marks the dream a `dream hook` starts: it runs with the
@@ -139,7 +139,7 @@ func (a *app) estimateBackend() hostcfg.Backend {
 
 // printCost writes the estimate and spend lines of `dream status` and
 // `dream run --dry-run`.
-func printCost(w io.Writer, o dream.CostOutlook, s dream.Settings) {
+func printCost(w io.Writer, o dream.CostOutlook, s settings.Settings) {
 	if e := o.Estimate; e != nil {
 		fmt.Fprintf(w, "%-14s%s\n", "estimate:", e)
 	}
@@ -304,7 +304,7 @@ func (a *app) recordModelDreams(agent string) (modelDreamsView, error) {
 	}
 	s.Host = agent
 	cfg, err := hostcfg.For(host.Project{Host: agent, MemoryDir: l.MemoryDir, SessionsDir: l.SessionsDir, RepoDir: s.Repo},
-		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}, a.home(), a.env)
+		provider.ForEstimate(name, model), dream.Config{StateDir: s.StateDir, Settings: s.Dream, OpenLock: etcdlock.Open, OpenSync: gitsync.Open}, a.home(), a.env)
 	if err != nil {
 		return md, nil
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/hookinstall"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // doctorCodexHook checks what Codex needs besides hooks.json to run

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/llm"
 	"github.com/dreamkit/dream/llm/llmtest"
+	"github.com/dreamkit/dream/spend"
 )
 
 // waitTask waits until the state dir's task list shows a finished dream

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/dreamkit/dream/internal/task"
 	"io"
 	"net/http"
 	"os"
@@ -17,9 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/internal/task"
+
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm/llmtest"
+	"github.com/dreamkit/dream/spend"
 )
 
 // readmeJobConfig is the README's example [[job]], word for word: the

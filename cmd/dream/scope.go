@@ -3,7 +3,7 @@ package main
 import (
 	"path/filepath"
 
-	"github.com/dreamkit/dream/internal/jobs"
+	"github.com/dreamkit/dream/jobs"
 )
 
 // memoryScope is the memory dir the location flags name, for the commands

@@ -6,8 +6,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/telemetry"
+	"github.com/dreamkit/dream/spend"
 )
 
 // statsView is `dream stats --json`: the telemetry's counts and the

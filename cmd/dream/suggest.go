@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // didYouMean returns the candidates closest to typed, best first: those

@@ -13,7 +13,7 @@ import (
 	"github.com/dreamkit/dream/cmd/dream/internal/early"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestTimeGateClosedAgreesWithMaybe holds the early start's closed-gate
@@ -63,7 +63,7 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			mem, state := t.TempDir(), t.TempDir()
 			tc.setup(t, mem, state)
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir, s.Enabled = state, tc.enable
 			detail, closed := early.TimeGateClosed(s, mem, now)
 			if closed != tc.want {
@@ -72,7 +72,7 @@ func TestTimeGateClosedAgreesWithMaybe(t *testing.T) {
 			if !closed {
 				return
 			}
-			d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Now: func() time.Time { return now }})
+			d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Now: func() time.Time { return now }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestTimeGateClosedLeavesTheEtcdLockToTheCluster(t *testing.T) {
 	now := time.Now()
 	mem, state := t.TempDir(), t.TempDir()
 	writeLock(t, mem, "", now.Add(-time.Hour))
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
 	if _, closed := early.TimeGateClosed(s, mem, now); !closed {
 		t.Fatal("file lock consolidated an hour ago: want closed")

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Defaults applied when the corresponding Config field is zero.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // TestBudgetIsAskedBeforeEachRequest: the budget sees the usage so far

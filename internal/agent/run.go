@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // Run drives the loop until the model stops calling tools (success), a budget

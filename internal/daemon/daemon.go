@@ -38,7 +38,8 @@ import (
 	"github.com/dreamkit/dream/internal/gitsync"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
-	"github.com/dreamkit/dream/internal/jobs"
+	"github.com/dreamkit/dream/jobs"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Config is everything one generation of the daemon runs with; Load
@@ -46,7 +47,7 @@ import (
 type Config struct {
 	Settings
 	// Dream is the dream settings every memory dir's Dreamer gets.
-	Dream dream.Settings
+	Dream settings.Settings
 	// StateDir holds tasks, telemetry, journals and the audit history.
 	StateDir string
 	// Home and Env locate the agents' layouts (Env: os.LookupEnv).
@@ -568,7 +569,7 @@ func (d *Daemon) walkJobs(cfg Config, p host.Project, sessions string) {
 
 func (d *Daemon) jobFunnel(cfg Config, p host.Project, j jobs.Job) (dream.MaybeResult, error) {
 	dcfg, err := hostcfg.For(p, cfg.Backend, dream.Config{
-		StateDir: cfg.StateDir, Settings: j.Settings, Job: j.Spec, PersistThrottle: true,
+		StateDir: cfg.StateDir, Settings: j.Settings.Dream, Job: j.Spec, PersistThrottle: true,
 		Logf: func(format string, args ...any) { d.log.Warn(fmt.Sprintf(format, args...), "job", j.Name) },
 	}, cfg.Home, cfg.Env)
 	if err != nil {
@@ -611,7 +612,7 @@ func (d *Daemon) dreamer(cfg Config, p host.Project, sessions string) (*dream.Dr
 	project.SessionsDir = sessions
 	dcfg, err := hostcfg.For(project, cfg.Backend, dream.Config{
 		StateDir:        cfg.StateDir,
-		Settings:        cfg.Dream,
+		Settings:        cfg.Dream.Dream,
 		Runner:          cfg.Runner,
 		Provider:        cfg.Provider,
 		Model:           cfg.Model,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dreamkit/dream/internal/task"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/dreamkit/dream/internal/task"
+	"github.com/dreamkit/dream/settings"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm"
@@ -153,8 +155,8 @@ type harness struct {
 	rec    *recorder
 }
 
-func dreamSettings(state string) dream.Settings {
-	s := dream.DefaultSettings()
+func dreamSettings(state string) settings.Settings {
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.MinSessions = 2
 	s.StateDir = state
 	s.Timeout = time.Minute

@@ -11,6 +11,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm/llmtest"
 	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
 )
 
 // A daemon dream on a nanobot workspace (as discovery finds it) is
@@ -43,7 +44,7 @@ func TestDaemonNanobotDreamKeepsHistory(t *testing.T) {
 		llmtest.Turn{Text: "USER.md updated."},
 	)
 	defer srv.Close()
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.Provider, s.BaseURL = "anthropic", srv.URL
 	choice, err := provider.Choose(s, func(k string) string {
 		if k == "ANTHROPIC_API_KEY" {

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/spend"
-	"github.com/dreamkit/dream/llm"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // parseMetrics parses a /metrics body with the Prometheus text parser.

@@ -4,10 +4,11 @@ import (
 	"math"
 	"sync"
 
-	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/spend"
-	"github.com/dreamkit/dream/llm"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // metrics are the daemon's Prometheus series. They live in their own

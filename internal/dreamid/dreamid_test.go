@@ -11,6 +11,7 @@ import (
 	"github.com/dreamkit/dream/internal/dreamid"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestMemoryDirOfEveryDream: every id `dream` prints or lists leads back to
@@ -26,7 +27,7 @@ func TestMemoryDirOfEveryDream(t *testing.T) {
 		mem := filepath.Join(root, name)
 		mkfile(t, filepath.Join(mem, "MEMORY.md"), "# Memory\n\n- [偏好](prefs.md) — 习惯\n")
 		mkfile(t, filepath.Join(mem, "prefs.md"), "# 偏好\n\n## Go\n\n- 用 tab 缩进。\n- Run `go vet` before committing.\n- 用 tab 缩进。\n")
-		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
+		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: settings.DreamDefaults(), Runner: &runner.Offline{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func BenchmarkMemoryDirOf(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: dream.DefaultSettings(), Runner: &runner.Offline{}})
+		d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: settings.DreamDefaults(), Runner: &runner.Offline{}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Defaults for the timeouts of one request to etcd.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 func TestFromSettings(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/dreamkit/dream/internal/hostcfg"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/nanobot"
+	"github.com/dreamkit/dream/settings"
 )
 
 // The library's sync flow with this backend wired as the dream command
@@ -54,13 +55,13 @@ func newMemory(t *testing.T) (mem, state string) {
 // syncDreamer is a Dreamer on mem whose history travels through remote.
 func syncDreamer(t *testing.T, mem, state, remote string) *dream.Dreamer {
 	t.Helper()
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir, s.SyncRemote, s.Timeout = state, remote, time.Minute
 	// A clock that stands still, as in the library's own fixture: the
 	// task ids, and so the lines writer rewrites, differ only in their
 	// random part.
 	now := time.Now()
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: writer{}, OpenSync: Open, Now: func() time.Time { return now }})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: writer{}, OpenSync: Open, Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func syncDreamer(t *testing.T, mem, state, remote string) *dream.Dreamer {
 
 // syncMachine is one machine's dreamer on one memory: its own home, state
 // dir and memory dir, the shared remote, and settings from mutate.
-func syncMachine(t *testing.T, home, rel, remote string, files map[string]string, mutate func(*dream.Settings)) *dream.Dreamer {
+func syncMachine(t *testing.T, home, rel, remote string, files map[string]string, mutate func(*settings.Settings)) *dream.Dreamer {
 	t.Helper()
 	mem := filepath.Join(home, rel)
 	if err := os.MkdirAll(mem, 0o755); err != nil {
@@ -82,13 +83,13 @@ func syncMachine(t *testing.T, home, rel, remote string, files map[string]string
 		}
 	}
 	t.Setenv("HOME", home)
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = filepath.Join(home, ".local", "state", "dream")
 	s.SyncRemote = remote
 	if mutate != nil {
 		mutate(&s)
 	}
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: s.StateDir, Settings: s, Runner: writer{}, OpenSync: Open})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: s.StateDir, Settings: s.Dream, Runner: writer{}, OpenSync: Open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestSyncKeepsMemoriesApart(t *testing.T) {
 	}
 
 	// sync_branch names a memory by hand: a dir at another path joins it.
-	other := syncMachine(t, filepath.Join(root, "srv"), "shared/memory", remote, nil, func(s *dream.Settings) {
+	other := syncMachine(t, filepath.Join(root, "srv"), "shared/memory", remote, nil, func(s *settings.Settings) {
 		s.SyncBranch = apiLaptop.Config().Settings.SyncBranch
 	})
 	if _, err := other.Sync(ctx, dream.SyncOptions{}); err != nil {
@@ -204,7 +205,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "sessions", "cli_direct.jsonl"), []byte("{\"role\":\"user\",\"content\":\"my card is 4111 1111 1111 1111\"}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = filepath.Join(root, "state")
 	s.SyncRemote = remote
 	home := filepath.Join(root, "home")
@@ -214,7 +215,7 @@ func TestNanobotAuditNeverRecordsOrPushesSessions(t *testing.T) {
 		}
 		return "", false
 	}
-	cfg, err := hostcfg.For(host.Project{Host: nanobot.HostName, MemoryDir: ws}, nil, dream.Config{StateDir: s.StateDir, Settings: s, Runner: memoryAppender{}, Provider: "offline", OpenSync: Open}, home, env)
+	cfg, err := hostcfg.For(host.Project{Host: nanobot.HostName, MemoryDir: ws}, nil, dream.Config{StateDir: s.StateDir, Settings: s.Dream, Runner: memoryAppender{}, Provider: "offline", OpenSync: Open}, home, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/dreamkit/dream/internal/gate"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // resolveCodex: Codex CLI keeps everything under $CODEX_HOME (default

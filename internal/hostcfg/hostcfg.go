@@ -13,8 +13,9 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/jobs"
 	"github.com/dreamkit/dream/internal/nanobot"
+	"github.com/dreamkit/dream/jobs"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Backend makes the Runner of a project's dreams when the Config brings
@@ -25,7 +26,7 @@ import (
 type Backend interface {
 	// Runner returns the runner for a dream with settings s: s.Host is the
 	// project's host and s.StateDir the dream's state dir.
-	Runner(s dream.Settings) dream.Runner
+	Runner(s settings.Settings) dream.Runner
 	// Names returns the provider and the model recorded with each dream
 	// (the task registry, the audit history): "offline" and "" for the
 	// offline engine.
@@ -81,13 +82,9 @@ func For(p host.Project, backend Backend, base dream.Config, home string, env fu
 			cfg.ProviderWhy = ex.Explain()
 		}
 	}
-	runnerSettings := cfg.Settings
-	runnerSettings.Host = p.Host
-	if cfg.StateDir != "" {
-		runnerSettings.StateDir = cfg.StateDir
-	}
+	cfg.Host = p.Host
 	if cfg.Runner == nil && backend != nil {
-		cfg.Runner = backend.Runner(runnerSettings)
+		cfg.Runner = backend.Runner(settings.Settings{Dream: cfg.Settings, Host: p.Host, StateDir: cfg.StateDir})
 	}
 	if p.Host == "" {
 		return cfg, nil
@@ -129,7 +126,7 @@ func For(p host.Project, backend Backend, base dream.Config, home string, env fu
 // jobBackend is a Backend that also makes a job's runner (provider.Choice
 // does: runner.ForJob); a host with its own Runner needs none.
 type jobBackend interface {
-	JobRunner(s dream.Settings) dream.Runner
+	JobRunner(s settings.Settings) dream.Runner
 }
 
 // jobConfig is For for a job on p: the job's write dir is the
@@ -139,7 +136,7 @@ type jobBackend interface {
 // scope of its files) applies to a job's own dir.
 func jobConfig(p host.Project, backend Backend, base dream.Config, home string, env func(string) (string, bool)) (dream.Config, error) {
 	cfg := base
-	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = base.Job.Dir, p.SessionsDir, p.RepoDir
+	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir, cfg.Host = base.Job.Dir, p.SessionsDir, p.RepoDir, p.Host
 	if cfg.Job.Reads(jobs.ReadMemory) && cfg.Job.MemoryDir == "" {
 		cfg.Job.MemoryDir = p.MemoryDir
 	}
@@ -147,7 +144,7 @@ func jobConfig(p host.Project, backend Backend, base dream.Config, home string, 
 		cfg.Provider, cfg.Model = backend.Names()
 	}
 	if jb, ok := backend.(jobBackend); ok && cfg.Runner == nil {
-		cfg.Runner = jb.JobRunner(cfg.Settings)
+		cfg.Runner = jb.JobRunner(settings.Settings{Dream: cfg.Settings, Host: p.Host, StateDir: cfg.StateDir})
 	}
 	if cfg.Runner == nil {
 		return dream.Config{}, fmt.Errorf("dream: job %s: no runner (its backend makes none)", cfg.Job.Name)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/hostcfg"
+	"github.com/dreamkit/dream/settings"
 
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
@@ -26,10 +27,10 @@ func TestOtherHostClearsANarrowedScope(t *testing.T) {
 	if err := audit.SetScope(state, mem, []string{"SOUL.md", "memory/MEMORY.md"}); err != nil {
 		t.Fatal(err)
 	}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
 	if _, err := hostcfg.For(host.Project{Host: "dir", MemoryDir: mem, RepoDir: filepath.Dir(mem)}, nil,
-		dream.Config{StateDir: state, Settings: s, Runner: dream.RunnerFunc(func(context.Context, dream.Job) (dream.Outcome, error) { return dream.Outcome{}, nil })},
+		dream.Config{StateDir: state, Settings: s.Dream, Runner: dream.RunnerFunc(func(context.Context, dream.Job) (dream.Outcome, error) { return dream.Outcome{}, nil })},
 		root, func(string) (string, bool) { return "", false }); err != nil {
 		t.Fatal(err)
 	}

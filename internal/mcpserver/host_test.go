@@ -14,6 +14,7 @@ import (
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/llm/llmtest"
 	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
 )
 
 // connect serves opts over the in-memory transport and returns the client.
@@ -62,7 +63,7 @@ func newNanobotWorkspace(t *testing.T, home string, entries int) (ws, history st
 // anthropicChoice is the provider choice of a scripted model server.
 func anthropicChoice(t *testing.T, url string) provider.Choice {
 	t.Helper()
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.Provider, s.BaseURL = "anthropic", url
 	c, err := provider.Choose(s, func(k string) string {
 		if k == "ANTHROPIC_API_KEY" {
@@ -95,9 +96,9 @@ func TestMCPNanobotDreamKeepsHistoryAndMarkers(t *testing.T) {
 		llmtest.Turn{Text: "USER.md updated; the history is nanobot's."},
 	)
 	defer srv.Close()
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
-	cs := connect(t, Options{Base: dream.Config{MemoryDir: ws, StateDir: state, Settings: s}, Host: nanobot.HostName,
+	cs := connect(t, Options{Base: dream.Config{MemoryDir: ws, StateDir: state, Settings: s.Dream}, Host: nanobot.HostName,
 		Backend: anthropicChoice(t, srv.URL), Home: home, Env: noEnv, Version: "test"})
 	var out RunOutput
 	call(t, cs, "dream_run", map[string]any{"apply": true}, &out, false)
@@ -142,7 +143,7 @@ func TestMCPHostGuardRefusesForbiddenEdits(t *testing.T) {
 			mem := tc.setup(t, home)
 			before := readFile(t, filepath.Join(mem, filepath.FromSlash(tc.rel)))
 			state := filepath.Join(root, "state")
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir = state
 			runner := dream.RunnerFunc(func(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 				p := filepath.Join(job.MemoryDir, filepath.FromSlash(tc.rel))
@@ -151,7 +152,7 @@ func TestMCPHostGuardRefusesForbiddenEdits(t *testing.T) {
 				}
 				return dream.Outcome{FilesTouched: []string{tc.rel}, Summary: "rewrote " + tc.rel}, nil
 			})
-			cs := connect(t, Options{Base: dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: runner, Provider: "test"},
+			cs := connect(t, Options{Base: dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: runner, Provider: "test"},
 				Host: tc.host, Backend: provider.Choice{Name: provider.Offline}, Home: home, Env: noEnv, Version: "test"})
 			call(t, cs, "dream_run", map[string]any{"apply": true}, nil, false)
 			if got := readFile(t, filepath.Join(mem, filepath.FromSlash(tc.rel))); got != before {
@@ -174,11 +175,11 @@ func TestMCPOtherMemoryDirKeepsItsHostGuard(t *testing.T) {
 	own := filepath.Join(root, "project", "memory")
 	write(t, filepath.Join(own, "MEMORY.md"), "# Memory\n\n- Run `make test` before pushing.\n")
 	state := filepath.Join(root, "state")
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
 	// A plain dream on the Codex dir puts it in the task registry, which is
 	// what lets a call name it.
-	d, err := dream.New(dream.Config{MemoryDir: codex, StateDir: state, Settings: s, Runner: dream.RunnerFunc(func(context.Context, dream.Job) (dream.Outcome, error) {
+	d, err := dream.New(dream.Config{MemoryDir: codex, StateDir: state, Settings: s.Dream, Runner: dream.RunnerFunc(func(context.Context, dream.Job) (dream.Outcome, error) {
 		return dream.Outcome{}, nil
 	})})
 	if err != nil {
@@ -195,7 +196,7 @@ func TestMCPOtherMemoryDirKeepsItsHostGuard(t *testing.T) {
 		}
 		return dream.Outcome{FilesTouched: []string{"MEMORY.md"}, Summary: "rewrote the block header"}, nil
 	})
-	cs := connect(t, Options{Base: dream.Config{MemoryDir: own, StateDir: state, Settings: s, Runner: runner, Provider: "test"},
+	cs := connect(t, Options{Base: dream.Config{MemoryDir: own, StateDir: state, Settings: s.Dream, Runner: runner, Provider: "test"},
 		Backend: provider.Choice{Name: provider.Offline}, Home: home, Env: noEnv, Version: "test"})
 	call(t, cs, "dream_run", map[string]any{"apply": true, "memory_dir": codex}, nil, false)
 	if got := readFile(t, filepath.Join(codex, "MEMORY.md")); got != codexMem {

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/jobs"
-	"github.com/dreamkit/dream/provider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/jobs"
+	"github.com/dreamkit/dream/provider"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestRunJob: dream_run with a job runs that job (its engine, offline) on
@@ -34,10 +36,10 @@ func TestRunJob(t *testing.T) {
 			t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
 	all, _ := jobs.Resolve(jobs.Inputs{Settings: s, Repo: repo, Home: root, Env: func(string) (string, bool) { return "", false }})
-	srv, err := New(Options{Base: dream.Config{MemoryDir: mem, StateDir: state, Settings: s}, Backend: provider.Choice{Name: provider.Offline},
+	srv, err := New(Options{Base: dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream}, Backend: provider.Choice{Name: provider.Offline},
 		Repo: repo, Jobs: func() []jobs.Job { return all }, Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 // dream_apply does not lift a policy the model did not set: a dream the
@@ -39,9 +40,9 @@ func TestMCPApplyRefusesHeldAndReviewPolicy(t *testing.T) {
 			for name, content := range map[string]string{"MEMORY.md": memIndex, "build.md": memBuild, "prefs.md": memPrefs} {
 				write(t, filepath.Join(mem, name), content)
 			}
-			s := dream.DefaultSettings()
+			s := settings.Settings{Dream: settings.DreamDefaults()}
 			s.StateDir, s.Review = state, tc.review
-			base := dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: tc.runner, Provider: "test"}
+			base := dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: tc.runner, Provider: "test"}
 			cs := connect(t, Options{Base: base, Version: "test"})
 			var out RunOutput
 			call(t, cs, "dream_run", map[string]any{"apply": tc.apply}, &out, false)

@@ -30,7 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/jobs"
+	"github.com/dreamkit/dream/jobs"
 )
 
 // Options configure the server.

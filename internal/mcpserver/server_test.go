@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/runner"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/dreamkit/dream/settings"
 )
 
 const memIndex = "# Memory\n\n- [Build](build.md) — how the project builds and ships\n- [用户偏好](prefs.md) — 用户的编码习惯\n"
@@ -44,9 +46,9 @@ func newFixtureWith(t *testing.T, opt func(*Options)) *fixture {
 	for name, content := range map[string]string{"MEMORY.md": memIndex, "build.md": memBuild, "prefs.md": memPrefs} {
 		write(t, filepath.Join(f.mem, name), content)
 	}
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = f.state
-	o := Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"}
+	o := Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s.Dream, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"}
 	if opt != nil {
 		opt(&o)
 	}
@@ -237,7 +239,7 @@ func TestEveryToolInMemory(t *testing.T) {
 	var once sync.Once
 	other := filepath.Join(t.TempDir(), "memory")
 	write(t, filepath.Join(other, "MEMORY.md"), memIndex)
-	blocker, err := dream.New(dream.Config{MemoryDir: other, StateDir: f.state, Settings: dream.DefaultSettings(),
+	blocker, err := dream.New(dream.Config{MemoryDir: other, StateDir: f.state, Settings: settings.DreamDefaults(),
 		Runner: dream.RunnerFunc(func(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 			once.Do(func() { close(started) })
 			select {

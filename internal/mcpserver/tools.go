@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dreamkit/dream"
-	"github.com/dreamkit/dream/internal/jobs"
+	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/llm"
 )
 
@@ -334,7 +334,7 @@ func (s *Server) jobConfig(name string) (dream.Config, error) {
 	base := s.opts.Base
 	// Base's Runner and edit guard are the memory dream's: a job's runner
 	// comes from the backend.
-	base.Settings, base.Job, base.CheckEdit, base.Runner = j.Settings, j.Spec, nil, nil
+	base.Settings, base.Job, base.CheckEdit, base.Runner = j.Settings.Dream, j.Spec, nil, nil
 	p := host.Project{MemoryDir: base.MemoryDir, Host: s.opts.Host, SessionsDir: base.SessionsDir, RepoDir: s.opts.Repo}
 	return hostcfg.For(p, s.opts.Backend, base, s.opts.Home, s.opts.Env)
 }

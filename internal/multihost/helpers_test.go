@@ -15,7 +15,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/etcdlock"
 	"github.com/dreamkit/dream/internal/gitsync"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // dreamsFile is the memory file every test dream appends its line to; the
@@ -142,7 +142,7 @@ const sharedBranch = "dream/multihost"
 // newHostDreamer is one machine's dreamer: lock = etcd at endpoint, memory
 // synced through remote.
 func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *hostRunner) (*dream.Dreamer, error) {
-	s := dream.DefaultSettings()
+	s := settings.Settings{Dream: settings.DreamDefaults()}
 	s.StateDir = state
 	s.Lock = settings.LockEtcd
 	s.EtcdEndpoints = []string{endpoint}
@@ -151,7 +151,7 @@ func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *h
 	// Each host's memory lives at its own path: name the shared memory.
 	s.SyncBranch = sharedBranch
 	s.Timeout = 2 * time.Minute
-	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "test", OpenLock: etcdlock.Open, OpenSync: gitsync.Open})
+	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: r, Provider: "test", OpenLock: etcdlock.Open, OpenSync: gitsync.Open})
 }
 
 func appendJSON(path string, v any) error {

@@ -12,9 +12,9 @@ import (
 	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/fsutil"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // DreamConfig is one history dream.

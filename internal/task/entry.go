@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/fsutil"
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // Status is where a dream is in its life.

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream/internal/spend"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // FileName is the event log's name inside the state dir.

@@ -23,6 +23,7 @@ import (
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 func main() {
@@ -52,7 +53,7 @@ func main() {
 	if *which == "one" {
 		r = oneFileRunner{file: *file}
 	}
-	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: dream.DefaultSettings(), Runner: r, Provider: "offline"})
+	d, err := dream.New(dream.Config{MemoryDir: *mem, StateDir: *state, Settings: settings.DreamDefaults(), Runner: r, Provider: "offline"})
 	if err != nil {
 		fail(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/dreamkit/dream/llm/llmtest"
 	"github.com/dreamkit/dream/llm/openai"
 	"github.com/dreamkit/dream/runner"
+	"github.com/dreamkit/dream/settings"
 )
 
 func main() {
@@ -127,13 +128,11 @@ func dreamOnce(ctx context.Context, protocol string, sc eval.Scenario, ws eval.W
 	if now.IsZero() {
 		now = time.Now()
 	}
-	s := dream.DefaultSettings()
-	s.StateDir, s.Host = state, sc.Host
-	r := runner.For(p, model, s)
+	r := runner.For(p, model, settings.Settings{Dream: settings.DreamDefaults(), StateDir: state, Host: sc.Host})
 	if a, ok := r.(*runner.Agent); ok {
 		a.Now = func() time.Time { return now }
 	}
-	d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: state, Settings: s,
+	d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: state, Settings: settings.DreamDefaults(),
 		Runner: r, Provider: protocol, Model: model, Now: func() time.Time { return now }})
 	if err != nil {
 		return row{}, err

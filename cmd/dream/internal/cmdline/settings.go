@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/dreamkit/dream/internal/host"
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/trust"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Home is the user's home directory: $HOME as env gives it, else the

@@ -37,7 +37,7 @@ import (
 	"github.com/dreamkit/dream/cmd/dream/internal/cmdline"
 	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
 	"github.com/dreamkit/dream/internal/providername"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // What init read from the process's stdin before it handed the command

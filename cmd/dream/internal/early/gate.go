@@ -9,7 +9,7 @@ import (
 	"github.com/dreamkit/dream/internal/gate"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TimeGateClosed decides the hook path's most common case, the time gate

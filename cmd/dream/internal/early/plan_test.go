@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/cmd/dream/internal/hookplan"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // TestPlanHookLeavesTheEtcdLockToMaybe: the quick time gate reads the local

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dreamkit/dream/internal/price"
+	"github.com/dreamkit/dream/price"
 )
 
 // Ceilings bound what model dreams spend, per dream and across dreams, and

@@ -23,7 +23,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // The built-in jobs.

@@ -12,9 +12,10 @@ import (
 	"text/template"
 
 	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/dreamkit/dream/internal/fsutil"
-	"github.com/dreamkit/dream/internal/settings"
 	"github.com/dreamkit/dream/internal/trust"
+	"github.com/dreamkit/dream/settings"
 )
 
 // Inputs are what Resolve reads.

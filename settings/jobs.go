@@ -7,7 +7,7 @@ import (
 
 // JobKey is the config files' array of tables that defines jobs: each
 // [[job]] is one background job run the way the memory dream is run (see
-// internal/jobs, which validates them).
+// package jobs, which validates them).
 const JobKey = "job"
 
 // JobTable is one [[job]] table as a config file wrote it.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dreamkit/dream/internal/price"
+	"github.com/dreamkit/dream/price"
 )
 
 // TestPrices: the user file prices models over the built-in list; the

@@ -45,7 +45,7 @@ func readFile(path string) (map[string]raw, []string, []map[string]any, []byte, 
 
 // parseFile is readFile after the I/O, separate so that it can be fuzzed.
 // The [[job]] tables come back as written, for the job machinery to
-// validate (internal/jobs); a "job" that is not a list of tables is one
+// validate (package jobs); a "job" that is not a list of tables is one
 // table that says so, so that the error names the job key.
 func parseFile(path, data string) (map[string]raw, []string, []map[string]any, error) {
 	doc, outOfRange, err := decodeTolerant(data)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/prompt"
-	"github.com/dreamkit/dream/internal/settings"
+	"github.com/dreamkit/dream/settings"
 )
 
 // world is a home, a repository and the user's settings.

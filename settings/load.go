@@ -51,7 +51,7 @@ type Loaded struct {
 	// was refused: keys that need trust and values that would loosen.
 	Refused []string
 	// Jobs are the [[job]] tables of the user file, then the project
-	// file's, in file order, not yet validated (see internal/jobs).
+	// file's, in file order, not yet validated (see package jobs).
 	Jobs []JobTable
 }
 

@@ -15,8 +15,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dreamkit/dream/internal/price"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/price"
 )
 
 // Price is what a model charges, in dollars per million tokens.

@@ -23,20 +23,13 @@ import (
 	"time"
 )
 
-// Settings is the effective configuration of one dream process.
+// Settings is the effective configuration of one dream process: a
+// Dreamer's settings and the command line's inputs for its Config (where
+// the memory, transcripts and state are, which agent and model), which
+// the layers set alike.
 type Settings struct {
-	// Enabled is the first gate: false means no automatic dream ever starts.
-	Enabled bool
-	// MinHours is the time gate: hours since the last consolidation.
-	MinHours float64
-	// MinSessions is the session gate: other sessions touched since then.
-	MinSessions int
-	// MaxTurns caps the model round trips of one dream.
-	MaxTurns int
-	// MaxTokens caps the total tokens (input + output) of one dream.
-	MaxTokens int64
-	// Timeout caps the wall-clock time of one dream.
-	Timeout time.Duration
+	// Dream is what the Dreamer takes.
+	Dream
 	// Provider is anthropic, openai or offline; "" picks from the keys set.
 	Provider string
 	// Model is the provider's model name; "" uses the provider's default.
@@ -49,6 +42,25 @@ type Settings struct {
 	MemoryDir, SessionsDir, Repo string
 	// StateDir holds tasks, telemetry, audit history and journals.
 	StateDir string
+}
+
+// Dream is what a Dreamer takes (dream.Config.Settings): its gates,
+// budgets and policies, its lock and sync remote, its spending ceilings.
+// Where a dream's memory, transcripts and state are, and which model it
+// uses, are the Config's own fields, not settings of it.
+type Dream struct {
+	// Enabled is the first gate: false means no automatic dream ever starts.
+	Enabled bool
+	// MinHours is the time gate: hours since the last consolidation.
+	MinHours float64
+	// MinSessions is the session gate: other sessions touched since then.
+	MinSessions int
+	// MaxTurns caps the model round trips of one dream.
+	MaxTurns int
+	// MaxTokens caps the total tokens (input + output) of one dream.
+	MaxTokens int64
+	// Timeout caps the wall-clock time of one dream.
+	Timeout time.Duration
 	// Pinned lists memory files a dream must never delete or rewrite.
 	Pinned []string
 	// Review asks for a dream's changes to be staged for approval instead
@@ -93,7 +105,13 @@ const (
 // variable (os.LookupEnv in production) and home is the user's home
 // directory; both are parameters so that tests need no real environment.
 func Defaults(env func(string) (string, bool), home string) Settings {
-	return Settings{
+	return Settings{Dream: DreamDefaults(), StateDir: StateDir(env, home)}
+}
+
+// DreamDefaults returns the built-in settings of a Dreamer: the gates and
+// budgets of DESIGN, the file lock, no sync remote, the default ceilings.
+func DreamDefaults() Dream {
+	return Dream{
 		Enabled:              true,
 		MinHours:             24,
 		MinSessions:          5,
@@ -102,7 +120,6 @@ func Defaults(env func(string) (string, bool), home string) Settings {
 		Timeout:              DefaultTimeout,
 		MaxLoss:              0.2,
 		MaxUntracedDeletions: 3,
-		StateDir:             StateDir(env, home),
 		Distributed:          DefaultDistributed(),
 		Ceilings:             DefaultCeilings(),
 	}
