@@ -10,7 +10,7 @@ import (
 // Code 2.1.197's loading of MEMORY.md: front matter, HTML comments (only
 // a top-level comment block goes), carriage returns, trimming, sizes in
 // UTF-16 code units, and the 4 MiB a file may have on disk. The same files
-// are in internal/host's TestClaudeIndexText, with what Claude sent.
+// are in internal/indexcount's TestClaudeIndexText, with what Claude sent.
 var indexTextCases = []struct {
 	name, src string
 	// unread: Claude loads none of it.

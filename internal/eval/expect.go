@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/indexcount"
 	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/internal/sandbox"
 )
@@ -91,13 +91,13 @@ func (e Expect) holds(s, before *snapshot) bool {
 	case KindAbsent, KindPresent, KindMaxCount, KindMinCount:
 		return e.countHolds(s)
 	case KindIndexMaxLines:
-		lim, _ := host.IndexLimitOf("")
+		lim, _ := indexcount.Of("")
 		l, _ := lim.Count([]byte(s.files[memory.IndexFile]))
 		return s.dir.Index == nil || l <= orDefault(e.Max, lim.MaxLines)
 	case KindIndexMaxBytes:
 		// Older than units: the size is as the agents measure it (in
 		// UTF-16 code units while Claude Code is the one with a size limit).
-		lim, _ := host.IndexLimitOf("")
+		lim, _ := indexcount.Of("")
 		_, size := lim.Count([]byte(s.files[memory.IndexFile]))
 		return s.dir.Index == nil || size <= orDefault(e.Max, lim.MaxSize)
 	case KindNoRelativeDates:

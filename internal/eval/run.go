@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/indexcount"
 	"github.com/dreamkit/dream/internal/memory"
 	"github.com/dreamkit/dream/llm"
 )
@@ -218,9 +218,9 @@ func (sc *Score) grade(s Scenario, before, mid, after *snapshot, withModel bool)
 		}
 		sc.ProbesRetained++
 	}
-	// As the scenario's agent counts its index (host.IndexLimitOf); a
+	// As the scenario's agent counts its index (indexcount.Of); a
 	// layout whose agent loads no index has none to keep within budget.
-	lim, ok := host.IndexLimitOf(s.Host)
+	lim, ok := indexcount.Of(s.Host)
 	sc.IndexWithinBudget = after.dir.Index == nil || !ok || lim.Fits(lim.Count([]byte(after.files[memory.IndexFile])))
 }
 

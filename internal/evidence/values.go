@@ -16,6 +16,7 @@ package evidence
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -53,7 +54,7 @@ func valueKey(text string) string {
 		return lower
 	}
 	unit := strings.TrimLeft(lower[n:], " -")
-	if c, ok := units[unit]; ok {
+	if c, ok := units()[unit]; ok {
 		return strings.TrimRight(lower[:n], ".") + " " + c
 	}
 	return lower
@@ -61,7 +62,10 @@ func valueKey(text string) string {
 
 // units are the words a quantity's number is read with, by their
 // canonical spelling: "30 days" is one value, and "30 hours" another.
-var units = func() map[string]string {
+// Built on first use, not at package init: every dream process links this
+// package, and init work is paid before `dream hook` and `dream maybe`
+// answer (cmd/dream/internal/early), which never read a value.
+var units = sync.OnceValue(func() map[string]string {
 	m := map[string]string{}
 	for canon, spellings := range map[string]string{
 		"ms":  "ms msec msecs millisecond milliseconds",
@@ -85,7 +89,7 @@ var units = func() map[string]string {
 		}
 	}
 	return m
-}()
+})
 
 // withUnits joins each plain number to the unit word after it ("30" and
 // "days" are the one value "30 days"), so that a rewrite to "30 hours"
@@ -95,7 +99,7 @@ func withUnits(ts []token) []token {
 	for i := 0; i < len(ts); i++ {
 		t := ts[i]
 		if t.value == KindNumber && isDecimal(t.text) && i+1 < len(ts) && ts[i+1].value == "" {
-			if _, ok := units[ts[i+1].text]; ok {
+			if _, ok := units()[ts[i+1].text]; ok {
 				t.text += " " + ts[i+1].text
 				i++
 			}

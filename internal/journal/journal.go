@@ -131,8 +131,15 @@ func MemKey(memoryDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return keyOf(abs), nil
+}
+
+// keyOf is MemKey of a path absDir has already resolved (journalRoot's):
+// resolving it again would repeat an lstat of each element of the path on
+// every hook that asks HasPending (cmd/dream/internal/early).
+func keyOf(abs string) string {
 	sum := sha256.Sum256([]byte(abs))
-	return hex.EncodeToString(sum[:8]), nil
+	return hex.EncodeToString(sum[:8])
 }
 
 // absDir returns the absolute clean path of dir, with symlinks resolved when

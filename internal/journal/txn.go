@@ -36,11 +36,7 @@ func journalRoot(stateDir, memoryDir string) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	key, err := MemKey(mem)
-	if err != nil {
-		return "", "", err
-	}
-	return filepath.Join(stateDir, "journal", key), mem, nil
+	return filepath.Join(stateDir, "journal", keyOf(mem)), mem, nil
 }
 
 // Options tune Begin.

@@ -12,7 +12,7 @@ package memory
 import "github.com/dreamkit/dream/internal/lock"
 
 // Names and line lengths of the memory layout. What an agent loads of the
-// index, and where it cuts it, is the agent's own rule: host.IndexLimitOf.
+// index, and where it cuts it, is the agent's own rule: indexcount.Of.
 const (
 	// IndexFile is the name of the index at the root of a memory directory.
 	IndexFile = "MEMORY.md"

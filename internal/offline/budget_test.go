@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/indexcount"
 )
 
 // budgetIndex is an index of n pointers under head, with a file for each.
@@ -73,7 +74,7 @@ func TestIndexBudgetAsTheAgentCounts(t *testing.T) {
 			if _, ok := out[OverflowFile]; ok {
 				t.Errorf("%s was created: blank lines were enough, or nothing could be done", OverflowFile)
 			}
-			lim, _ := host.IndexLimitOf(tt.host)
+			lim, _ := indexcount.Of(tt.host)
 			st := rep.Index
 			if st == nil || st.OverBudget != tt.overBudget || st.Limit.Agent != lim.Agent || st.File != "MEMORY.md" {
 				t.Fatalf("index state %+v, want over budget %v by %s's rule", st, tt.overBudget, lim.Agent)
@@ -169,7 +170,7 @@ func TestBudgetInClaudesUnits(t *testing.T) {
 	t.Run("201 lines with blank lines", func(t *testing.T) {
 		src := strings.Join(facts, "\n") + "\n"
 		rep, out := runOn(t, map[string]string{"MEMORY.md": src}, Options{Layout: LayoutFor("claude")})
-		lim, _ := host.IndexLimitOf("claude")
+		lim, _ := indexcount.Of("claude")
 		if l, n := lim.Count([]byte(out["MEMORY.md"])); l != 200 || !lim.Fits(l, n) || rep.Index.OverBudget {
 			t.Fatalf("MEMORY.md is %d lines as Claude counts it, want 200: %v\n%s", l, rep.Notes, out["MEMORY.md"])
 		}
@@ -187,7 +188,7 @@ func TestBudgetInClaudesUnits(t *testing.T) {
 		if out["MEMORY.md"] != huge || !rep.Index.OverBudget || !strings.Contains(rep.Index.Message, "reads at all: it loads none of it") {
 			t.Errorf("index state %+v", rep.Index)
 		}
-		if l, _ := host.IndexLimitOf("claude"); !l.Fits(l.Count([]byte(huge))) {
+		if l, _ := indexcount.Of("claude"); !l.Fits(l.Count([]byte(huge))) {
 			t.Error("the comment was counted: the test proves nothing")
 		}
 	})

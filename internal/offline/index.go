@@ -13,7 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"github.com/dreamkit/dream/internal/host"
+
+	"github.com/dreamkit/dream/internal/indexcount"
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -683,8 +684,8 @@ type IndexState struct {
 	OverBudget bool   `json:"over_budget"`
 	// Message says, when the index is over budget, what the agent loses
 	// and what would bring it back within.
-	Message string          `json:"message,omitempty"`
-	Limit   host.IndexLimit `json:"limit"`
+	Message string           `json:"message,omitempty"`
+	Limit   indexcount.Limit `json:"limit"`
 }
 
 // measureIndex is the state of an index whose bytes are src.

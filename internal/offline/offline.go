@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/indexcount"
 	"github.com/dreamkit/dream/internal/memory"
 )
 
@@ -101,7 +102,7 @@ type Layout struct {
 	Index string
 	// Limit is how the agent loads the index and where it cuts it; set
 	// whenever Index is.
-	Limit host.IndexLimit
+	Limit indexcount.Limit
 	// Files are the host's roles for its memory files (host.Layout.Files):
 	// only writable files are fixed, and a Codex MEMORY.md only inside its
 	// block bodies, each block on its own. Empty: every Markdown file is a
@@ -111,7 +112,7 @@ type Layout struct {
 
 // LayoutFor returns the layout of a host as named by --host. A file is an
 // index when its agent loads it into every prompt and cuts it at a limit
-// (host.IndexLimitOf): Claude Code's and codebot's MEMORY.md ("MEMORY.md
+// (indexcount.Of): Claude Code's and codebot's MEMORY.md ("MEMORY.md
 // ... an index"; codebot's internal/dream mirrors it). nanobot keeps
 // MEMORY.md, SOUL.md and USER.md as documents, and a plain notes folder
 // ("dir") and Gemini have no index. Codex keeps MEMORY.md as blocks (one
@@ -123,7 +124,7 @@ func LayoutFor(name string) Layout {
 		// Codex's MEMORY.md is blocks of one rollout each, not an index.
 		return codexLayout()
 	}
-	if lim, ok := host.IndexLimitOf(name); ok {
+	if lim, ok := indexcount.Of(name); ok {
 		return Layout{Host: name, Index: memory.IndexFile, Limit: lim}
 	}
 	return Layout{Host: name}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dreamkit/dream/internal/host"
+	"github.com/dreamkit/dream/internal/indexcount"
 )
 
 // roles are what the host's layout says of each memory file (host.File):
@@ -29,7 +30,7 @@ var codexLayout = sync.OnceValue(func() Layout {
 // file's role.
 func LayoutFromHost(hl host.Layout) Layout {
 	l := Layout{Host: hl.Host, Files: hl.Files}
-	lim, ok := host.IndexLimitOf(hl.Host)
+	lim, ok := indexcount.Of(hl.Host)
 	for _, f := range hl.Files {
 		if f.Role == host.RoleIndex && !strings.ContainsAny(f.Path, "*?[") && ok {
 			l.Index, l.Limit = f.Path, lim
