@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/settings"
 )
@@ -60,7 +61,7 @@ func (r *countingRunner) Run(ctx context.Context, job Job) (Outcome, error) {
 	job.Progress(Progress{Kind: ProgressFileTouched, Path: "dreamt.md"})
 	// The id it writes over the last dream's is the one its job gave it:
 	// that is its evidence for the changed value.
-	return Outcome{Turns: 1, FilesTouched: []string{"dreamt.md"}, Shown: []Shown{{Tool: "job", Source: "the job", Text: job.TaskID}}}, nil
+	return Outcome{Turns: 1, FilesTouched: []string{"dreamt.md"}, Shown: []evidence.Shown{{Tool: "job", Source: "the job", Text: job.TaskID}}}, nil
 }
 
 type fixture struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/settings"
 )
@@ -73,7 +74,7 @@ func TestEvidenceGuardHolds(t *testing.T) {
 		landed []string // files now as written
 	}{
 		{"a backed change lands", map[string]string{"auth.md": strings.Replace(auth, "8081", "9091", 1)},
-			Outcome{Shown: []Shown{{Tool: "read", Source: "/repo/server.go", Text: "const port = 9091"}}}, StatusCompleted, nil, []string{"auth.md"}},
+			Outcome{Shown: []evidence.Shown{{Tool: "read", Source: "/repo/server.go", Text: "const port = 9091"}}}, StatusCompleted, nil, []string{"auth.md"}},
 		{"an unbacked change is held, the rest lands", map[string]string{"auth.md": strings.Replace(auth, "8081", "9091", 1), "notes.md": notes},
 			Outcome{}, StatusCompleted, []string{"auth.md"}, []string{"notes.md"}},
 		{"a file whose text went into a held file is held with it", map[string]string{
@@ -97,7 +98,7 @@ func TestEvidenceGuardHolds(t *testing.T) {
 			m := memory
 			if tt.name == "a contradicted path may change" {
 				m = map[string]string{"MEMORY.md": index, "auth.md": auth, "billing.md": billing, "notes.md": "# Notes\n\n- Builds run on CI via internal/cfg/run.go.\n"}
-				tt.out.Contradictions = []Contradiction{{Value: "internal/cfg/run.go", Why: "the repository has no internal/cfg/run.go"}}
+				tt.out.Contradictions = []evidence.Contradiction{{Value: "internal/cfg/run.go", Why: "the repository has no internal/cfg/run.go"}}
 			}
 			rep, mem := evidenceDream(t, m, tt.writes, tt.out)
 			if rep.Status != tt.status || strings.Join(rep.ForReview, ",") != strings.Join(tt.held, ",") {

@@ -14,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/audit"
-	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
@@ -266,7 +266,7 @@ type evidenceVerdict struct {
 // files that link to it along.
 func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) evidenceVerdict {
 	v := evidenceVerdict{hold: map[string]string{}}
-	corpus := out.corpus()
+	corpus := evidence.NewCorpus(out.Shown, out.Contradictions, out.Citations)
 	var untraced []lossguard.Entry
 	for i := range ledger {
 		e := &ledger[i]

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/dreamkit/dream/internal/evidence"
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/llm"
@@ -136,9 +136,9 @@ type Outcome struct {
 	// and names the repository no longer has), and the model's citations.
 	// The Dreamer checks each against the others; a changed value nothing
 	// here supports is held for review.
-	Shown          []Shown
-	Contradictions []Contradiction
-	Citations      []Citation
+	Shown          []evidence.Shown
+	Contradictions []evidence.Contradiction
+	Citations      []evidence.Citation
 
 	// Index is the memory's index as its agent loads it once the runner
 	// is done; nil when the layout has no index.
@@ -165,35 +165,6 @@ type IndexBudget struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Shown is one tool result a model was shown from outside the memory: a
-// transcript or a repository file read, searched or listed.
-type Shown struct {
-	// Tool is the tool that showed it: "read" shows one file, Source;
-	// "grep" shows lines of many, each as "path:line:text"; "glob" and
-	// "ls" list paths under Source.
-	Tool string `json:"tool"`
-	// Source is the path read or searched.
-	Source string `json:"source"`
-	Text   string `json:"text"`
-}
-
-// Contradiction is a value of the memory a runner's checks found untrue
-// (a path or name the repository no longer has), with why.
-type Contradiction struct {
-	Value string `json:"value"`
-	Why   string `json:"why"`
-}
-
-// Citation is the model's own account of the evidence for a change to a
-// memory file: the memory file it changed, the file it cites and the words
-// it quotes. It counts only when the quote is in what the model was shown
-// from that file.
-type Citation struct {
-	File   string `json:"file"`
-	Source string `json:"source"`
-	Quote  string `json:"quote"`
-}
-
 // Accounted names bytes of a memory file, as it was before the dream, that
 // a runner changed on purpose (an offline fix): the loss guard does not
 // count them as lost.
@@ -202,23 +173,6 @@ type Accounted struct {
 	File string
 	// Start and End are byte offsets, End exclusive.
 	Start, End int
-}
-
-// corpus is the runner's evidence, for the evidence check.
-func (o Outcome) corpus() *evidence.Corpus {
-	shown := make([]evidence.Shown, len(o.Shown))
-	for i, s := range o.Shown {
-		shown[i] = evidence.Shown(s)
-	}
-	contra := make([]evidence.Contradiction, len(o.Contradictions))
-	for i, c := range o.Contradictions {
-		contra[i] = evidence.Contradiction(c)
-	}
-	cites := make([]evidence.Citation, len(o.Citations))
-	for i, c := range o.Citations {
-		cites[i] = evidence.Citation(c)
-	}
-	return evidence.NewCorpus(shown, contra, cites)
 }
 
 // lossRecords converts Accounted for the loss guard.

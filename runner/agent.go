@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/agent"
-	"github.com/dreamkit/dream/internal/evidence"
 	"github.com/dreamkit/dream/internal/offline"
 	"github.com/dreamkit/dream/internal/prompt"
 	"github.com/dreamkit/dream/internal/providername"
@@ -120,7 +120,7 @@ func (r *Agent) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 // finish adds what the dream showed the model and the evidence it cites
 // to out, and, when the dream went well, the index as the model left it.
 func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
-	out.Shown, out.Citations = evidenceOf(s.set.Shown(), s.set.Citations())
+	out.Shown, out.Citations = s.set.Shown(), s.set.Citations()
 	out.Contradictions = contradictions(s.leads, job.RepoDir)
 	if err != nil {
 		return err
@@ -135,20 +135,6 @@ func (s *setup) finish(out *dream.Outcome, job dream.Job, err error) error {
 	return nil
 }
 
-// evidenceOf is what the tools showed the model and its citations, as an
-// Outcome carries them.
-func evidenceOf(shown []evidence.Shown, cites []evidence.Citation) ([]dream.Shown, []dream.Citation) {
-	outShown := make([]dream.Shown, len(shown))
-	for i, s := range shown {
-		outShown[i] = dream.Shown(s)
-	}
-	outCites := make([]dream.Citation, len(cites))
-	for i, c := range cites {
-		outCites[i] = dream.Citation(c)
-	}
-	return outShown, outCites
-}
-
 // contradictions are the drift leads that are evidence: a file, or a path
 // whose first directory the repository has, that memory states and the
 // repository no longer has is contradicted there, so a change of it (or
@@ -156,11 +142,11 @@ func evidenceOf(shown []evidence.Shown, cites []evidence.Citation) ([]dream.Show
 // no directory of the repository (a Vault path, a bucket key) or an
 // identifier (a feature flag, a setting) may never have been code, and
 // "not in the repository" says nothing about it.
-func contradictions(l offline.Leads, repo string) []dream.Contradiction {
+func contradictions(l offline.Leads, repo string) []evidence.Contradiction {
 	if repo == "" {
 		return nil
 	}
-	out := make([]dream.Contradiction, 0, len(l.DriftSuspects))
+	out := make([]evidence.Contradiction, 0, len(l.DriftSuspects))
 	for _, s := range l.DriftSuspects {
 		switch s.Kind {
 		case "file":
@@ -172,7 +158,7 @@ func contradictions(l offline.Leads, repo string) []dream.Contradiction {
 		default:
 			continue
 		}
-		out = append(out, dream.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
+		out = append(out, evidence.Contradiction{Value: s.Mention, Why: fmt.Sprintf("the repository has no %s %s (named at %s:%d)", s.Kind, s.Mention, s.File, s.Line)})
 	}
 	return out
 }

@@ -49,8 +49,7 @@ func (r *HistoryDream) Run(ctx context.Context, job dream.Job) (dream.Outcome, e
 		},
 		Budget: job.Budget,
 	})
-	out := dream.Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched}
-	out.Shown, out.Citations = evidenceOf(res.Shown, res.Citations)
+	out := dream.Outcome{Turns: res.Turns, ToolCalls: res.ToolCalls, Usage: res.Usage, FilesTouched: res.FilesTouched, Shown: res.Shown, Citations: res.Citations}
 	out.Summary = fmt.Sprintf("history dream: %d entr%s in %d batch(es), dream cursor %d -> %d", res.Consumed, plural(res.Consumed, "y", "ies"), res.Batches, res.StartCursor, res.Cursor)
 	return out, err
 }

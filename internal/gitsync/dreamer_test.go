@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dreamkit/dream"
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
@@ -35,7 +36,7 @@ func (writer) Run(ctx context.Context, job dream.Job) (dream.Outcome, error) {
 	job.Progress(dream.Progress{Kind: dream.ProgressFileTouched, Path: "dreamt.md"})
 	// The id it writes over the last dream's is the one its job gave it:
 	// that is its evidence for the changed value.
-	return dream.Outcome{Turns: 1, FilesTouched: []string{"dreamt.md"}, Shown: []dream.Shown{{Tool: "job", Source: "the job", Text: job.TaskID}}}, nil
+	return dream.Outcome{Turns: 1, FilesTouched: []string{"dreamt.md"}, Shown: []evidence.Shown{{Tool: "job", Source: "the job", Text: job.TaskID}}}, nil
 }
 
 // newMemory is a memory dir with an index, and a state dir.

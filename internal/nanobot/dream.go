@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/dreamkit/dream/internal/agent"
-	"github.com/dreamkit/dream/internal/evidence"
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dreamkit/dream/internal/evidence"
+	"github.com/dreamkit/dream/evidence"
 	"github.com/dreamkit/dream/internal/sandbox"
 )
 
