@@ -12,15 +12,6 @@ import (
 	"github.com/dreamkit/dream/spend"
 )
 
-// Estimate is what a model dream is expected to cost, computed before it
-// starts from what it will send (its prompts and tools, the memory it
-// reads, the transcripts it greps, its turns and its answers): requests,
-// tokens by kind, parts, and dollars at the model's price.
-type Estimate = spend.Estimate
-
-// Amount is tokens and dollars.
-type Amount = spend.Amount
-
 // Estimator is a Runner that can say before it runs what a dream will
 // cost. Every dream whose runner is one passes the spending ceilings
 // (Settings' max_cost_per_dream, max_cost_per_day, max_cost_per_month,
@@ -33,14 +24,8 @@ type Amount = spend.Amount
 type Estimator interface {
 	// Estimate reads job's memory (its MemoryDir, never written) and
 	// returns the expected usage and Model, unpriced.
-	Estimate(ctx context.Context, job Job) (Estimate, error)
+	Estimate(ctx context.Context, job Job) (spend.Estimate, error)
 }
-
-// ErrOverBudget matches a dream refused before it starts, or stopped
-// before a request, by a spending ceiling, or refused because its model
-// has no price. A refused dream sent nothing and changed nothing; a
-// stopped one keeps what it finished staged for review.
-var ErrOverBudget = spend.ErrOverBudget
 
 // GateBudget is MaybeResult.Gate when every gate opened but the dream's
 // estimate did not fit under a spending ceiling: like a closed gate, not
@@ -60,11 +45,11 @@ const ParkIncomplete = "stopped before it finished: "
 // for `dream status`.
 type CostOutlook struct {
 	// Estimate is nil when the runner spends nothing (not an Estimator).
-	Estimate *Estimate `json:"estimate,omitempty"`
+	Estimate *spend.Estimate `json:"estimate,omitempty"`
 	// Today and ThisMonth are what dreams spent (and running ones
 	// reserved) from this state dir.
-	Today     Amount `json:"today"`
-	ThisMonth Amount `json:"this_month"`
+	Today     spend.Amount `json:"today"`
+	ThisMonth spend.Amount `json:"this_month"`
 	// Refusal says why a dream would not start now ("" when it would).
 	Refusal string `json:"refusal,omitempty"`
 }
@@ -104,7 +89,7 @@ func (d *Dreamer) Estimate(ctx context.Context) (CostOutlook, error) {
 // estimate asks an Estimator runner what a dream would cost and prices
 // it; nil for a runner that is not one. The request is the ledger's for
 // a dream id with the Settings' ceilings.
-func (d *Dreamer) estimate(ctx context.Context, id string, sessions int) (*Estimate, spend.Request, error) {
+func (d *Dreamer) estimate(ctx context.Context, id string, sessions int) (*spend.Estimate, spend.Request, error) {
 	est, ok := d.cfg.Runner.(Estimator)
 	if !ok {
 		return nil, spend.Request{}, nil
@@ -132,9 +117,9 @@ func (d *Dreamer) estimate(ctx context.Context, id string, sessions int) (*Estim
 		ID: id, MemoryDir: d.cfg.MemoryDir, Host: d.cfg.Host, Provider: e.Provider, Model: e.Model,
 		Estimate: e.Amount, Price: p,
 		Limits: spend.Limits{
-			Dream: Amount{Tokens: s.MaxTokens, USD: s.MaxCostPerDream},
-			Day:   Amount{Tokens: s.MaxTokensPerDay, USD: s.MaxCostPerDay},
-			Month: Amount{Tokens: s.MaxTokensPerMonth, USD: s.MaxCostPerMonth},
+			Dream: spend.Amount{Tokens: s.MaxTokens, USD: s.MaxCostPerDream},
+			Day:   spend.Amount{Tokens: s.MaxTokensPerDay, USD: s.MaxCostPerDay},
+			Month: spend.Amount{Tokens: s.MaxTokensPerMonth, USD: s.MaxCostPerMonth},
 		},
 		// A dream that neither settles nor dies (a hung process) holds
 		// its reservation for its timeout and a margin.

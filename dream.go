@@ -37,19 +37,6 @@ import (
 // dream rewinds the lock, so the throttle is also the retry back-off.
 const ScanInterval = 10 * time.Minute
 
-// Errors a caller may test with errors.Is.
-var (
-	// ErrLockHeld: another live holder has the consolidation lock; nothing
-	// was sent to any model.
-	ErrLockHeld = errors.New("dream: the consolidation lock is held by another live process")
-	// ErrNoRunner: the Config has no Runner.
-	ErrNoRunner = errors.New("dream: no runner configured")
-	// ErrRunning: a dream is already running in this process.
-	ErrRunning = errors.New("dream: a dream is already running in this process")
-	// ErrClosed: the Dreamer was closed.
-	ErrClosed = errors.New("dream: dreamer closed")
-)
-
 // Config is what a host gives New.
 type Config struct {
 	// MemoryDir is the memory directory to consolidate (required).
@@ -140,10 +127,6 @@ type Config struct {
 	// and the StateDir a job's was resolved from (see jobs.Spec).
 	sharedState string
 }
-
-// ErrNoStateDir: neither Config.StateDir nor the environment ($XDG_STATE_HOME, $HOME) names a state dir. New refuses
-// rather than keep tasks, journals and locks in the working directory.
-var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XDG_STATE_HOME or $HOME)")
 
 // Dreamer runs dreams for one memory directory.
 type Dreamer struct {
@@ -507,14 +490,6 @@ type SessionRule struct {
 	// Same reports whether the session with id is the current one, given
 	// the id the agent hands its hooks. Nil means the generic suffix match.
 	Same func(id, current string) bool
-}
-
-// sessionRuleOf converts a layout's rule into the public one.
-func sessionRuleOf(r *gate.Rule) *SessionRule {
-	if r == nil {
-		return nil
-	}
-	return &SessionRule{Match: r.Match, Descend: r.Descend, Keep: r.Keep, Alias: r.Alias, Same: r.Same}
 }
 
 // gateRule converts the rule for the session scan; nil stays nil.

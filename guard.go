@@ -468,13 +468,6 @@ func clipText(s string, n int) string {
 	return s
 }
 
-// ErrCredentialDir is matched (errors.Is) by New's error when the memory dir
-// or the state dir is, lies inside, or contains a place that holds
-// credentials (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, the agents' auth
-// files): the model's write tool must never reach them, whatever a host
-// layout, a flag or a config file says.
-var ErrCredentialDir = trust.ErrCredentialDir
-
 // checkWritableDirs refuses a configuration that would let dream write where
 // credentials live. The home directory and the variables that move those
 // stores come from this process's environment, as the agents that own them
@@ -491,14 +484,6 @@ func checkWritableDirs(cfg Config) error {
 	}
 	return nil
 }
-
-// ErrLockLost is matched (errors.Is) by the error of a dream that found,
-// at a stage boundary, that another agent had taken the consolidation lock
-// over (it follows the seeds' protocol and saw our PID as dead or our mtime
-// as stale). Such a dream lands nothing, leaves the other holder's lock file
-// alone and fails; its message names the new holder ("lock taken over by
-// PID N").
-var ErrLockLost = lock.ErrLost
 
 // fence checks, at a stage boundary of a running dream, that the lock is
 // still ours. It is the only thing that keeps a dream from landing changes

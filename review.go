@@ -3,6 +3,7 @@ package dream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -162,7 +163,17 @@ func (d *Dreamer) stagedDiff(id string) (DreamDiff, error) {
 func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error) {
 	var changes []Change
 	var commit string
-	err := d.withLock(ctx, func() (bool, error) {
+	// An applied review lands a dream as a run does, and is followed up
+	// the same way, once the lock is released (and before the running
+	// flag is, so that no other dream of this Dreamer overlaps it).
+	after := func(err error) {
+		if d.cfg.AfterLand != nil && err == nil && len(changes) > 0 {
+			if ferr := d.cfg.AfterLand(ctx, d.cfg.MemoryDir); ferr != nil {
+				d.cfg.Logf("dream: %v", ferr)
+			}
+		}
+	}
+	err := d.locked(ctx, stepOptions{claim: true, afterRelease: after}, func(*held, journal.Recovery) (bool, error) {
 		t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
 		if err != nil {
 			return false, d.notStaged(ctx, id, err)
@@ -190,13 +201,6 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error
 		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply", Units: t.Units()})
 		return true, err
 	})
-	// An applied review lands a dream as a run does, and is followed up
-	// the same way, once the lock is released.
-	if d.cfg.AfterLand != nil && err == nil && len(changes) > 0 {
-		if ferr := d.cfg.AfterLand(ctx, d.cfg.MemoryDir); ferr != nil {
-			d.cfg.Logf("dream: %v", ferr)
-		}
-	}
 	return changes, commit, err
 }
 
@@ -397,8 +401,13 @@ const (
 // know which kind of id it holds (an MCP client, a script) needs no second
 // guess.
 func (d *Dreamer) Diff(ctx context.Context, id string) (DreamDiff, error) {
-	if dd, err := d.stagedDiff(id); err == nil {
+	dd, err := d.stagedDiff(id)
+	switch {
+	case err == nil:
 		return dd, nil
+	case !errors.Is(err, journal.ErrNotFound):
+		// Staged, but its diff could not be made: not a landed dream.
+		return DreamDiff{}, fmt.Errorf("dream %s: the staged changes: %w", id, err)
 	}
 	e, err := d.Show(ctx, id)
 	if err != nil {

@@ -98,8 +98,8 @@ type Report struct {
 	// Estimate is what a model dream was expected to cost before it
 	// started, Cost what it spent (tokens, dollars at its model's price);
 	// both nil for a runner that spends nothing.
-	Estimate *Estimate `json:"estimate,omitempty"`
-	Cost     *Amount   `json:"cost,omitempty"`
+	Estimate *spend.Estimate `json:"estimate,omitempty"`
+	Cost     *spend.Amount   `json:"cost,omitempty"`
 }
 
 type runOptions struct {

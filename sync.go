@@ -11,7 +11,6 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/journal"
-	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/jobs"
 	"github.com/dreamkit/dream/settings"
 )
@@ -68,11 +67,6 @@ type Syncer interface {
 	// Status compares the local history with the remote's.
 	Status(ctx context.Context) SyncState
 }
-
-// ErrUnreachable marks a server that did not answer (an etcd cluster, a
-// git remote): nothing is known beyond this machine. A dream goes on with
-// this machine's memory when its sync remote cannot be reached.
-var ErrUnreachable = lock.ErrUnreachable
 
 // syncRepo is the memory's branch on its remote, nil when sync_remote is
 // not set.
@@ -219,9 +213,6 @@ type SyncPull struct {
 	// Head is the new local head.
 	Head string `json:"head,omitempty"`
 }
-
-// ErrNoRemote: `dream sync` without sync_remote.
-var ErrNoRemote = fmt.Errorf("dream: no sync_remote configured")
 
 // Sync pulls and pushes the memory's history by hand, under the lock
 // (the zero SyncOptions: without waiting for it, resolving nothing). It

@@ -17,6 +17,7 @@ import (
 	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // Agent is the model-driven dream: the zero-token offline hygiene
@@ -165,13 +166,13 @@ func contradictions(l offline.Leads, repo string) []evidence.Contradiction {
 
 // Estimate implements dream.Estimator: what Run would send, counted
 // before it runs (see dreamPlan), on job.MemoryDir as it is now.
-func (r *Agent) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, error) {
+func (r *Agent) Estimate(ctx context.Context, job dream.Job) (spend.Estimate, error) {
 	if r.Provider == nil {
-		return dream.Estimate{}, fmt.Errorf("runner: Agent has no provider")
+		return spend.Estimate{}, fmt.Errorf("runner: Agent has no provider")
 	}
 	s, err := r.setup(ctx, job, false)
 	if err != nil {
-		return dream.Estimate{}, err
+		return spend.Estimate{}, err
 	}
 	defer s.set.Close()
 	turns := r.MaxTurns
@@ -179,7 +180,7 @@ func (r *Agent) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, er
 		turns = agent.DefaultMaxTurns
 	}
 	u, n, _ := s.plan.estimate(turns, r.Provider.Name() == providername.Anthropic)
-	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: len(s.plan.parts), Usage: u, Basis: s.plan.basis(turns)}, nil
+	return spend.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: len(s.plan.parts), Usage: u, Basis: s.plan.basis(turns)}, nil
 }
 
 // setup is what Run and Estimate share: the leads, the sandboxed tools,

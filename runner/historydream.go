@@ -10,6 +10,7 @@ import (
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/internal/providername"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // HistoryDream is the Runner of nanobot's flow: the history backlog
@@ -56,21 +57,21 @@ func (r *HistoryDream) Run(ctx context.Context, job dream.Job) (dream.Outcome, e
 
 // Estimate implements dream.Estimator: the batches Run would send over
 // the history not yet consumed.
-func (r *HistoryDream) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, error) {
+func (r *HistoryDream) Estimate(ctx context.Context, job dream.Job) (spend.Estimate, error) {
 	if r.Provider == nil {
-		return dream.Estimate{}, errors.New("runner: the nanobot history dream needs a model")
+		return spend.Estimate{}, errors.New("runner: the nanobot history dream needs a model")
 	}
 	c := nanobot.DefaultCounter()
 	u, n, err := nanobot.EstimateDream(ctx, nanobot.DreamConfig{Workspace: job.MemoryDir, DisplayWorkspace: job.MemoryDisplayDir, SessionsDir: job.SessionsDir, BatchSize: r.BatchSize, Template: r.Template},
 		func(s string) int64 { return int64(c.Count(s)) }, r.Provider.Name() == providername.Anthropic)
 	if err != nil {
-		return dream.Estimate{}, err
+		return spend.Estimate{}, err
 	}
 	batch := r.BatchSize
 	if batch <= 0 {
 		batch = nanobot.DreamBatchSize
 	}
-	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
+	return spend.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
 		Basis: fmt.Sprintf("%s: the unconsumed history in batches of %d, each with SOUL.md, USER.md and memory/MEMORY.md", c.Name(), batch)}, nil
 }
 

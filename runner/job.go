@@ -172,9 +172,9 @@ const (
 // few turns that orient, read the report (its current version, if any)
 // and about jobReadTokens of the job's scope, and write the report whole.
 // A job without a model sends nothing: an estimate of no requests.
-func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate, error) {
+func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (spend.Estimate, error) {
 	if r.Provider == nil {
-		return dream.Estimate{}, nil
+		return spend.Estimate{}, nil
 	}
 	now := time.Now
 	if r.Now != nil {
@@ -186,7 +186,7 @@ func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate
 		// counted on an empty stand-in, the prompts still name the dir.
 		tmp, err := os.MkdirTemp("", "dream-estimate-*")
 		if err != nil {
-			return dream.Estimate{}, err
+			return spend.Estimate{}, err
 		}
 		defer os.RemoveAll(tmp)
 		if job.MemoryDisplayDir == "" {
@@ -196,7 +196,7 @@ func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate
 	}
 	c, err := r.conversation(job, now(), report)
 	if err != nil {
-		return dream.Estimate{}, err
+		return spend.Estimate{}, err
 	}
 	defer c.set.Close()
 	var defs []llm.Tool
@@ -205,7 +205,7 @@ func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate
 	}
 	toolsJSON, err := json.Marshal(defs)
 	if err != nil {
-		return dream.Estimate{}, err
+		return spend.Estimate{}, err
 	}
 	counter := nanobot.DefaultCounter()
 	count := func(s string) int64 { return int64(counter.Count(s)) }
@@ -225,7 +225,7 @@ func (r *JobRunner) Estimate(ctx context.Context, job dream.Job) (dream.Estimate
 		turns, last = turns[:max(limit-1, 0)], callTokens
 	}
 	u, n, _ := spend.Simulate(count(string(toolsJSON))+count(c.system)+count(c.task), 0, turns, last, r.Provider.Name() == providername.Anthropic)
-	return dream.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
+	return spend.Estimate{Provider: r.Provider.Name(), Model: r.Model, Requests: n, Parts: 1, Usage: u,
 		Basis: fmt.Sprintf("%s: the job's tools and prompts, then orienting, reading its report and about %d tokens of its scope, and writing the report whole", counter.Name(), jobReadTokens)}, nil
 }
 

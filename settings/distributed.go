@@ -42,7 +42,7 @@ type Distributed struct {
 	SyncRemote string
 	// SyncBranch names this memory's branch on SyncRemote and, with
 	// LockPrefix empty, its etcd keys; empty derives it from the memory's
-	// identity (see dream.SyncIdentity). Set it when two machines reach one
+	// identity (a hash of its path relative to the home dir, so that one memory has one name on every machine). Set it when two machines reach one
 	// memory through paths that differ relative to their home dirs.
 	SyncBranch string
 }

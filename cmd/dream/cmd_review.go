@@ -49,7 +49,7 @@ func cmdDiff(a *app, args []string) error {
 		return a.idError(pos[0], err)
 	}
 	if a.jsonOut {
-		a.printJSON(map[string]any{"id": pos[0], "changes": dd.Changes, "diff": dd.Diff, "units": dd.Units})
+		a.printJSON(map[string]any{"id": pos[0], "changes": dd.Changes, "diff": dd.Diff, "units": dd.Units, "park_reason": dd.ParkReason})
 		return nil
 	}
 	printChanges(a.stdout, dd.Changes)

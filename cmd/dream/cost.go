@@ -213,7 +213,7 @@ type modelDreamsView struct {
 	// MemoryDir and Estimate: what a dream on the agent's memory for this
 	// repository costs now (nil when the memory does not exist yet).
 	MemoryDir string          `json:"memory_dir,omitempty"`
-	Estimate  *dream.Estimate `json:"estimate,omitempty"`
+	Estimate  *spend.Estimate `json:"estimate,omitempty"`
 	Ceilings  spend.Limits    `json:"ceilings"`
 }
 

@@ -240,7 +240,7 @@ func TestSpendMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	est := &dream.Estimate{Model: "claude-sonnet-4-6", Amount: spend.Amount{USD: 0.5}}
+	est := &spend.Estimate{Model: "claude-sonnet-4-6", Amount: spend.Amount{USD: 0.5}}
 	m.observe("claude", dream.MaybeResult{Gate: dream.GateReady, Report: &dream.Report{Status: dream.StatusCompleted, Estimate: est, Cost: &cost}})
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

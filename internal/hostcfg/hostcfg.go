@@ -6,6 +6,8 @@
 package hostcfg
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -96,7 +98,7 @@ func For(p host.Project, backend Backend, base dream.Config, home string, env fu
 	if cfg.Settings.CodexExecSessions {
 		host.CountCodexExec(&l)
 	}
-	if samePath(mem, l.MemoryDir) {
+	if samePath(mem, l.MemoryDir) && cfg.Disabled == "" {
 		cfg.Disabled = host.AgentOwns(l, cfg.Settings.CodexMemoryOwner)
 	}
 	if cfg.SessionRule == nil && (p.SessionsDir == "" || samePath(p.SessionsDir, l.SessionsDir)) {
@@ -111,7 +113,7 @@ func For(p host.Project, backend Backend, base dream.Config, home string, env fu
 		}
 	}
 	if isNanobot {
-		cfg.AfterLand = nanobot.AfterLand
+		cfg.AfterLand = afterBoth(nanobot.AfterLand, base.AfterLand)
 		if err := setAuditScope(cfg.StateDir, mem, nanobot.AuditScope(l)); err != nil {
 			return dream.Config{}, fmt.Errorf("dream: the nanobot workspace's audit scope: %w", err)
 		}
@@ -163,6 +165,17 @@ func jobConfig(p host.Project, backend Backend, base dream.Config, home string, 
 
 func samePath(a, b string) bool {
 	return a != "" && b != "" && filepath.Clean(a) == filepath.Clean(b)
+}
+
+// afterBoth runs first's follow-up, then then's (a caller's own, kept);
+// their errors are joined.
+func afterBoth(first, then func(context.Context, string) error) func(context.Context, string) error {
+	if then == nil {
+		return first
+	}
+	return func(ctx context.Context, memoryDir string) error {
+		return errors.Join(first(ctx, memoryDir), then(ctx, memoryDir))
+	}
 }
 
 // sessionRule is a layout's session rule as a Config takes it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm"
+	"github.com/dreamkit/dream/spend"
 )
 
 // estimating is a model runner as dream_status sees one: it estimates a
@@ -17,8 +18,8 @@ func (estimating) Run(context.Context, dream.Job) (dream.Outcome, error) {
 	return dream.Outcome{}, nil
 }
 
-func (estimating) Estimate(context.Context, dream.Job) (dream.Estimate, error) {
-	return dream.Estimate{Provider: "anthropic", Model: "claude-sonnet-4-6", Requests: 4, Parts: 1,
+func (estimating) Estimate(context.Context, dream.Job) (spend.Estimate, error) {
+	return spend.Estimate{Provider: "anthropic", Model: "claude-sonnet-4-6", Requests: 4, Parts: 1,
 		Usage: llm.Usage{InputTokens: 20_000, OutputTokens: 2_000, CacheReadInputTokens: 30_000}}, nil
 }
 

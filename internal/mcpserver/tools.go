@@ -111,6 +111,8 @@ type DiffOutput struct {
 	// Units are a model dream's account of the units it removed or
 	// rewrote (for a staged dream, those it staged).
 	Units []json.RawMessage `json:"units,omitempty"`
+	// ParkReason says why a staged dream waits for review.
+	ParkReason string `json:"park_reason,omitempty"`
 }
 
 type ApplyOutput struct {
@@ -350,7 +352,7 @@ func (s *Server) diff(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) (
 	if err != nil {
 		return nil, DiffOutput{}, fmt.Errorf("%v (dream_tasks and dream_log list the ids)", err)
 	}
-	out := DiffOutput{ID: dd.ID, MemoryDir: mem, Source: dd.Source, Status: dd.Status, Changes: changes(dd.Changes), Diff: dd.Diff, Units: dd.Units}
+	out := DiffOutput{ID: dd.ID, MemoryDir: mem, Source: dd.Source, Status: dd.Status, Changes: changes(dd.Changes), Diff: dd.Diff, Units: dd.Units, ParkReason: dd.ParkReason}
 	next := "it already landed; dream_undo reverts it"
 	if dd.Source == dream.DiffStaged {
 		next = "it is staged: dream_apply lands it, dream_discard drops it"
@@ -374,6 +376,8 @@ func (s *Server) apply(ctx context.Context, _ *mcp.CallToolRequest, in IDInput) 
 	}
 	reason := staged.ParkReason
 	switch {
+	case staged.Source != dream.DiffStaged:
+		return nil, ApplyOutput{}, fmt.Errorf("dream %s is not staged: it landed already (dream_log shows it)", in.ID)
 	case strings.HasPrefix(reason, dream.ParkLossGuard):
 		return nil, ApplyOutput{}, fmt.Errorf("dream %s is held for the user's review (%s): it is not for a model to apply; ask the user to read it with `dream diff %s` and run `dream apply %s` themselves", in.ID, reason, in.ID, in.ID)
 	case s.opts.Base.Settings.Review || cfg.Settings.Review:

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/evidence"
+	"github.com/dreamkit/dream/internal/agent"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/tools"
 	"github.com/dreamkit/dream/llm"

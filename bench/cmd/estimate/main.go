@@ -28,6 +28,7 @@ import (
 	"github.com/dreamkit/dream/llm/openai"
 	"github.com/dreamkit/dream/runner"
 	"github.com/dreamkit/dream/settings"
+	"github.com/dreamkit/dream/spend"
 )
 
 func main() {
@@ -48,7 +49,7 @@ func main() {
 // row is one dream: its estimate and what it spent.
 type row struct {
 	scenario, protocol string
-	est                dream.Estimate
+	est                spend.Estimate
 	got                llm.Usage
 	requests           int
 }

@@ -38,7 +38,7 @@ func TimeGateClosed(s settings.Settings, memoryDir string, now time.Time) (detai
 	}
 	mem := filepath.Clean(abs)
 	home, _ := os.UserHomeDir()
-	def := settings.Defaults(os.LookupEnv, home) // dream.DefaultSettings
+	def := settings.Defaults(os.LookupEnv, home)
 	minHours := s.MinHours
 	if !(minHours > 0) { // NaN included, as in dream.New
 		minHours = def.MinHours
