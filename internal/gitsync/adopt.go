@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dreamkit/dream/internal/journal"
+	"github.com/dreamkit/dream"
 )
 
 // rewrittenError says that the remote no longer holds what this machine
 // last synced with, what was not done because of it, and how to adopt the
 // remote's history, naming the commits made here that only a backup would
 // keep.
-func (r *Repo) rewrittenError(ctx context.Context, st State) error {
+func (r *Repo) rewrittenError(ctx context.Context, st dream.SyncState) error {
 	synced, err := r.rev(ctx, r.syncedRef())
 	if err != nil {
 		return fmt.Errorf("gitsync: %w: %w", ErrRewritten, err)
@@ -61,33 +61,18 @@ func brief(list []string, n int) string {
 	return fmt.Sprintf("%s; and %d more", strings.Join(list[:n], "; "), len(list)-n)
 }
 
-// AdoptResult says what adopting the remote's history did.
-type AdoptResult struct {
-	// Backup is the ref that keeps this machine's history as it was; ""
-	// when there was none.
-	Backup string `json:"backup,omitempty"`
-	// Unsynced are this machine's commits that never reached the remote,
-	// "<short id> <subject>", newest first: from now on only Backup has them.
-	Unsynced []string `json:"unsynced,omitempty"`
-	// Show is the git command that shows what the backup holds beyond the
-	// remote's history.
-	Show string `json:"show,omitempty"`
-	// Files are the memory files the adoption changed.
-	Files []journal.Change `json:"files"`
-	// Head is the new local head.
-	Head string `json:"head,omitempty"`
-}
-
 // AdoptRemote makes this machine's history the remote's, as it is now: the
 // answer to ErrRewritten, when an admin rewrote the remote on purpose. The
-// local history is first kept under a backup ref, which the result names,
-// with the commits made here that never reached the remote; the memory dir
+// local history is first kept under a backup ref, which the result names
+// (Backup, and ShowBackup the git command that shows what it holds beyond
+// the remote's history), with the commits made here that never reached the
+// remote (Unsynced, "<short id> <subject>", newest first); the memory dir
 // then takes the remote's files through the journal. A remote whose branch
 // is gone keeps the memory as it is and forgets the last sync, so the next
 // push starts the branch again. The caller holds the consolidation lock and
 // has recorded hand edits.
-func (r *Repo) AdoptRemote(ctx context.Context) (AdoptResult, error) {
-	res := AdoptResult{Files: []journal.Change{}}
+func (r *Repo) AdoptRemote(ctx context.Context) (dream.SyncPull, error) {
+	res := dream.SyncPull{Kind: "adopted", Files: []dream.Change{}}
 	if err := r.Fetch(ctx); err != nil {
 		return res, err
 	}
@@ -110,9 +95,9 @@ func (r *Repo) AdoptRemote(ctx context.Context) (AdoptResult, error) {
 		if _, err := r.git(ctx, "update-ref", res.Backup, local, ""); err != nil {
 			return res, fmt.Errorf("gitsync: keeping this machine's history in %s: %w", res.Backup, err)
 		}
-		res.Show = fmt.Sprintf("git --git-dir=%s log -p %s", r.hist.GitDir(), res.Backup)
+		res.ShowBackup = fmt.Sprintf("git --git-dir=%s log -p %s", r.hist.GitDir(), res.Backup)
 		if theirs != "" {
-			res.Show += " --not " + theirs
+			res.ShowBackup += " --not " + theirs
 		}
 	}
 	if theirs == "" {
@@ -124,7 +109,9 @@ func (r *Repo) AdoptRemote(ctx context.Context) (AdoptResult, error) {
 			oldTree = local + "^{tree}"
 		}
 		files, err := r.apply(ctx, oldTree, theirs+"^{tree}")
-		res.Files = files
+		if files != nil { // an adoption's Files are never nil, even when nothing landed
+			res.Files = files
+		}
 		if err != nil {
 			return res, err
 		}

@@ -2,13 +2,11 @@ package gitsync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +16,6 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/host"
 	"github.com/dreamkit/dream/internal/hostcfg"
-	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/nanobot"
 	"github.com/dreamkit/dream/settings"
 )
@@ -359,36 +356,5 @@ func TestSyncWaitsForTheLock(t *testing.T) {
 	}
 	if err := <-done; err != nil || time.Since(start) < 400*time.Millisecond {
 		t.Fatalf("the waiting sync: %v after %s", err, time.Since(start))
-	}
-}
-
-// TestSyncJSONMatchesTheLibrary: the library's sync types, which Open's
-// syncer converts to, marshal with exactly the JSON keys of this package's,
-// so `dream sync --json` and `dream status --json` do not change with the
-// conversion.
-func TestSyncJSONMatchesTheLibrary(t *testing.T) {
-	keys := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		var ks []string
-		for k := range m {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		return strings.Join(ks, ",")
-	}
-	st := State{Remote: "r", Branch: "b", Local: "l", Theirs: "t", Error: "e"}
-	if a, b := keys(st), keys(syncer{}.state(st)); a != b {
-		t.Errorf("SyncState: keys %s, library keys %s", a, b)
-	}
-	p := PullResult{Kind: "merge", Files: []journal.Change{{Path: "a"}}, Head: "h"}
-	if a, b := keys(p), keys(pull(p)); a != b {
-		t.Errorf("SyncPull: keys %s, library keys %s", a, b)
 	}
 }

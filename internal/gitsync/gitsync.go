@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/fsutil"
 	"github.com/dreamkit/dream/internal/journal"
@@ -57,7 +58,7 @@ const (
 // emptyTree is git's (SHA-1) empty tree, the "before" of a first pull.
 const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
-// What the next sync will do (State.Next).
+// What the next sync will do (dream.SyncState.Next).
 const (
 	NextNothing     = "nothing"
 	NextPush        = "push"
@@ -163,47 +164,6 @@ func (r *Repo) conflictRef() string { return conflictPrefix + r.branch }
 // Remote is the URL as configured.
 func (r *Repo) Remote() string { return r.remote }
 
-// State is how this machine's history stands against the remote's.
-type State struct {
-	Remote string `json:"remote"`
-	// Branch is this memory's branch on the remote.
-	Branch string `json:"branch,omitempty"`
-	// State is "in sync", "ahead", "behind", "diverged", "remote empty",
-	// "nothing local", "rewritten", "unreachable" or "unknown" (the
-	// history here could not be read).
-	State  string `json:"state"`
-	Ahead  int    `json:"ahead"`
-	Behind int    `json:"behind"`
-	Local  string `json:"local,omitempty"`
-	Theirs string `json:"remote_head,omitempty"`
-	// Next is what the next sync will do, worked out by git from the
-	// history recorded here and the remote as fetched (see Status):
-	// NextNothing, NextPush, NextFastForward, NextMerge, NextConflict or
-	// NextRefused; empty when the remote could not be reached.
-	Next string `json:"next,omitempty"`
-	// Conflicts are the files the next sync's merge stops on.
-	Conflicts []string `json:"conflicts,omitempty"`
-	// HandEdits are files edited since the last record: the next sync
-	// records them first, and the counts and Next include them.
-	HandEdits []string `json:"hand_edits,omitempty"`
-	Error     string   `json:"error,omitempty"`
-}
-
-// PullResult says what a pull did.
-type PullResult struct {
-	// Kind is "up to date", "fast-forward" or "merge".
-	Kind string `json:"kind"`
-	// Commits is how many remote commits were brought in.
-	Commits int `json:"commits"`
-	// Files are the memory files the pull changed.
-	Files []journal.Change `json:"files"`
-	// Resolved are the files whose conflict the user resolved by hand:
-	// this machine's text of them is the merge's.
-	Resolved []string `json:"resolved,omitempty"`
-	// Head is the new local head.
-	Head string `json:"head,omitempty"`
-}
-
 func (r *Repo) git(ctx context.Context, args ...string) (string, error) {
 	out, err := r.hist.Git(ctx, nil, args...)
 	return strings.TrimSpace(string(out)), err
@@ -255,10 +215,10 @@ func (r *Repo) Fetch(ctx context.Context) error {
 // committed first (a commit no ref names, the history unchanged), and the
 // merge that sync would run is run (git merge-tree, in the object store
 // only), so "merge" and "conflict" are git's answer, not a guess. An
-// unreachable remote is a State, not an error, so `dream status` can show
+// unreachable remote is a state, not an error, so `dream status` can show
 // it, with the counts as of the last fetch.
-func (r *Repo) Status(ctx context.Context) State {
-	st := State{Remote: r.remote, Branch: r.branch}
+func (r *Repo) Status(ctx context.Context) dream.SyncState {
+	st := dream.SyncState{Remote: r.remote, Branch: r.branch}
 	ferr := r.Fetch(ctx)
 	ours, err := r.pending(ctx, &st)
 	if err == nil {
@@ -287,7 +247,7 @@ func (r *Repo) Status(ctx context.Context) State {
 // pending returns what the next sync starts from: HEAD, or when the
 // memory has edits not yet recorded, a commit of them on top of HEAD that
 // no ref names (st.HandEdits lists their files).
-func (r *Repo) pending(ctx context.Context, st *State) (string, error) {
+func (r *Repo) pending(ctx context.Context, st *dream.SyncState) (string, error) {
 	tree, err := r.hist.Pending(ctx)
 	if err != nil {
 		return "", err
@@ -312,7 +272,7 @@ func (r *Repo) pending(ctx context.Context, st *State) (string, error) {
 
 // compare fills st from ours (HEAD, or Status's commit of the edits not
 // yet recorded), the fetched ref and the synced ref.
-func (r *Repo) compare(ctx context.Context, st *State, ours string) error {
+func (r *Repo) compare(ctx context.Context, st *dream.SyncState, ours string) error {
 	local, err := r.rev(ctx, ours)
 	if err != nil {
 		return err
@@ -402,12 +362,12 @@ func (r *Repo) contains(ctx context.Context, head, commit string) (bool, error) 
 // taken as it is here (the user edited it to the text to keep after the
 // conflict was reported), provided the remote's version of it is still the
 // one reported; otherwise the conflict is reported again.
-func (r *Repo) Pull(ctx context.Context, resolved bool) (PullResult, error) {
-	res := PullResult{Kind: "up to date", Files: []journal.Change{}}
+func (r *Repo) Pull(ctx context.Context, resolved bool) (dream.SyncPull, error) {
+	res := dream.SyncPull{Kind: "up to date", Files: []dream.Change{}}
 	if err := r.Fetch(ctx); err != nil {
 		return res, err
 	}
-	var st State
+	var st dream.SyncState
 	if err := r.compare(ctx, &st, "HEAD"); err != nil {
 		return res, fmt.Errorf("gitsync: %w", err)
 	}
@@ -529,8 +489,9 @@ func (r *Repo) mergeTree(ctx context.Context, ours string) (tree string, conflic
 }
 
 // apply lands the difference between two trees in the memory dir through
-// a journal transaction.
-func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Change, error) {
+// a journal transaction, and returns the files it changed in the Syncer
+// contract's type (nil when it landed nothing because of an error).
+func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]dream.Change, error) {
 	raw, err := r.hist.Git(ctx, nil, "diff-tree", "-r", "-z", "--no-renames", "--raw", oldTree, newTree)
 	if err != nil {
 		return nil, fmt.Errorf("gitsync: listing the remote's changes: %w", err)
@@ -540,7 +501,7 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 		return nil, err
 	}
 	if len(entries) == 0 {
-		return []journal.Change{}, nil
+		return []dream.Change{}, nil
 	}
 	for _, e := range entries {
 		if err := checkEntry(e); err != nil {
@@ -578,9 +539,22 @@ func (r *Repo) apply(ctx context.Context, oldTree, newTree string) ([]journal.Ch
 	applied, err := txn.Commit()
 	done = true
 	if err != nil {
-		return applied, fmt.Errorf("gitsync: landing the remote's changes: %w", err)
+		return changesOf(applied), fmt.Errorf("gitsync: landing the remote's changes: %w", err)
 	}
-	return changes, nil
+	return changesOf(changes), nil
+}
+
+// changesOf converts the journal's changes to the Syncer contract's; nil
+// stays nil (nothing landed), anything else is never nil, so JSON shows [].
+func changesOf(cs []journal.Change) []dream.Change {
+	if cs == nil {
+		return nil
+	}
+	out := make([]dream.Change, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, dream.Change{Path: c.Path, Kind: c.Kind, Added: c.Added, Removed: c.Removed})
+	}
+	return out
 }
 
 // stage writes the remote's changes, entries, into the transaction's
@@ -676,7 +650,7 @@ func checkEntry(e rawEntry) error {
 // over a rewritten remote (ErrRewritten): that would put back what was
 // purged from it.
 func (r *Repo) Push(ctx context.Context) (int, error) {
-	var st State
+	var st dream.SyncState
 	if err := r.compare(ctx, &st, "HEAD"); err != nil {
 		return 0, fmt.Errorf("gitsync: %w", err)
 	}

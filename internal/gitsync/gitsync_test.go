@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/internal/audit"
 )
 
@@ -105,7 +106,7 @@ func bareRemote(t *testing.T) string {
 	return p
 }
 
-func mustPull(t *testing.T, m *machine) PullResult {
+func mustPull(t *testing.T, m *machine) dream.SyncPull {
 	t.Helper()
 	r, err := m.repo.Pull(ctx, false)
 	if err != nil {

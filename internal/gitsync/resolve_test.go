@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dreamkit/dream"
 )
 
 // conflicted sets up the same-line conflict of the README's two machines:
@@ -146,15 +148,15 @@ func TestStatusSaysWhatSyncWillDo(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		here, there map[string]string // edits on this machine (not recorded) and on the remote
-		want        State
+		want        dream.SyncState
 	}{
-		{name: "in sync", want: State{State: "in sync", Next: NextNothing}},
-		{name: "behind", there: map[string]string{"build.md": "# Build\n\nmake\n"}, want: State{State: "behind", Behind: 1, Next: NextFastForward}},
-		{name: "ahead", here: map[string]string{"build.md": "# Build\n\nmake\n"}, want: State{State: "ahead", Ahead: 1, Next: NextPush, HandEdits: []string{"build.md"}}},
+		{name: "in sync", want: dream.SyncState{State: "in sync", Next: NextNothing}},
+		{name: "behind", there: map[string]string{"build.md": "# Build\n\nmake\n"}, want: dream.SyncState{State: "behind", Behind: 1, Next: NextFastForward}},
+		{name: "ahead", here: map[string]string{"build.md": "# Build\n\nmake\n"}, want: dream.SyncState{State: "ahead", Ahead: 1, Next: NextPush, HandEdits: []string{"build.md"}}},
 		{name: "clean merge", here: map[string]string{"build.md": "# Build\n\nmake\n"}, there: map[string]string{"new.md": "# New\n"},
-			want: State{State: "diverged", Ahead: 1, Behind: 1, Next: NextMerge, HandEdits: []string{"build.md"}}},
+			want: dream.SyncState{State: "diverged", Ahead: 1, Behind: 1, Next: NextMerge, HandEdits: []string{"build.md"}}},
 		{name: "conflict", here: map[string]string{"prefs.md": "# 用户偏好\n\n- 回答用日文\n"}, there: map[string]string{"prefs.md": "# 用户偏好\n\n- 回答用英文\n"},
-			want: State{State: "diverged", Ahead: 1, Behind: 1, Next: NextConflict, Conflicts: []string{"prefs.md"}, HandEdits: []string{"prefs.md"}}},
+			want: dream.SyncState{State: "diverged", Ahead: 1, Behind: 1, Next: NextConflict, Conflicts: []string{"prefs.md"}, HandEdits: []string{"prefs.md"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			remote := bareRemote(t)
@@ -264,7 +266,7 @@ func TestForcePushedRemoteRefused(t *testing.T) {
 	if kept, _ := b.repo.rev(ctx, res.Backup); !strings.HasPrefix(res.Backup, BackupPrefix) || kept != oldHead {
 		t.Fatalf("backup %q holds %q, want this machine's old head %q", res.Backup, kept, oldHead)
 	}
-	if len(res.Unsynced) != 1 || !strings.Contains(res.Unsynced[0], "hand edits") || !strings.Contains(res.Show, res.Backup) {
+	if len(res.Unsynced) != 1 || !strings.Contains(res.Unsynced[0], "hand edits") || !strings.Contains(res.ShowBackup, res.Backup) {
 		t.Fatalf("adopt result: %+v, want the one unsynced hand edit named", res)
 	}
 	if _, ok := snapshot(t, b.mem)["secret.md"]; ok {
