@@ -50,7 +50,7 @@ type Config struct {
 	Host string
 	// StateDir keeps tasks, telemetry, journals and the audit history;
 	// empty means $XDG_STATE_HOME/dream, else ~/.local/state/dream (New
-	// fails with ErrNoStateDir when neither is known).
+	// fails with errNoStateDir when neither is known).
 	StateDir string
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.
@@ -224,7 +224,7 @@ func resolveConfig(cfg Config) (Config, error) {
 		cfg.StateDir = settings.StateDir(os.LookupEnv, home)
 	}
 	if cfg.StateDir == "" {
-		return cfg, ErrNoStateDir
+		return cfg, errNoStateDir
 	}
 	if a, err := filepath.Abs(cfg.StateDir); err == nil {
 		cfg.StateDir = filepath.Clean(a)

@@ -483,8 +483,8 @@ func TestRunLockHeld(t *testing.T) {
 func TestNoRunner(t *testing.T) {
 	f := newFixture(t)
 	d := f.dreamer(t, func(c *Config) { c.Runner = nil })
-	if _, err := d.Run(context.Background(), RunOptions{}); !errors.Is(err, ErrNoRunner) {
-		t.Fatalf("err = %v, want ErrNoRunner", err)
+	if _, err := d.Run(context.Background(), RunOptions{}); !errors.Is(err, errNoRunner) {
+		t.Fatalf("err = %v, want errNoRunner", err)
 	}
 	if _, err := os.Stat(filepath.Join(f.mem, lock.FileName)); !os.IsNotExist(err) {
 		t.Fatal("a run without a runner must not touch the lock")
@@ -631,8 +631,8 @@ func TestDefaultStateDir(t *testing.T) {
 	t.Setenv("HOME", "")
 	wd := t.TempDir()
 	t.Chdir(wd)
-	if _, err := New(Config{MemoryDir: mem, Settings: settings.DreamDefaults(), Runner: &countingRunner{}}); !errors.Is(err, ErrNoStateDir) {
-		t.Fatalf("New with no state dir anywhere: %v, want ErrNoStateDir", err)
+	if _, err := New(Config{MemoryDir: mem, Settings: settings.DreamDefaults(), Runner: &countingRunner{}}); !errors.Is(err, errNoStateDir) {
+		t.Fatalf("New with no state dir anywhere: %v, want errNoStateDir", err)
 	}
 	if ents, _ := os.ReadDir(wd); len(ents) != 0 {
 		t.Errorf("New wrote into the working directory: %v", ents)

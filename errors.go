@@ -10,7 +10,6 @@ import (
 	"github.com/dreamkit/dream/internal/audit"
 	"github.com/dreamkit/dream/internal/journal"
 	"github.com/dreamkit/dream/internal/lock"
-	"github.com/dreamkit/dream/internal/trust"
 	"github.com/dreamkit/dream/spend"
 )
 
@@ -90,31 +89,25 @@ var (
 	// ErrLockHeld: another live holder has the consolidation lock; nothing
 	// was sent to any model.
 	ErrLockHeld = errors.New("dream: the consolidation lock is held by another live process")
-	// ErrNoRunner: the Config has no Runner.
-	ErrNoRunner = errors.New("dream: no runner configured")
 	// ErrRunning: a dream is already running in this process.
 	ErrRunning = errors.New("dream: a dream is already running in this process")
 	// ErrClosed: the Dreamer was closed.
 	ErrClosed = errors.New("dream: dreamer closed")
 )
 
-// ErrNoStateDir: neither Config.StateDir nor the environment
+// errNoRunner: the Config has no Runner.
+var errNoRunner = errors.New("dream: no runner configured")
+
+// errNoStateDir: neither Config.StateDir nor the environment
 // ($XDG_STATE_HOME, $HOME) names a state dir. New refuses rather than keep
 // tasks, journals and locks in the working directory.
-var ErrNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XDG_STATE_HOME or $HOME)")
+var errNoStateDir = errors.New("dream: no state dir: set Config.StateDir (or $XDG_STATE_HOME or $HOME)")
 
 // ErrOverBudget matches a dream refused before it starts, or stopped
 // before a request, by a spending ceiling, or refused because its model
 // has no price. A refused dream sent nothing and changed nothing; a
 // stopped one keeps what it finished staged for review.
 var ErrOverBudget = spend.ErrOverBudget
-
-// ErrCredentialDir is matched (errors.Is) by New's error when the memory dir
-// or the state dir is, lies inside, or contains a place that holds
-// credentials (~/.ssh, ~/.aws, ~/.gnupg, ~/.config/gh, the agents' auth
-// files): the model's write tool must never reach them, whatever a host
-// layout, a flag or a config file says.
-var ErrCredentialDir = trust.ErrCredentialDir
 
 // ErrLockLost is matched (errors.Is) by the error of a dream that found,
 // at a stage boundary, that another agent had taken the consolidation lock

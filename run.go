@@ -159,7 +159,7 @@ func (d *Dreamer) run(ctx context.Context, o runOptions) (Report, error) {
 	r := &dreamRun{d: d, ctx: ctx, o: o, start: d.cfg.Now(), status: task.StatusFailed}
 	r.rep = Report{Status: StatusFailed, MemoryDir: d.cfg.MemoryDir, SessionsReviewed: o.sessions, StartedAt: r.start, Review: o.review, FilesTouched: []string{}, Changes: []Change{}, Job: d.jobName()}
 	if d.cfg.Runner == nil {
-		return r.rep, r.fail(ErrNoRunner)
+		return r.rep, r.fail(errNoRunner)
 	}
 	if !d.cfg.Job.IsMemory() { // a job's write dir is made by its first run
 		if err := os.MkdirAll(d.cfg.MemoryDir, 0o755); err != nil {
