@@ -239,27 +239,7 @@ func resolveConfig(cfg Config) (Config, error) {
 	if s.SyncRemote != "" && cfg.OpenSync == nil {
 		return cfg, errors.New("dream: sync_remote is set, but git sync is not linked into this program (Config.OpenSync is nil; the dream command wires it)")
 	}
-	// A host that fills Settings by hand gets the defaults for what it left
-	// zero: a zero timeout must not mean a dream that may run forever.
-	def := settings.DreamDefaults()
-	if !(s.MinHours > 0) { // NaN included
-		s.MinHours = def.MinHours
-	}
-	if s.MinSessions <= 0 && cfg.Job.IsMemory() { // a job's 0 leaves its session gate open
-		s.MinSessions = def.MinSessions
-	}
-	if s.Timeout <= 0 {
-		s.Timeout = def.Timeout
-	}
-	// Nor zero spending ceilings a model dream that may spend anything.
-	for _, c := range []struct{ v, def *float64 }{{&s.MaxCostPerDream, &def.MaxCostPerDream}, {&s.MaxCostPerDay, &def.MaxCostPerDay}, {&s.MaxCostPerMonth, &def.MaxCostPerMonth}} {
-		if !(*c.v > 0) {
-			*c.v = *c.def
-		}
-	}
-	if s.MaxRequestTokens <= 0 {
-		s.MaxRequestTokens = def.MaxRequestTokens
-	}
+	s.FillZeros(cfg.Job.IsMemory())
 	if cfg.OnProgress == nil {
 		cfg.OnProgress = func(string, Progress) {}
 	}

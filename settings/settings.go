@@ -125,6 +125,32 @@ func DreamDefaults() Dream {
 	}
 }
 
+// FillZeros gives what a host filling a Dream by hand left zero its
+// default: a zero timeout must not mean a dream that may run forever, nor
+// zero spending ceilings a model dream that may spend anything. A job's
+// zero MinSessions stays (its session gate is open), so memory says whether
+// this is the memory dream.
+func (d *Dream) FillZeros(memory bool) {
+	def := DreamDefaults()
+	if !(d.MinHours > 0) { // NaN included
+		d.MinHours = def.MinHours
+	}
+	if d.MinSessions <= 0 && memory {
+		d.MinSessions = def.MinSessions
+	}
+	if d.Timeout <= 0 {
+		d.Timeout = def.Timeout
+	}
+	for _, c := range []struct{ v, def *float64 }{{&d.MaxCostPerDream, &def.MaxCostPerDream}, {&d.MaxCostPerDay, &def.MaxCostPerDay}, {&d.MaxCostPerMonth, &def.MaxCostPerMonth}} {
+		if !(*c.v > 0) {
+			*c.v = *c.def
+		}
+	}
+	if d.MaxRequestTokens <= 0 {
+		d.MaxRequestTokens = def.MaxRequestTokens
+	}
+}
+
 // UserFile returns the path of the user's config file:
 // $XDG_CONFIG_HOME/dream/config.toml, falling back to
 // ~/.config/dream/config.toml. It returns "" when neither can be formed,
