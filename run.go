@@ -18,6 +18,7 @@ import (
 	"github.com/dreamkit/dream/internal/lock"
 	"github.com/dreamkit/dream/internal/lossguard"
 	"github.com/dreamkit/dream/internal/offline"
+	"github.com/dreamkit/dream/internal/previous"
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/internal/telemetry"
 	"github.com/dreamkit/dream/jobs"
@@ -235,7 +236,7 @@ func (r *dreamRun) prepare() error {
 		return fmt.Errorf("recording hand edits: %w", err)
 	}
 	if d.cfg.Job.IsMemory() {
-		r.previous = d.previousRecord(ctx, hist)
+		r.previous = previous.Record(ctx, hist, d.cfg.StateDir, d.cfg.sharedState, d.cfg.MemoryDir)
 	}
 	if !r.o.dryRun { // a dry run changes nothing, the remote's history included
 		if r.rep.Sync, err = d.syncPull(ctx, hist); err != nil {
