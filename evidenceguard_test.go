@@ -143,6 +143,14 @@ func TestUntracedDeletionBudget(t *testing.T) {
 	}
 }
 
+// TestParkLossGuardIsHoldPrefix: the loss guard words its holds with its
+// own prefix, and a host tells them apart by ParkLossGuard.
+func TestParkLossGuardIsHoldPrefix(t *testing.T) {
+	if ParkLossGuard != lossguard.HoldPrefix {
+		t.Fatalf("ParkLossGuard %q, lossguard.HoldPrefix %q", ParkLossGuard, lossguard.HoldPrefix)
+	}
+}
+
 // TestUnitsStayJSON: units are kept as JSON in the report, the audit
 // history and a staged review; what a hand-edited history holds that is
 // not a JSON object is skipped, so `--json` answers never break on it.

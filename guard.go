@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,235 +235,24 @@ func (d *Dreamer) guardLoss(out Outcome, before *memoryStart, stagedDir string) 
 	return v, v.Err()
 }
 
-// defaultMaxUntraced is how many facts a model dream may delete
-// without a trace elsewhere before it is held for review, when the
-// settings say nothing (a host's zero Settings).
-const defaultMaxUntraced = 3
-
-// evidenceVerdict is what the loss guard decides, at the scale of one fact,
-// about a model dream's ledger.
-type evidenceVerdict struct {
-	// hold are files whose change must not land without review, each with
-	// why: a changed value nothing supports, or text moved into such a file.
-	hold map[string]string
-	// whole, when set, stages the whole dream: too many facts deleted
-	// without a trace, or every change held.
-	whole string
-}
-
 // guardEvidence judges a model dream's ledger (annotating it in place)
-// against its evidence: a change to a specific value (a number, date,
-// version, path, name, a negation) lands only if what the model was shown
-// supports it, and no more than the budget of facts may go without a trace.
-//
-// Changes are held per file, not per unit: a file's changes hang together
-// (a re-dated heading and the line under it, a port widened where another
-// was dropped), so landing part of a file would make a version of it
-// nobody wrote. A file that gave text to a held file is held with it, so
-// that what moved is never missing from both; a new held file takes the
-// files that link to it along.
-func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) evidenceVerdict {
-	v := evidenceVerdict{hold: map[string]string{}}
-	corpus := evidence.NewCorpus(out.Shown, out.Contradictions, out.Citations)
-	var untraced []lossguard.Entry
-	for i := range ledger {
-		e := &ledger[i]
-		var ch evidence.Change
-		var s evidence.Support
-		ok := true
-		if e.To != nil {
-			ch, s, ok = corpus.Judge(e.To.File, e.Text, e.To.Text, e.Headings)
-		}
-		if !ch.Changed() {
-			// Not a changed value: a fact whose words are gone (deleted,
-			// or summarised away) counts against the budget, unless the
-			// repository no longer bears it out.
-			if !e.Lost || !e.Fact {
-				continue
-			}
-			if s, ok := corpus.Contradicted(evidence.Values(e.Text)); ok {
-				e.Evidence = &s
-				continue
-			}
-			untraced = append(untraced, *e)
-			continue
-		}
-		e.Change = &ch
-		if ok {
-			e.Evidence = &s
-			continue
-		}
-		e.Held = ParkLossGuard + noEvidence(ch)
-		for _, f := range []string{e.To.File, e.File} {
-			if _, held := v.hold[f]; !held {
-				v.hold[f] = e.Held
-			}
-		}
+// against what its model was shown (lossguard.JudgeEvidence): the files
+// whose changed values nothing supports are held, with those that need
+// them, and too many facts deleted without a trace hold the whole dream.
+func (d *Dreamer) guardEvidence(out Outcome, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) lossguard.EvidenceVerdict {
+	cs := make([]lossguard.Changed, len(changes))
+	for i, c := range changes {
+		cs[i] = lossguard.Changed{Path: c.Path, Added: c.Kind == journal.Added, Deleted: c.Kind == journal.Deleted}
 	}
-	budget := d.cfg.Settings.MaxUntracedDeletions
-	if budget <= 0 {
-		budget = defaultMaxUntraced
-	}
-	if len(untraced) > budget {
-		var us []string
-		for _, e := range untraced {
-			us = append(us, fmt.Sprintf("%s:%d %q", e.File, e.Line, clipText(e.Text, 80)))
-		}
-		v.whole = fmt.Sprintf("held for review: deletes %d facts without a trace elsewhere in memory, over the budget of %d (max_untraced_deletions): %s",
-			len(untraced), budget, strings.Join(us, ", "))
-		return v
-	}
-	if len(v.hold) == 0 {
-		return v
-	}
-	closeHolds(v.hold, ledger, changes, stagedDir)
-	all := true
-	for _, c := range changes {
-		if _, ok := v.hold[c.Path]; !ok {
-			all = false
-			if !lossguard.Covers(c.Path) {
-				// A file the ledger cannot read (nanobot's dream cursor,
-				// which lands with the edits it consumed) may need the
-				// held part: nothing lands without it.
-				all = true
-				break
-			}
-		}
-	}
-	if all {
-		v.whole = "held for review: " + heldList(v.hold)
-	}
-	return v
-}
-
-// noEvidence says why a changed value is held.
-func noEvidence(ch evidence.Change) string {
-	if ch.Negation {
-		return "the change turns a statement into its opposite, and no transcript or repository file shown to the model says so"
-	}
-	var was, now []string
-	for _, x := range ch.Removed {
-		was = append(was, x.Text)
-	}
-	for _, x := range ch.Added {
-		now = append(now, x.Text)
-	}
-	return fmt.Sprintf("%s (was %s) appears in no transcript or repository file shown to the model, and nothing shown contradicts the old value",
-		strings.Join(now, ", "), strings.Join(was, ", "))
-}
-
-// closeHolds adds to hold the files the held ones need: a file whose text
-// went into a held file (landing it would leave that text in neither), one
-// whose removed or rewritten text named a held file (a pointer to it), and
-// one that links to a held new file (it would point at nothing).
-func closeHolds(hold map[string]string, ledger []lossguard.Entry, changes []journal.Change, stagedDir string) {
-	for grew := true; grew; {
-		grew = false
-		for _, e := range ledger {
-			if _, from := hold[e.File]; from {
-				continue
-			}
-			if e.To != nil && e.To.File != e.File {
-				if _, to := hold[e.To.File]; to {
-					hold[e.File] = fmt.Sprintf("%sits %q went into %s, which is held", ParkLossGuard, clipText(e.Text, 60), e.To.File)
-					grew = true
-					continue
-				}
-			}
-			for h := range hold {
-				if strings.Contains(e.Text, h) {
-					hold[e.File] = fmt.Sprintf("%sits %q names %s, which is held", ParkLossGuard, clipText(e.Text, 60), h)
-					grew = true
-					break
-				}
-			}
-		}
-		for _, c := range changes {
-			if _, held := hold[c.Path]; held || c.Kind == journal.Deleted {
-				continue
-			}
-			for _, n := range changes {
-				_, held := hold[n.Path]
-				if !held || n.Kind != journal.Added {
-					continue
-				}
-				if b, err := readOptional(filepath.Join(stagedDir, filepath.FromSlash(c.Path))); err == nil && strings.Contains(string(b), n.Path) {
-					hold[c.Path] = fmt.Sprintf("%sit links to %s, which is held", ParkLossGuard, n.Path)
-					grew = true
-					break
-				}
-			}
-		}
-	}
-}
-
-// heldList names the held files and why, in path order.
-func heldList(hold map[string]string) string {
-	paths := make([]string, 0, len(hold))
-	for p := range hold {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var out []string
-	for _, p := range paths {
-		out = append(out, p+": "+strings.TrimPrefix(hold[p], ParkLossGuard))
-	}
-	return strings.Join(out, "; ")
-}
-
-// ledgerSummary says what a model dream did from its ledger, never from
-// the model's words: the files it changed, what became of the units it
-// removed or rewrote, and what of it waits for review.
-func ledgerSummary(files int, ledger []lossguard.Entry, held map[string]string) string {
-	count := map[string]int{}
-	facts, backed := 0, 0
-	for _, e := range ledger {
-		count[e.Fate]++
-		if e.Lost && e.Fact && e.Change == nil {
-			facts++
-		}
-		if e.Change != nil && e.Evidence != nil {
-			backed++
-		}
-	}
-	s := fmt.Sprintf("%d file%s changed", files, plural(files))
-	var parts []string
-	for _, f := range []string{lossguard.Moved, lossguard.Merged, lossguard.Rewritten, lossguard.Deleted} {
-		if n := count[f]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, f))
-		}
-	}
-	if len(parts) == 0 {
-		s += "; no unit removed or rewritten"
-	} else {
-		s += "; units " + strings.Join(parts, ", ")
-	}
-	if facts > 0 {
-		s += fmt.Sprintf("; %d fact%s left without a trace", facts, plural(facts))
-	}
-	if backed > 0 {
-		s += fmt.Sprintf("; %d changed value%s backed by evidence", backed, plural(backed))
-	}
-	if len(held) > 0 {
-		s += fmt.Sprintf("; %d file%s held for review: %s", len(held), plural(len(held)), heldList(held))
-	}
-	return s
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-// clipText is s on one line, cut to n runes.
-func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return lossguard.JudgeEvidence(lossguard.EvidenceInput{
+		Corpus:  evidence.NewCorpus(out.Shown, out.Contradictions, out.Citations),
+		Ledger:  ledger,
+		Changes: cs,
+		ReadStaged: func(rel string) ([]byte, error) {
+			return readOptional(filepath.Join(stagedDir, filepath.FromSlash(rel)))
+		},
+		MaxUntraced: d.cfg.Settings.MaxUntracedDeletions,
+	})
 }
 
 // checkWritableDirs refuses a configuration that would let dream write where

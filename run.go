@@ -428,13 +428,13 @@ func (r *dreamRun) verify() error {
 		// What a model dream did is told from its ledger.
 		ev := d.guardEvidence(r.out, v.Ledger, r.changes, r.txn.Dir())
 		r.units, r.rep.Units = v.Ledger, unitsJSON(v.Ledger)
-		if hold == "" && ev.whole != "" {
-			hold = ParkLossGuard + ev.whole
+		if hold == "" && ev.Whole != "" {
+			hold = ParkLossGuard + ev.Whole
 		}
 		if hold == "" {
-			r.hold = ev.hold
+			r.hold = ev.Hold
 		}
-		r.rep.Summary = ledgerSummary(len(r.changes), v.Ledger, r.hold)
+		r.rep.Summary = lossguard.LedgerSummary(len(r.changes), v.Ledger, r.hold)
 	}
 	r.parkReason = ParkReviewRequested
 	if r.out.Incomplete != "" && hold == "" {

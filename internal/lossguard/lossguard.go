@@ -114,7 +114,7 @@ func (v Verdict) Summary() string {
 	if len(v.Shrunk) > 0 {
 		parts = append(parts, "would shrink below half: "+strings.Join(v.Shrunk, ", "))
 	}
-	return "loss guard: held for review: " + strings.Join(parts, "; ")
+	return HoldPrefix + "held for review: " + strings.Join(parts, "; ")
 }
 
 func describe(us []Unit, n int) string {
