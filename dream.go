@@ -50,7 +50,7 @@ type Config struct {
 	Host string
 	// StateDir keeps tasks, telemetry, journals and the audit history;
 	// empty means $XDG_STATE_HOME/dream, else ~/.local/state/dream (New
-	// fails with errNoStateDir when neither is known).
+	// fails when neither is known).
 	StateDir string
 	// CurrentSession returns the id of the session in use, excluded from the
 	// session gate; may be nil.

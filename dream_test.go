@@ -92,13 +92,12 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) settings() settings.Dream {
-	s := settings.Settings{Dream: settings.DreamDefaults()}
+	s := settings.DreamDefaults()
 	s.Enabled = true
 	s.MinHours = 24
 	s.MinSessions = 5
-	s.StateDir = f.state
 	s.Timeout = time.Minute
-	return s.Dream
+	return s
 }
 
 func (f *fixture) dreamer(t *testing.T, mutate func(*Config)) *Dreamer {
@@ -512,10 +511,9 @@ func BenchmarkMaybeStart(b *testing.B) {
 	recent := time.Now().Add(-time.Hour)
 	os.Chtimes(lockPath, recent, recent)
 	mk := func(enabled bool) *Dreamer {
-		s := settings.Settings{Dream: settings.DreamDefaults()}
+		s := settings.DreamDefaults()
 		s.Enabled = enabled
-		s.StateDir = filepath.Join(root, "state")
-		d, err := New(Config{MemoryDir: mem, StateDir: filepath.Join(root, "state"), Settings: s.Dream, Runner: &countingRunner{}})
+		d, err := New(Config{MemoryDir: mem, StateDir: filepath.Join(root, "state"), Settings: s, Runner: &countingRunner{}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -553,9 +551,8 @@ func TestHelperHangingDream(t *testing.T) {
 	if os.Getenv("DREAM_TEST_HANG") != "1" {
 		t.Skip("helper process only")
 	}
-	s := settings.Settings{Dream: settings.DreamDefaults()}
-	s.StateDir = state
-	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
+	s := settings.DreamDefaults()
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
 		fmt.Println("dreaming")
 		select {}
 	})})
@@ -656,5 +653,36 @@ func TestReviewSettingStagesAutomaticDreams(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.mem, "dreamt.md")); err == nil {
 		t.Fatal("the dream landed in the memory dir although review = true")
+	}
+}
+
+// TestAfterLandUnderTheRunningFlag: the follow-up of a landed dream and of
+// an applied review runs before the Dreamer's running flag drops, so no
+// other dream of the Dreamer overlaps it (two nanobot commits would race
+// on its git store's index.lock).
+func TestAfterLandUnderTheRunningFlag(t *testing.T) {
+	f := newFixture(t)
+	var d *Dreamer
+	var during []error
+	d = f.dreamer(t, func(c *Config) {
+		c.AfterLand = func(ctx context.Context, _ string) error {
+			_, err := d.Run(ctx, RunOptions{})
+			during = append(during, err)
+			return nil
+		}
+	})
+	ctx := context.Background()
+	if rep, err := d.Run(ctx, RunOptions{}); err != nil || rep.Status != StatusCompleted {
+		t.Fatalf("run: %+v %v", rep, err)
+	}
+	staged, err := d.Run(ctx, RunOptions{Review: true})
+	if err != nil || staged.Status != StatusStaged {
+		t.Fatalf("review run: %+v %v", staged, err)
+	}
+	if _, _, err := d.Apply(ctx, staged.TaskID); err != nil {
+		t.Fatal(err)
+	}
+	if len(during) != 2 || !errors.Is(during[0], ErrRunning) || !errors.Is(during[1], ErrRunning) {
+		t.Fatalf("a dream started during the follow-ups (run, apply): %v", during)
 	}
 }

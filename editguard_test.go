@@ -51,9 +51,8 @@ func TestRefusedEditKeepsHandEditMadeDuringDream(t *testing.T) {
 				judged = before
 				return errors.New("rules.md: the host agent may not have it rewritten")
 			}
-			s := settings.Settings{Dream: settings.DreamDefaults()}
-			s.StateDir = state
-			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: runner, CheckEdit: check})
+			s := settings.DreamDefaults()
+			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: runner, CheckEdit: check})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,9 +26,8 @@ func evidenceDream(t *testing.T, memory map[string]string, writes map[string]str
 			t.Fatal(err)
 		}
 	}
-	s := settings.Settings{Dream: settings.DreamDefaults()}
-	s.StateDir = state
-	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
+	s := settings.DreamDefaults()
+	d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: RunnerFunc(func(ctx context.Context, job Job) (Outcome, error) {
 		for name, body := range writes {
 			p := filepath.Join(job.MemoryDir, name)
 			if body == "" {

@@ -36,9 +36,8 @@ func newHostDreamer(t *testing.T, run RunnerFunc, mutate func(*Config)) (d *Drea
 	for p, b := range hostMemory() {
 		replaceFile(t, filepath.Join(mem, p), b)
 	}
-	s := settings.Settings{Dream: settings.DreamDefaults()}
-	s.StateDir = state
-	cfg := Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: run}
+	s := settings.DreamDefaults()
+	cfg := Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: run}
 	if mutate != nil {
 		mutate(&cfg)
 	}

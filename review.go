@@ -3,7 +3,6 @@ package dream
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -136,12 +135,8 @@ func (d *Dreamer) Staged() ([]StagedRun, error) {
 	return stagedRunsOf(infos), err
 }
 
-// stagedDiff is the DreamDiff of the staged review run id.
-func (d *Dreamer) stagedDiff(id string) (DreamDiff, error) {
-	t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id)
-	if err != nil {
-		return DreamDiff{}, err
-	}
+// stagedDiff is the DreamDiff of the staged review run t.
+func stagedDiff(id string, t *journal.Txn) (DreamDiff, error) {
 	cs, err := t.Changes()
 	if err != nil {
 		return DreamDiff{}, err
@@ -192,7 +187,9 @@ func (d *Dreamer) Apply(ctx context.Context, id string) ([]Change, string, error
 				// the rest landed: record what landed under this review.
 				commit, _ = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: "partial", Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply", Units: t.Units()})
 			}
-			return false, err
+			// What landed is a consolidation: the time gate must not
+			// reopen for it (see locked).
+			return len(changes) > 0, err
 		}
 		commit, err = h.RecordDream(ctx, audit.Meta{DreamID: t.ID(), Status: StatusCompleted, Provider: d.cfg.Provider, Model: d.cfg.Model, StartedAt: d.cfg.Now(), Kind: "apply", Units: t.Units()})
 		return true, err
@@ -289,13 +286,14 @@ const (
 // know which kind of id it holds (an MCP client, a script) needs no second
 // guess.
 func (d *Dreamer) Diff(ctx context.Context, id string) (DreamDiff, error) {
-	dd, err := d.stagedDiff(id)
-	switch {
-	case err == nil:
+	if t, err := journal.Load(d.cfg.StateDir, d.cfg.MemoryDir, id); err == nil {
+		// Staged: a diff that cannot be made is an error, not a reason
+		// to look for a landed dream of that id.
+		dd, err := stagedDiff(id, t)
+		if err != nil {
+			return DreamDiff{}, fmt.Errorf("dream %s: the staged changes: %w", id, err)
+		}
 		return dd, nil
-	case !errors.Is(err, journal.ErrNotFound):
-		// Staged, but its diff could not be made: not a landed dream.
-		return DreamDiff{}, fmt.Errorf("dream %s: the staged changes: %w", id, err)
 	}
 	e, err := d.Show(ctx, id)
 	if err != nil {

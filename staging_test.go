@@ -69,12 +69,11 @@ func TestDreamLandsAroundConcurrentHandEdits(t *testing.T) {
 			if linked {
 				runner = replacingRunner{RunnerFunc(run)}
 			}
-			s := settings.Settings{Dream: settings.DreamDefaults()}
-			s.StateDir = state
+			s := settings.DreamDefaults()
 			// The loss guard compares the staging with the memory as it was
 			// when the dream started, so the user's edits made meanwhile are
 			// not losses of the dream's: the default max_loss holds.
-			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: runner})
+			d, err := New(Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: runner})
 			if err != nil {
 				t.Fatal(err)
 			}

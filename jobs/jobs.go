@@ -109,7 +109,10 @@ func (s Spec) Report() string {
 type Job struct {
 	Spec
 	// Settings are the job's: the user's, with the job's gates and
-	// budgets. Enabled is the job's own.
+	// budgets. Enabled is the job's own. A job's Dreamer takes
+	// Settings.Dream; the rest (where the memory is, which model) are the
+	// user's, as the config keys that a [[job]] table may set all live in
+	// Dream, and the key table works on whole Settings.
 	Settings settings.Settings
 	// Source says where the job was defined: "built in", "user file
 	// PATH", and the files that changed it after.

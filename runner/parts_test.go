@@ -12,6 +12,7 @@ import (
 
 	"github.com/dreamkit/dream/internal/task"
 	"github.com/dreamkit/dream/settings"
+	"github.com/dreamkit/dream/spend"
 
 	"github.com/dreamkit/dream"
 	"github.com/dreamkit/dream/llm/anthropic"
@@ -90,7 +91,7 @@ func TestLargeMemoryInParts(t *testing.T) {
 	s.StateDir, s.Host = state, "claude"
 	s.MaxTokens, s.MaxCostPerDream, s.MaxCostPerDay = 20_000_000, 50, 50 // a memory this large costs more than the defaults allow
 	r := runner.For(p, anthropic.DefaultModel, s)
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: r, Provider: "anthropic", Model: anthropic.DefaultModel})
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Host: "claude", Settings: s.Dream, Runner: r, Provider: "anthropic", Model: anthropic.DefaultModel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +107,10 @@ func TestLargeMemoryInParts(t *testing.T) {
 	rep, err := d.Run(context.Background(), dream.RunOptions{})
 	if err != nil || rep.Status != dream.StatusCompleted {
 		t.Fatalf("Run = %s, %v (%s; %s)", rep.Status, err, rep.Error, rep.ParkReason)
+	}
+	// The ledger records the agent whose memory it is (`dream stats` by host).
+	if ds, _, err := spend.Open(state).Dreams(); err != nil || len(ds) != 1 || ds[0].Reserve.Host != "claude" {
+		t.Errorf("the ledger's dreams: %+v, %v; want one, of host claude", ds, err)
 	}
 	reqs := srv.Requests()
 	parts := 0

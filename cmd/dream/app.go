@@ -196,9 +196,14 @@ func (a *app) dreamer(runner dream.Runner, backend hostcfg.Backend, onProgress f
 	if err != nil {
 		return nil, err
 	}
+	return a.newDreamer(cfg)
+}
+
+// newDreamer is dream.New for a Config hostcfg.For built: a model-free
+// Dreamer (history, sync, apply) records the provider and model the
+// user's settings name, as its dreams' records always did.
+func (a *app) newDreamer(cfg dream.Config) (*dream.Dreamer, error) {
 	if cfg.Provider == "" && cfg.Model == "" {
-		// A model-free Dreamer (history, sync) records what the user's
-		// settings name.
 		cfg.Provider, cfg.Model = a.loaded.Settings.Provider, a.loaded.Settings.Model
 	}
 	return dream.New(cfg)

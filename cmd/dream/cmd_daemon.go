@@ -178,7 +178,7 @@ func (a *app) daemonConfig(df daemonFlags, flags map[string]string, log *slog.Lo
 	}
 	return daemon.Config{
 		Settings: ds,
-		Dream:    s,
+		Dream:    s.Dream,
 		StateDir: s.StateDir,
 		Home:     a.home(),
 		Env:      a.env,

@@ -125,7 +125,7 @@ func (a *app) jobDreamerOf(j jobs.Job, repo string, runner dream.Runner, backend
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	return dream.New(cfg)
+	return a.newDreamer(cfg)
 }
 
 // jobOfDream names the job dream id ran, from the task registry, else the

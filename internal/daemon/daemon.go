@@ -47,7 +47,7 @@ import (
 type Config struct {
 	Settings
 	// Dream is the dream settings every memory dir's Dreamer gets.
-	Dream settings.Settings
+	Dream settings.Dream
 	// StateDir holds tasks, telemetry, journals and the audit history.
 	StateDir string
 	// Home and Env locate the agents' layouts (Env: os.LookupEnv).
@@ -612,7 +612,7 @@ func (d *Daemon) dreamer(cfg Config, p host.Project, sessions string) (*dream.Dr
 	project.SessionsDir = sessions
 	dcfg, err := hostcfg.For(project, cfg.Backend, dream.Config{
 		StateDir:        cfg.StateDir,
-		Settings:        cfg.Dream.Dream,
+		Settings:        cfg.Dream,
 		Runner:          cfg.Runner,
 		Provider:        cfg.Provider,
 		Model:           cfg.Model,

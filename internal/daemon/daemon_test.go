@@ -155,10 +155,9 @@ type harness struct {
 	rec    *recorder
 }
 
-func dreamSettings(state string) settings.Settings {
-	s := settings.Settings{Dream: settings.DreamDefaults()}
+func dreamSettings() settings.Dream {
+	s := settings.DreamDefaults()
 	s.MinSessions = 2
-	s.StateDir = state
 	s.Timeout = time.Minute
 	return s
 }
@@ -174,7 +173,7 @@ func startDaemonLogging(t *testing.T, root string, rec *recorder, k int, idle ti
 	state := filepath.Join(root, "state")
 	cfg := Config{
 		Settings: Settings{Idle: idle, MaxConcurrent: k, Rescan: time.Hour, Detect: false},
-		Dream:    dreamSettings(state),
+		Dream:    dreamSettings(),
 		StateDir: state,
 		Home:     filepath.Join(root, "home"),
 		Env:      func(string) (string, bool) { return "", false },
@@ -468,7 +467,7 @@ func TestReloadAppliesNewProjects(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return Config{Settings: Settings{Idle: time.Second, MaxConcurrent: 1, Rescan: time.Hour, Projects: append([]ProjectEntry{}, projects...)},
-			Dream: dreamSettings(state), StateDir: state, Runner: newRecorder(0)}, nil
+			Dream: dreamSettings(), StateDir: state, Runner: newRecorder(0)}, nil
 	}})
 	if err != nil {
 		t.Fatal(err)

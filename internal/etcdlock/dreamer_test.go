@@ -39,11 +39,10 @@ func (l *losingLock) TryAcquire() (time.Time, error) {
 // command wires it; wrap, if set, sees the etcd lock Open built.
 func etcdDreamer(t *testing.T, srv *etcdtest.Server, mem, state string, r dream.Runner, wrap func(*Lock) dream.Lock) *dream.Dreamer {
 	t.Helper()
-	s := settings.Settings{Dream: settings.DreamDefaults()}
-	s.StateDir = state
+	s := settings.DreamDefaults()
 	s.Lock = settings.LockEtcd
 	s.EtcdEndpoints = []string{srv.URL}
-	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: r,
+	d, err := dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r,
 		OpenLock: func(cfg dream.Config, file dream.Lock) (dream.Lock, error) {
 			l, err := Open(cfg, file)
 			if err != nil || wrap == nil {

@@ -26,8 +26,10 @@ import (
 // Backend of the command line, the daemon and the MCP server (runner.For
 // picks its runner), and a host with its own Runner needs no Backend.
 type Backend interface {
-	// Runner returns the runner for a dream with settings s: s.Host is the
-	// project's host and s.StateDir the dream's state dir.
+	// Runner returns the runner for a dream with settings s: the
+	// Config's settings.Dream, with Host the project's host and StateDir
+	// the dream's state dir (the other inputs are empty: the backend
+	// holds its provider and model).
 	Runner(s settings.Settings) dream.Runner
 	// Names returns the provider and the model recorded with each dream
 	// (the task registry, the audit history): "offline" and "" for the
@@ -84,9 +86,11 @@ func For(p host.Project, backend Backend, base dream.Config, home string, env fu
 			cfg.ProviderWhy = ex.Explain()
 		}
 	}
-	cfg.Host = p.Host
+	if p.Host != "" {
+		cfg.Host = p.Host
+	}
 	if cfg.Runner == nil && backend != nil {
-		cfg.Runner = backend.Runner(settings.Settings{Dream: cfg.Settings, Host: p.Host, StateDir: cfg.StateDir})
+		cfg.Runner = backend.Runner(settings.Settings{Dream: cfg.Settings, Host: cfg.Host, StateDir: cfg.StateDir})
 	}
 	if p.Host == "" {
 		return cfg, nil
@@ -138,7 +142,10 @@ type jobBackend interface {
 // scope of its files) applies to a job's own dir.
 func jobConfig(p host.Project, backend Backend, base dream.Config, home string, env func(string) (string, bool)) (dream.Config, error) {
 	cfg := base
-	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir, cfg.Host = base.Job.Dir, p.SessionsDir, p.RepoDir, p.Host
+	cfg.MemoryDir, cfg.SessionsDir, cfg.RepoDir = base.Job.Dir, p.SessionsDir, p.RepoDir
+	if p.Host != "" {
+		cfg.Host = p.Host
+	}
 	if cfg.Job.Reads(jobs.ReadMemory) && cfg.Job.MemoryDir == "" {
 		cfg.Job.MemoryDir = p.MemoryDir
 	}
@@ -146,7 +153,7 @@ func jobConfig(p host.Project, backend Backend, base dream.Config, home string, 
 		cfg.Provider, cfg.Model = backend.Names()
 	}
 	if jb, ok := backend.(jobBackend); ok && cfg.Runner == nil {
-		cfg.Runner = jb.JobRunner(settings.Settings{Dream: cfg.Settings, Host: p.Host, StateDir: cfg.StateDir})
+		cfg.Runner = jb.JobRunner(settings.Settings{Dream: cfg.Settings, Host: cfg.Host, StateDir: cfg.StateDir})
 	}
 	if cfg.Runner == nil {
 		return dream.Config{}, fmt.Errorf("dream: job %s: no runner (its backend makes none)", cfg.Job.Name)

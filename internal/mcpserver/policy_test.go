@@ -93,4 +93,8 @@ func TestMCPApplyLandsPlainReview(t *testing.T) {
 	if readFile(t, filepath.Join(f.mem, "prefs.md")) == memPrefs {
 		t.Fatal("dream_apply landed nothing")
 	}
+	// Applied, it is no longer staged: a second apply says so.
+	if msg := call(t, f.cs, "dream_apply", map[string]any{"id": out.TaskID}, nil, true); !strings.Contains(msg, "is not staged") {
+		t.Errorf("a second dream_apply: %s", msg)
+	}
 }

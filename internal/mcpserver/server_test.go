@@ -46,9 +46,8 @@ func newFixtureWith(t *testing.T, opt func(*Options)) *fixture {
 	for name, content := range map[string]string{"MEMORY.md": memIndex, "build.md": memBuild, "prefs.md": memPrefs} {
 		write(t, filepath.Join(f.mem, name), content)
 	}
-	s := settings.Settings{Dream: settings.DreamDefaults()}
-	s.StateDir = f.state
-	o := Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s.Dream, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"}
+	s := settings.DreamDefaults()
+	o := Options{Base: dream.Config{MemoryDir: f.mem, StateDir: f.state, Settings: s, Runner: &runner.Offline{}, Provider: "offline"}, Version: "test"}
 	if opt != nil {
 		opt(&o)
 	}

@@ -142,8 +142,7 @@ const sharedBranch = "dream/multihost"
 // newHostDreamer is one machine's dreamer: lock = etcd at endpoint, memory
 // synced through remote.
 func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *hostRunner) (*dream.Dreamer, error) {
-	s := settings.Settings{Dream: settings.DreamDefaults()}
-	s.StateDir = state
+	s := settings.DreamDefaults()
 	s.Lock = settings.LockEtcd
 	s.EtcdEndpoints = []string{endpoint}
 	s.LockTTL = ttl
@@ -151,7 +150,7 @@ func newHostDreamer(mem, state, endpoint, remote string, ttl time.Duration, r *h
 	// Each host's memory lives at its own path: name the shared memory.
 	s.SyncBranch = sharedBranch
 	s.Timeout = 2 * time.Minute
-	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s.Dream, Runner: r, Provider: "test", OpenLock: etcdlock.Open, OpenSync: gitsync.Open})
+	return dream.New(dream.Config{MemoryDir: mem, StateDir: state, Settings: s, Runner: r, Provider: "test", OpenLock: etcdlock.Open, OpenSync: gitsync.Open})
 }
 
 func appendJSON(path string, v any) error {

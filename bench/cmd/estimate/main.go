@@ -133,7 +133,7 @@ func dreamOnce(ctx context.Context, protocol string, sc eval.Scenario, ws eval.W
 	if a, ok := r.(*runner.Agent); ok {
 		a.Now = func() time.Time { return now }
 	}
-	d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: state, Settings: settings.DreamDefaults(),
+	d, err := dream.New(dream.Config{MemoryDir: ws.MemoryDir, SessionsDir: ws.SessionsDir, RepoDir: ws.RepoDir, StateDir: state, Host: sc.Host, Settings: settings.DreamDefaults(),
 		Runner: r, Provider: protocol, Model: model, Now: func() time.Time { return now }})
 	if err != nil {
 		return row{}, err
